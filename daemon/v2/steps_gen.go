@@ -121,7 +121,11 @@ type NTPSource struct {
 	SourceState SourceState `json:"source_state,omitempty"`
 }
 
+// DomainResolutionRequestDomainsItem is assisted's DomainResolutionRequestDomain
+// (an x-go-type in the swagger, so spelled out by hand).
 type DomainResolutionRequestDomainsItem struct {
+	// The domain name that should be resolved
+	DomainName string `json:"domain_name"`
 }
 
 type DomainResolutionRequest struct {

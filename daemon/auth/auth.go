@@ -1,0 +1,205 @@
+// Package auth issues and checks the ES256 tokens of assisted-service's
+// agent-installer-local mode (reference/assisted-service.md §11): a P-256 key
+// pair made per install, three tokens whose claim auth_scheme names the scheme
+// they are for (agentAuth, userAuth, watcherAuth), no expiry for day-1 tokens,
+// and per-route schemes. It imports only the standard library and jwt.
+package auth
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// Scheme is a swagger security scheme name, and the value of a token's
+// auth_scheme claim.
+type Scheme string
+
+// The schemes agent-installer-local accepts.
+const (
+	Agent   Scheme = "agentAuth"
+	User    Scheme = "userAuth"
+	Watcher Scheme = "watcherAuth"
+)
+
+// Schemes lists every scheme in a fixed order.
+var Schemes = []Scheme{Agent, User, Watcher}
+
+// Header is the HTTP header that carries a scheme's token, raw (no "Bearer").
+func (s Scheme) Header() string {
+	switch s {
+	case Agent:
+		return "X-Secret-Key"
+	case User:
+		return "Authorization"
+	case Watcher:
+		return "Watcher-Authorization"
+	}
+	return ""
+}
+
+// ClaimAuthScheme is the claim that binds a token to its scheme.
+const ClaimAuthScheme = "auth_scheme"
+
+// Errors returned by Verify and Authorize. Callers branch on them with errors.Is.
+var (
+	ErrMissing   = errors.New("no credentials for this route")
+	ErrInvalid   = errors.New("invalid token")
+	ErrExpired   = errors.New("the provided authentication token has expired")
+	ErrForbidden = errors.New("token is not allowed on this route")
+)
+
+// GenerateKey makes a P-256 key pair, as openshift-install does per ISO.
+func GenerateKey() (*ecdsa.PrivateKey, error) {
+	return ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+}
+
+// Sign issues a token for scheme. A zero expiry means the token never expires
+// (the day-1 install workflow).
+func Sign(key *ecdsa.PrivateKey, scheme Scheme, expires time.Time) (string, error) {
+	claims := jwt.MapClaims{ClaimAuthScheme: string(scheme)}
+	if !expires.IsZero() {
+		claims["exp"] = expires.Unix()
+	}
+	tok, err := jwt.NewWithClaims(jwt.SigningMethodES256, claims).SignedString(key)
+	if err != nil {
+		return "", fmt.Errorf("sign %s token: %w", scheme, err)
+	}
+	return tok, nil
+}
+
+// Verifier checks tokens against one public key.
+type Verifier struct {
+	key *ecdsa.PublicKey
+	now func() time.Time
+}
+
+// NewVerifier returns a Verifier for key. now may be nil (time.Now).
+func NewVerifier(key *ecdsa.PublicKey, now func() time.Time) *Verifier {
+	if now == nil {
+		now = time.Now
+	}
+	return &Verifier{key: key, now: now}
+}
+
+// Verify checks the signature (ES256 only: "none", HS256 and every other
+// algorithm are refused) and the expiry, and returns the auth_scheme claim.
+func (v *Verifier) Verify(token string) (Scheme, error) {
+	p := jwt.NewParser(jwt.WithValidMethods([]string{"ES256"}), jwt.WithTimeFunc(v.now))
+	claims := jwt.MapClaims{}
+	_, err := p.ParseWithClaims(token, claims, func(*jwt.Token) (any, error) { return v.key, nil })
+	switch {
+	case errors.Is(err, jwt.ErrTokenExpired):
+		return "", ErrExpired
+	case err != nil:
+		return "", fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	s, _ := claims[ClaimAuthScheme].(string)
+	if s == "" {
+		return "", fmt.Errorf("%w: claim %s is missing", ErrInvalid, ClaimAuthScheme)
+	}
+	return Scheme(s), nil
+}
+
+// Authorize decides a request to a route that accepts the given schemes, the
+// way go-openapi and assisted-service's agent-local authorizer do together:
+// the route's schemes are tried in order, the first whose header is present
+// authenticates (a bad or expired token there is ErrInvalid/ErrExpired, 401);
+// its token's auth_scheme claim must name that same scheme (else
+// ErrForbidden, 403). No header of the route's schemes is ErrMissing (401):
+// a token in another scheme's header is not looked at.
+func (v *Verifier) Authorize(h http.Header, allowed []Scheme) (Scheme, error) {
+	for _, s := range allowed {
+		raw := h.Get(s.Header())
+		if raw == "" {
+			continue
+		}
+		claim, err := v.Verify(strings.TrimPrefix(raw, "Bearer "))
+		if err != nil {
+			return "", err
+		}
+		if claim != s {
+			return "", fmt.Errorf("%w: authClaim %s is unauthorized to access (route wants %s)", ErrForbidden, claim, s)
+		}
+		return s, nil
+	}
+	names := make([]string, len(allowed))
+	for i, s := range allowed {
+		names[i] = fmt.Sprintf("%s (header %s)", s, s.Header())
+	}
+	return "", fmt.Errorf("%w: send one of %s", ErrMissing, strings.Join(names, ", "))
+}
+
+// MarshalPublicKey encodes key as a PEM "PUBLIC KEY" block.
+func MarshalPublicKey(key *ecdsa.PublicKey) ([]byte, error) {
+	der, err := x509.MarshalPKIXPublicKey(key)
+	if err != nil {
+		return nil, fmt.Errorf("marshal public key: %w", err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), nil
+}
+
+// MarshalPrivateKey encodes key as a PEM "EC PRIVATE KEY" block.
+func MarshalPrivateKey(key *ecdsa.PrivateKey) ([]byte, error) {
+	der, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return nil, fmt.Errorf("marshal private key: %w", err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der}), nil
+}
+
+// ParsePublicKey reads a P-256 public key from PEM, or from base64 of PEM as
+// ABI's EC_PUBLIC_KEY_PEM carries it (systemd env files hold one line).
+func ParsePublicKey(data []byte) (*ecdsa.PublicKey, error) {
+	s := strings.TrimSpace(string(data))
+	if !strings.HasPrefix(s, "-----BEGIN") {
+		dec, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			return nil, fmt.Errorf("parse public key: neither PEM nor base64 of PEM: %w", err)
+		}
+		s = string(dec)
+	}
+	blk, _ := pem.Decode([]byte(s))
+	if blk == nil {
+		return nil, errors.New("parse public key: no PEM block")
+	}
+	k, err := x509.ParsePKIXPublicKey(blk.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("parse public key: %w", err)
+	}
+	ec, ok := k.(*ecdsa.PublicKey)
+	if !ok || ec.Curve != elliptic.P256() {
+		return nil, errors.New("parse public key: not an ECDSA P-256 key")
+	}
+	return ec, nil
+}
+
+// ParsePrivateKey reads an EC private key from PEM (SEC 1 or PKCS #8).
+func ParsePrivateKey(data []byte) (*ecdsa.PrivateKey, error) {
+	blk, _ := pem.Decode(data)
+	if blk == nil {
+		return nil, errors.New("parse private key: no PEM block")
+	}
+	if k, err := x509.ParseECPrivateKey(blk.Bytes); err == nil {
+		return k, nil
+	}
+	k, err := x509.ParsePKCS8PrivateKey(blk.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("parse private key: %w", err)
+	}
+	ec, ok := k.(*ecdsa.PrivateKey)
+	if !ok {
+		return nil, errors.New("parse private key: not an ECDSA key")
+	}
+	return ec, nil
+}

@@ -1,0 +1,68 @@
+package validation
+
+import (
+	"fmt"
+	"testing"
+
+	v2 "github.com/nodezero/nodezero/daemon/v2"
+)
+
+// thousandHosts is a 1,000-host cluster: 3 masters and 997 workers, each
+// with its own inventory in a /22 machine network.
+func thousandHosts() (*v2.Cluster, []HostEntry) {
+	c := testCluster()
+	c.MachineNetworks = []*v2.MachineNetwork{{CIDR: "192.168.108.0/22"}}
+	c.APIVIPs = []*v2.APIVIP{{IP: "192.168.108.5"}}
+	c.IngressVIPs = []*v2.IngressVIP{{IP: "192.168.108.4"}}
+	hosts := make([]HostEntry, 1000)
+	for i := range hosts {
+		role, cores, ram := v2.HostRoleWorker, int64(8), int64(16)
+		if i < 3 {
+			role, cores, ram = v2.HostRoleMaster, 16, 64
+		}
+		addr := fmt.Sprintf("192.168.%d.%d/22", 108+(i+10)/256, (i+10)%256)
+		hosts[i] = HostEntry{
+			Host:      testHost(fmt.Sprintf("h%04d", i), role),
+			Inventory: testInventory(fmt.Sprintf("node-%04d", i), cores, ram, addr),
+		}
+	}
+	return c, hosts
+}
+
+// BenchmarkHostValidations validates one host of a 1,000-host cluster with
+// the cluster's facts computed once, as the service does when one host's
+// facts change.
+func BenchmarkHostValidations(b *testing.B) {
+	c, hosts := thousandHosts()
+	v := &Validator{}
+	facts := v.Facts(c, hosts)
+	in := HostInput{Host: hosts[500].Host, Inventory: hosts[500].Inventory, Cluster: c, Facts: facts, Now: now}
+	if f := v.ValidateHost(in).Failing(); len(f) != 0 {
+		b.Fatalf("benchmark host fails %v", f)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		v.ValidateHost(in)
+	}
+}
+
+// BenchmarkClusterFacts is the once-per-cluster aggregation.
+func BenchmarkClusterFacts(b *testing.B) {
+	c, hosts := thousandHosts()
+	v := &Validator{}
+	b.ReportAllocs()
+	for b.Loop() {
+		v.Facts(c, hosts)
+	}
+}
+
+// BenchmarkClusterValidations evaluates a 1,000-host cluster.
+func BenchmarkClusterValidations(b *testing.B) {
+	c, hosts := thousandHosts()
+	v := &Validator{}
+	in := ClusterInput{Cluster: c, Hosts: hosts}
+	b.ReportAllocs()
+	for b.Loop() {
+		v.ValidateCluster(in)
+	}
+}

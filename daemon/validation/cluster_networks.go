@@ -1,0 +1,152 @@
+package validation
+
+import (
+	"net"
+
+	v2 "github.com/nodezero/nodezero/daemon/v2"
+)
+
+// Network configuration validations of a cluster (assisted
+// internal/cluster/validator.go).
+
+func clusterClusterCIDRDefined(c *clusterContext) (Status, string) {
+	if len(clusterNetworkCIDRs(c.c)) > 0 {
+		return StatusSuccess, "The Cluster Network CIDR is defined."
+	}
+	return StatusFailure, "The Cluster Network CIDR is undefined."
+}
+
+func clusterServiceCIDRDefined(c *clusterContext) (Status, string) {
+	if len(serviceNetworkCIDRs(c.c)) > 0 {
+		return StatusSuccess, "The Service Network CIDR is defined."
+	}
+	return StatusFailure, "The Service Network CIDR is undefined."
+}
+
+func clusterDNSDomainDefined(c *clusterContext) (Status, string) {
+	if c.c.BaseDNSDomain != "" {
+		return StatusSuccess, "The base domain is defined."
+	}
+	return StatusFailure, "The base domain is undefined and must be provided."
+}
+
+func clusterNoCIDRsOverlapping(c *clusterContext) (Status, string) {
+	clusterNets, serviceNets := clusterNetworkCIDRs(c.c), serviceNetworkCIDRs(c.c)
+	required := machineNetworkRequired(c.c)
+	if len(clusterNets) == 0 || len(serviceNets) == 0 || (required && !c.machineDefined()) {
+		if isUMN(c.c) {
+			return StatusPending, "At least one of the CIDRs (Cluster Network, Service Network) is undefined."
+		}
+		return StatusPending, "At least one of the CIDRs (Machine Network, Cluster Network, Service Network) is undefined."
+	}
+	if len(clusterNets) != len(serviceNets) {
+		return StatusError, "A mismatch between the number of Cluster and Service networks"
+	}
+	// The lists hold one network per family in the same order; a missing
+	// machine network at an index reuses the previous one, as in assisted.
+	machine := machineNetworkCIDRs(c.c)
+	var m string
+	for i := range clusterNets {
+		if i < len(machine) {
+			m = machine[i]
+		}
+		if p := clusterCIDRsOverlap(m, clusterNets[i], serviceNets[i], required); p != "" {
+			return StatusFailure, "CIDRS Overlapping: " + p + "."
+		}
+	}
+	return StatusSuccess, "No CIDRS are overlapping."
+}
+
+func clusterSameAddressFamilies(c *clusterContext) (Status, string) {
+	clusterNets, serviceNets := clusterNetworkCIDRs(c.c), serviceNetworkCIDRs(c.c)
+	required := machineNetworkRequired(c.c)
+	if !required && (len(clusterNets) == 0 || len(serviceNets) == 0) {
+		return StatusPending, "At least one of the CIDRs (Cluster Network, Service Network) is undefined."
+	}
+	if required && (!c.machineDefined() || len(clusterNets) == 0 || len(serviceNets) == 0) {
+		return StatusPending, "At least one of the CIDRs (Machine Network, Cluster Network, Service Network) is undefined."
+	}
+	serviceFams, err := families(serviceNets)
+	if err != nil {
+		return StatusError, "Bad CIDR(s) appears in one of the networks"
+	}
+	clusterFams, err := families(clusterNets)
+	if err != nil {
+		return StatusError, "Bad CIDR(s) appears in one of the networks"
+	}
+	if !sameFamilies(serviceFams, canonFamilies(clusterFams)) {
+		return StatusFailure, "Address families of networks (ServiceNetworks, ClusterNetworks) are not the same."
+	}
+	if required {
+		machineFams, err := families(machineNetworkCIDRs(c.c))
+		if err != nil {
+			return StatusError, "Error getting machine address families for cluster " + c.c.ID
+		}
+		if !sameFamilies(serviceFams, canonFamilies(machineFams)) {
+			return StatusFailure, "Address families of networks (MachineNetworks, ServiceNetworks, ClusterNetworks) are not the same."
+		}
+	}
+	return StatusSuccess, "Same address families for all networks."
+}
+
+// Default host prefixes used to size-check a cluster network whose
+// network plugin ignores hostPrefix.
+const (
+	defaultIPv4HostPrefix = 25
+	defaultIPv6HostPrefix = 64
+)
+
+func clusterNetworkPrefixValid(c *clusterContext) (Status, string) {
+	if len(clusterNetworkCIDRs(c.c)) == 0 {
+		return StatusPending, "The Cluster Network CIDR is undefined."
+	}
+	// Only OVN-Kubernetes and OpenShiftSDN use hostPrefix.
+	t := effectiveNetworkType(c.c)
+	skip := t != string(v2.ClusterNetworkTypeOVNKubernetes) && t != string(v2.ClusterNetworkTypeOpenShiftSDN)
+	for _, n := range c.c.ClusterNetworks {
+		if n == nil || n.CIDR == "" {
+			continue
+		}
+		prefix := int(n.HostPrefix)
+		if skip {
+			prefix = defaultIPv4HostPrefix
+			if isIPv6(string(n.CIDR)) {
+				prefix = defaultIPv6HostPrefix
+			}
+		} else if p := hostPrefixProblem(n.HostPrefix); p != "" {
+			return StatusFailure, "Invalid Cluster Network prefix: " + p + "."
+		}
+		if p := clusterCIDRSizeProblem(prefix, string(n.CIDR), len(c.hosts)); p != "" {
+			return StatusFailure, p
+		}
+	}
+	return StatusSuccess, "The Cluster Network prefix is valid."
+}
+
+func clusterNetworkTypeValid(c *clusterContext) (Status, string) {
+	nt := c.c.NetworkType
+	if nt != nil {
+		switch *nt {
+		case v2.ClusterNetworkTypeOVNKubernetes, v2.ClusterNetworkTypeOpenShiftSDN, v2.ClusterNetworkTypeCilium,
+			v2.ClusterNetworkTypeCalico, v2.ClusterNetworkTypeCiscoACI, v2.ClusterNetworkTypeNone:
+		default:
+			return StatusFailure, "The network type is not valid; the valid network types are OpenShiftSDN, OVNKubernetes, Cilium, Calico, CiscoACI, or None"
+		}
+	}
+	sdn := nt != nil && *nt == v2.ClusterNetworkTypeOpenShiftSDN
+	if sdn {
+		all := append(append(clusterNetworkCIDRs(c.c), serviceNetworkCIDRs(c.c)...), machineNetworkCIDRs(c.c)...)
+		for _, s := range all {
+			if _, _, err := net.ParseCIDR(s); err == nil && isIPv6(s) {
+				return StatusFailure, "The cluster is configured with IPv6 which is not supported by OpenShiftSDN; use OVNKubernetes instead"
+			}
+		}
+		if c.sno {
+			return StatusFailure, "Control Plane Count '1' (SNO) is not supported by OpenShiftSDN; use another network type instead"
+		}
+	}
+	if isDHCP(c.c) && nt != nil && *nt == v2.ClusterNetworkTypeOVNKubernetes {
+		return StatusFailure, "VIP DHCP allocation is not supported when the cluster is configured to use OVNKubernetes."
+	}
+	return StatusSuccess, "The cluster has a valid network type"
+}

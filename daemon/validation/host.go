@@ -1,0 +1,473 @@
+package validation
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	v2 "github.com/nodezero/nodezero/daemon/v2"
+)
+
+// hostRule is one row of the host validation table.
+type hostRule struct {
+	ID       v2.HostValidationID
+	Category Category
+	Fn       func(*hostContext) (Status, string)
+	// Skip lists install stages during which the result is left out of
+	// validations_info (it still counts as a condition).
+	Skip []v2.HostStage
+}
+
+// manualRebootStages: once a host reboots into the installed system its
+// agent is gone, so liveness-type results are hidden (assisted common.go).
+var manualRebootStages = []v2.HostStage{
+	v2.HostStageRebooting, v2.HostStageWaitingForIgnition, v2.HostStageConfiguring,
+	v2.HostStageJoined, v2.HostStageDone,
+}
+
+// hostRules is the host validation table, in assisted's emission order
+// (internal/host/refresh_status_preprocessor.go newValidations).
+var hostRules = []hostRule{
+	{v2.HostValidationIDConnected, CategoryNetwork, hostConnected, manualRebootStages},
+	{v2.HostValidationIDMediaConnected, CategoryNetwork, hostMediaConnected, manualRebootStages},
+	{v2.HostValidationIDHasInventory, CategoryHardware, hostHasInventory, nil},
+	{v2.HostValidationIDInventoryNotPartiallyTruncated, CategoryHardware, hostNotPartiallyTruncated, nil},
+	{v2.HostValidationIDInventoryNotFullyTruncated, CategoryHardware, hostNotFullyTruncated, nil},
+	{v2.HostValidationIDHasMinCPUCores, CategoryHardware, hostMinCPUCores, nil},
+	{v2.HostValidationIDHasMinMemory, CategoryHardware, hostMinMemory, nil},
+	{v2.HostValidationIDHasMinValidDisks, CategoryHardware, hostMinValidDisks, nil},
+	{v2.HostValidationIDMachineCIDRDefined, CategoryNetwork, hostMachineCIDRDefined, nil},
+	{v2.HostValidationIDHasCPUCoresForRole, CategoryHardware, hostCPUCoresForRole, nil},
+	{v2.HostValidationIDHasMemoryForRole, CategoryHardware, hostMemoryForRole, nil},
+	{v2.HostValidationIDHostnameUnique, CategoryHardware, hostHostnameUnique, nil},
+	{v2.HostValidationIDBelongsToMachineCIDR, CategoryNetwork, hostBelongsToMachineCIDR, nil},
+	{v2.HostValidationIDHostnameValid, CategoryHardware, hostHostnameValid, nil},
+	{v2.HostValidationIDTimeSyncedBetweenHostAndService, CategoryNetwork, hostTimeSynced, manualRebootStages},
+	{v2.HostValidationIDHasDefaultRoute, CategoryNetwork, hostDefaultRoute, nil},
+	{v2.HostValidationIDCompatibleWithClusterPlatform, CategoryHardware, hostCompatibleWithPlatform, nil},
+}
+
+// nonIgnorableHost may not be forced by a cluster's ignore list.
+var nonIgnorableHost = []string{
+	string(v2.HostValidationIDConnected), string(v2.HostValidationIDHasInventory),
+	string(v2.HostValidationIDInventoryNotFullyTruncated), string(v2.HostValidationIDMachineCIDRDefined),
+	string(v2.HostValidationIDHostnameUnique), string(v2.HostValidationIDHostnameValid),
+}
+
+// HostValidationIDs lists the host validations this package evaluates, in
+// emission order.
+func HostValidationIDs() []v2.HostValidationID {
+	ids := make([]v2.HostValidationID, len(hostRules))
+	for i, r := range hostRules {
+		ids[i] = r.ID
+	}
+	return ids
+}
+
+// hostContext is what a host validation reads.
+type hostContext struct {
+	v       *Validator
+	host    *v2.Host
+	inv     *v2.Inventory // nil when absent or unusable
+	invBad  string        // why a present inventory is unusable
+	cluster *v2.Cluster
+	facts   *ClusterFacts
+	now     time.Time
+	sno     bool
+	role    v2.HostRole
+	req     RoleRequirements // for the host's effective role
+	minCPU  int64            // for any role
+	minRAM  int64            // MiB, for any role
+}
+
+func (v *Validator) newHostContext(in HostInput) *hostContext {
+	c := &hostContext{v: v, host: in.Host, inv: in.Inventory, cluster: in.Cluster, facts: in.Facts, now: in.Now}
+	if c.now.IsZero() {
+		c.now = time.Now()
+	}
+	if c.inv != nil {
+		// assisted refuses to validate such an inventory at all.
+		switch {
+		case c.inv.Memory == nil:
+			c.invBad, c.inv = "Inventory is not valid, Memory not detected", nil
+		case c.inv.CPU == nil:
+			c.invBad, c.inv = "Inventory is not valid, CPU not detected", nil
+		}
+	}
+	if c.facts == nil {
+		c.facts = v.Facts(c.cluster, []HostEntry{{Host: c.host, Inventory: c.inv}})
+	}
+	c.role = EffectiveRole(c.host)
+	if c.cluster != nil {
+		c.sno = isSNO(c.cluster)
+		c.req = c.facts.versionReq.ForHost(c.host, c.inv, c.sno)
+		c.minCPU, c.minRAM = c.facts.versionReq.Minimum(c.sno)
+	} else {
+		c.req = c.facts.versionReq.Unbound()
+		c.minCPU, c.minRAM = c.facts.versionReq.Minimum(false)
+	}
+	return c
+}
+
+// ValidateHost evaluates every host validation.
+func (v *Validator) ValidateHost(in HostInput) Report {
+	c := v.newHostContext(in)
+	var ignore ignoreList
+	if in.Cluster != nil {
+		ignore = parseIgnoreList(in.Cluster.IgnoredHostValidations, nonIgnorableHost)
+	}
+	stage := currentStage(in.Host)
+	rep := Report{Conditions: make(map[string]bool, len(hostRules))}
+	for _, r := range hostRules {
+		id := string(r.ID)
+		var st Status
+		var msg string
+		if !ignore.set && v.DisabledHost[id] {
+			st, msg = StatusDisabled, messageDisabled
+		} else {
+			st, msg = r.Fn(c)
+		}
+		rep.Conditions[id] = st == StatusSuccess || st == statusHidden || st == StatusDisabled
+		if st == statusHidden || stageIn(stage, r.Skip) {
+			continue
+		}
+		if ignore.ignores(id) {
+			rep.Conditions[id] = true
+		}
+		rep.Results = append(rep.Results, Result{ID: id, Status: st, Message: msg, Category: r.Category})
+	}
+	return rep
+}
+
+func currentStage(h *v2.Host) v2.HostStage {
+	if h.Progress == nil {
+		return ""
+	}
+	return h.Progress.CurrentStage
+}
+
+func stageIn(s v2.HostStage, list []v2.HostStage) bool {
+	for _, x := range list {
+		if s == x {
+			return true
+		}
+	}
+	return false
+}
+
+// preRebootStages are the bootstrap stages before Rebooting: while a host
+// is in one (or not installing), it must keep checking in.
+var preRebootStages = []v2.HostStage{
+	v2.HostStageStartingInstallation, v2.HostStageInstalling, v2.HostStageWritingImageToDisk,
+	v2.HostStageCopyingRegistryDataToDisk, v2.HostStageWaitingForControlPlane,
+	v2.HostStageWaitingForBootkube, v2.HostStageWaitingForController,
+}
+
+func hostConnected(c *hostContext) (Status, string) {
+	limit := c.v.disconnectionTimeout()
+	if c.host.Bootstrap {
+		limit += bootstrapExtraTimeout
+	}
+	stage := currentStage(c.host)
+	preReboot := stage == "" || stageIn(stage, preRebootStages)
+	if !preReboot || c.now.Sub(c.host.CheckedInAt.Time()) <= limit {
+		return StatusSuccess, "Host is connected"
+	}
+	return StatusFailure, "Host is disconnected"
+}
+
+func hostMediaConnected(c *hostContext) (Status, string) {
+	if c.host.MediaStatus == nil || *c.host.MediaStatus != v2.HostMediaStatusDisconnected {
+		return StatusSuccess, "Media device is connected"
+	}
+	return StatusFailure, "Unable to read from the discovery media. It was either disconnected or poor network conditions prevented it from being read. Try using the minimal ISO option and be sure to keep the media connected until the installation is completed"
+}
+
+// hostHasInventory fails, not pends, without an inventory: assisted's
+// has-inventory is a plain boolean (discovering hosts show it failing).
+func hostHasInventory(c *hostContext) (Status, string) {
+	if c.inv != nil {
+		return StatusSuccess, "Valid inventory exists for the host"
+	}
+	if c.invBad != "" {
+		return StatusFailure, c.invBad
+	}
+	return StatusFailure, "Inventory has not been received for the host"
+}
+
+func truncationReason(t *v2.InventoryTruncation) string {
+	s := fmt.Sprintf("Inventory is truncated (%s)", t.Type)
+	if len(t.Reasons) > 0 {
+		s += ": " + strings.Join(t.Reasons, "; ")
+	}
+	return s
+}
+
+func hostNotPartiallyTruncated(c *hostContext) (Status, string) {
+	if c.inv == nil {
+		return StatusPending, "Missing inventory"
+	}
+	t := c.inv.Truncation
+	switch {
+	case t == nil:
+		return StatusSuccess, "Inventory is not truncated"
+	case t.Type == v2.InventoryTruncationTypePartial:
+		return StatusFailure, truncationReason(t)
+	case t.Type == v2.InventoryTruncationTypeFull:
+		return StatusSuccess, "Inventory is not partially truncated (inventory fully truncated)"
+	}
+	return StatusError, "Unexpected inventory truncation type"
+}
+
+func hostNotFullyTruncated(c *hostContext) (Status, string) {
+	if c.inv == nil {
+		return StatusPending, "Missing inventory"
+	}
+	t := c.inv.Truncation
+	switch {
+	case t == nil:
+		return StatusSuccess, "Inventory is not truncated"
+	case t.Type == v2.InventoryTruncationTypePartial:
+		return StatusSuccess, "Inventory is partially truncated"
+	case t.Type == v2.InventoryTruncationTypeFull:
+		return StatusFailure, truncationReason(t)
+	}
+	return StatusError, "Unexpected inventory truncation type"
+}
+
+func hostMinCPUCores(c *hostContext) (Status, string) {
+	if c.inv == nil {
+		return StatusPending, "Missing inventory"
+	}
+	if c.inv.CPU.Count >= c.minCPU {
+		return StatusSuccess, "Sufficient CPU cores"
+	}
+	return StatusFailure, fmt.Sprintf("The host is not eligible to participate in Openshift Cluster because the minimum required CPU cores for any role is %d, found only %d", c.minCPU, c.inv.CPU.Count)
+}
+
+// memoryToleranceMiB: VMs often get a little less RAM than asked for, so
+// assisted accepts 100 MiB below a requirement.
+const memoryToleranceMiB = 100
+
+const mib = 1 << 20
+
+// hostMinMemory allows, besides the 100 MiB tolerance, 2% of the
+// requirement when the agent measured memory from /proc/meminfo (usable
+// memory standing in for physical memory).
+func hostMinMemory(c *hostContext) (Status, string) {
+	if c.inv == nil {
+		return StatusPending, "Missing inventory"
+	}
+	tolerance := int64(memoryToleranceMiB)
+	if c.inv.Memory.PhysicalBytesMethod == v2.MemoryMethodMeminfo {
+		tolerance += c.minRAM / 50
+	}
+	if c.inv.Memory.PhysicalBytes >= (c.minRAM-tolerance)*mib {
+		return StatusSuccess, "Sufficient minimum RAM"
+	}
+	return StatusFailure, fmt.Sprintf("The host is not eligible to participate in Openshift Cluster because the minimum required RAM for any role is %s, found only %s",
+		binaryBytes(c.minRAM*mib), binaryBytes(c.inv.Memory.PhysicalBytes))
+}
+
+// hostMinValidDisks reads the eligibility stored in the inventory (see
+// ProcessInventory).
+func hostMinValidDisks(c *hostContext) (Status, string) {
+	if c.inv == nil {
+		return StatusPending, "Missing inventory"
+	}
+	if len(c.inv.Disks) == 0 {
+		return StatusError, "Failed to detected disks"
+	}
+	for _, d := range c.inv.Disks {
+		if d.InstallationEligibility != nil && d.InstallationEligibility.Eligible {
+			return StatusSuccess, "Sufficient disk capacity"
+		}
+	}
+	return StatusFailure, "No eligible disks were found, please check specific disks to see why they are not eligible"
+}
+
+func hostMachineCIDRDefined(c *hostContext) (Status, string) {
+	switch {
+	case c.cluster == nil:
+		return statusHidden, ""
+	case isUMN(c.cluster):
+		return StatusSuccess, "No Machine Network CIDR needed: User Managed Networking"
+	case isDay2(c.cluster):
+		return StatusSuccess, "No Machine Network CIDR needed: Day2 cluster"
+	case len(machineNetworkCIDRs(c.cluster)) > 0:
+		return StatusSuccess, "Machine Network CIDR is defined"
+	case isDHCP(c.cluster):
+		return StatusFailure, "Machine Network CIDR is undefined"
+	}
+	return StatusFailure, "Machine Network CIDR is undefined; the Machine Network CIDR can be defined by setting either the API or Ingress virtual IPs"
+}
+
+func hostCPUCoresForRole(c *hostContext) (Status, string) {
+	if c.inv == nil {
+		return StatusPending, "Missing inventory or role"
+	}
+	if c.inv.CPU.Count >= c.req.CPUCores {
+		return StatusSuccess, fmt.Sprintf("Sufficient CPU cores for role %s", c.role)
+	}
+	return StatusFailure, fmt.Sprintf("Require at least %d CPU cores for %s role, found only %d", c.req.CPUCores, c.role, c.inv.CPU.Count)
+}
+
+// hostMemoryForRole has only the 100 MiB tolerance, also for meminfo.
+func hostMemoryForRole(c *hostContext) (Status, string) {
+	if c.inv == nil {
+		return StatusPending, "Missing inventory or role"
+	}
+	if c.inv.Memory.PhysicalBytes >= (c.req.RAMMiB-memoryToleranceMiB)*mib {
+		return StatusSuccess, fmt.Sprintf("Sufficient RAM for role %s", c.role)
+	}
+	return StatusFailure, fmt.Sprintf("Require at least %s RAM for role %s, found only %s",
+		binaryBytes(c.req.RAMMiB*mib), c.role, binaryBytes(c.inv.Memory.PhysicalBytes))
+}
+
+func hostHostnameUnique(c *hostContext) (Status, string) {
+	if c.cluster == nil {
+		return statusHidden, ""
+	}
+	if c.inv == nil {
+		return StatusPending, "Missing inventory"
+	}
+	name := RealHostname(c.host, c.inv)
+	u := c.facts.hostnames[name]
+	if u.count > 1 || (u.count == 1 && u.first != c.host.ID) {
+		return StatusFailure, fmt.Sprintf("Hostname %s is not unique in cluster", name)
+	}
+	return StatusSuccess, fmt.Sprintf("Hostname %s is unique in cluster", name)
+}
+
+func hostBelongsToMachineCIDR(c *hostContext) (Status, string) {
+	cl := c.cluster
+	if cl == nil {
+		return statusHidden, ""
+	}
+	available := len(machineNetworkCIDRs(cl)) > 0
+	// Multi-node UMN needs no machine network; its bootstrap host only when
+	// the user set one.
+	if isUMN(cl) && !c.sno && (!c.host.Bootstrap || !available) {
+		return StatusSuccess, "No machine network CIDR validation needed: User Managed Networking"
+	}
+	if isDay2(cl) {
+		return StatusSuccess, "No machine network CIDR validation needed: Day2 cluster"
+	}
+	if c.inv == nil || !available {
+		return StatusPending, "Missing inventory or machine network CIDR"
+	}
+	allowVirtual := c.v.AllowVirtualInterfaces
+	if !userManagedLB(cl) {
+		in := c.facts.machineOK
+		for _, n := range c.facts.machineNets {
+			in = in && belongsToNetwork(c.inv, n, allowVirtual)
+		}
+		if !in {
+			return StatusFailure, "Host does not belong to machine network CIDRs. Verify that the host belongs to every CIDR listed under machine networks"
+		}
+		return StatusSuccess, "Host belongs to all machine network CIDRs"
+	}
+	for _, n := range c.facts.machineNets {
+		if belongsToNetwork(c.inv, n, allowVirtual) {
+			return StatusSuccess, "Host belongs to at least one machine network CIDR"
+		}
+	}
+	return StatusFailure, "Host does not belong to any machine network CIDR. Verify that the host belongs to at least one CIDR listed under machine networks"
+}
+
+// hostHostnameValid fails (rather than pends) without an inventory, as
+// assisted does.
+func hostHostnameValid(c *hostContext) (Status, string) {
+	if c.inv == nil {
+		return StatusFailure, "Missing inventory"
+	}
+	name := RealHostname(c.host, c.inv)
+	if isForbiddenHostname(name) {
+		return StatusFailure, fmt.Sprintf("The host name %s is forbidden", name)
+	}
+	if len(name) > maxHostnameLength || !hostnameRE.MatchString(name) {
+		return StatusFailure, fmt.Sprintf("Hostname %s is forbidden, hostname should match pattern %s", name, HostnamePattern)
+	}
+	return StatusSuccess, fmt.Sprintf("Hostname %s is allowed", name)
+}
+
+const (
+	maxServiceAheadOfHost = 20 * time.Minute
+	maxHostAheadOfService = time.Hour
+)
+
+func hostTimeSynced(c *hostContext) (Status, string) {
+	if c.host.Timestamp == 0 {
+		return StatusPending, "Missing host time, can't determine synchronization between host and service"
+	}
+	now := c.now.UTC()
+	diff := now.Sub(time.Unix(c.host.Timestamp, 0))
+	switch {
+	case diff > maxServiceAheadOfHost:
+		return StatusFailure, fmt.Sprintf("Host clock is not synchronized, service time is ahead of host's at least for %.1f minutes, please configure an NTP server via DHCP. Service time: %s", maxServiceAheadOfHost.Minutes(), now)
+	case diff < -maxHostAheadOfService:
+		return StatusFailure, fmt.Sprintf("Host clock is not synchronized, host time is ahead of service at least for %.1f minutes, please configure an NTP server via DHCP. Service time: %s", maxHostAheadOfService.Minutes(), now)
+	}
+	return StatusSuccess, "Host clock is synchronized with service"
+}
+
+func hostDefaultRoute(c *hostContext) (Status, string) {
+	if c.inv == nil {
+		return StatusPending, "Missing default routing information."
+	}
+	for _, r := range c.inv.Routes {
+		if r.Destination == "" || r.Gateway == "" {
+			continue
+		}
+		if ok, err := isDefaultRoute(r); err == nil && ok {
+			return StatusSuccess, "Host has been configured with at least one default route."
+		}
+	}
+	return StatusFailure, "Host has not yet been configured with a default route."
+}
+
+// Platform providers' host checks (assisted internal/provider/*).
+const (
+	vmwareManufacturer  = "VMware, Inc."
+	nutanixManufacturer = "Nutanix"
+	ociManufacturer     = "OracleCloud.com"
+)
+
+func hostCompatibleWithPlatform(c *hostContext) (Status, string) {
+	if c.cluster == nil {
+		return statusHidden, ""
+	}
+	var pt v2.PlatformType
+	if c.cluster.Platform != nil {
+		pt = c.cluster.Platform.Type
+	}
+	if c.inv == nil || pt == "" {
+		return StatusPending, "Missing inventory or platform isn't set"
+	}
+	manufacturer := ""
+	if c.inv.SystemVendor != nil {
+		manufacturer = c.inv.SystemVendor.Manufacturer
+	}
+	var ok bool
+	switch pt {
+	case v2.PlatformTypeBaremetal, v2.PlatformTypeNone:
+		ok = true
+	case v2.PlatformTypeVsphere:
+		ok = manufacturer == vmwareManufacturer
+	case v2.PlatformTypeNutanix:
+		ok = manufacturer == nutanixManufacturer
+	case v2.PlatformTypeExternal:
+		ok = !isOCI(c.cluster.Platform) || manufacturer == ociManufacturer
+	default:
+		return StatusError, "Validation error"
+	}
+	if ok {
+		return StatusSuccess, fmt.Sprintf("Host is compatible with cluster platform %s", pt)
+	}
+	return StatusFailure, fmt.Sprintf("Host is not compatible with cluster platform %s; either disable this host or discover a new compatible host.", pt)
+}
+
+func isOCI(p *v2.Platform) bool {
+	return p != nil && p.Type == v2.PlatformTypeExternal && p.External != nil &&
+		p.External.PlatformName != nil && *p.External.PlatformName == "oci"
+}

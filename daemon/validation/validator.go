@@ -1,0 +1,167 @@
+package validation
+
+import (
+	"net"
+	"time"
+
+	v2 "github.com/nodezero/nodezero/daemon/v2"
+)
+
+// DefaultDisconnectionTimeout is assisted's HOST_MAX_DISCONNECTION_TIME.
+const DefaultDisconnectionTimeout = 3 * time.Minute
+
+// bootstrapExtraTimeout is added for the bootstrap host, whose resolv.conf
+// is rewritten mid-installation (assisted isConnected).
+const bootstrapExtraTimeout = 2 * time.Minute
+
+// Validator evaluates validations. Its zero value uses assisted's defaults.
+// It holds no state between calls and is safe for concurrent use.
+type Validator struct {
+	// Requirements is the hardware table; nil means DefaultRequirements.
+	Requirements *Requirements
+	// DisconnectionTimeout is how long a host may go without checking in
+	// (0: 3 minutes); the bootstrap host gets 2 minutes more.
+	DisconnectionTimeout time.Duration
+	// DisabledHost and DisabledCluster are validation IDs that report
+	// "disabled" (assisted's DISABLED_HOST_VALIDATIONS and
+	// DISABLED_CLUSTER_VALIDATIONS). As in assisted, a cluster with an
+	// ignore list of its own overrides them.
+	DisabledHost, DisabledCluster IDSet
+	// AllowVirtualInterfaces keeps interfaces of any type in network
+	// calculations (assisted's ENABLE_VIRTUAL_INTERFACES).
+	AllowVirtualInterfaces bool
+}
+
+// HostEntry is a host with its parsed inventory (nil before the first one).
+type HostEntry struct {
+	Host      *v2.Host
+	Inventory *v2.Inventory
+}
+
+// HostInput is everything one host's validations read.
+type HostInput struct {
+	Host      *v2.Host
+	Inventory *v2.Inventory // parsed host.inventory; nil when none has arrived
+	Cluster   *v2.Cluster   // nil for a host bound to no cluster
+	// Facts are the cluster-wide aggregates from Validator.Facts over the
+	// cluster's hosts, this one included. Nil counts as a cluster with no
+	// other host.
+	Facts *ClusterFacts
+	Now   time.Time
+}
+
+// ClusterFacts are cluster-wide aggregates computed once per cluster, so
+// that a host's validations read them in constant time.
+type ClusterFacts struct {
+	hostnames   map[string]hostnameUse
+	machineNets []*net.IPNet
+	machineOK   bool
+	versionReq  VersionRequirements
+}
+
+type hostnameUse struct {
+	count int
+	first string // id of the first host with the name
+}
+
+// Facts computes the aggregates of a cluster's hosts: the hostname each
+// host goes by (requested, else inventory hostname; hosts with an
+// inventory only), the parsed machine networks and the requirements for the
+// cluster's version. Recompute them when a host's name or inventory or the
+// cluster's networks or version change.
+func (v *Validator) Facts(c *v2.Cluster, hosts []HostEntry) *ClusterFacts {
+	f := &ClusterFacts{hostnames: make(map[string]hostnameUse, len(hosts))}
+	for _, h := range hosts {
+		if h.Host == nil || h.Inventory == nil {
+			continue
+		}
+		name := RealHostname(h.Host, h.Inventory)
+		u := f.hostnames[name]
+		if u.count == 0 {
+			u.first = h.Host.ID
+		}
+		u.count++
+		f.hostnames[name] = u
+	}
+	if c != nil {
+		f.machineNets, f.machineOK = parseMachineNetworks(c)
+		f.versionReq = v.requirements().ForVersion(c.OpenshiftVersion)
+	} else {
+		f.versionReq = v.requirements().ForVersion("")
+	}
+	return f
+}
+
+// RealHostname is the name a host goes by: requested_hostname when set,
+// else the inventory's hostname.
+func RealHostname(h *v2.Host, inv *v2.Inventory) string {
+	if h.RequestedHostname != "" {
+		return h.RequestedHostname
+	}
+	if inv == nil {
+		return ""
+	}
+	return inv.Hostname
+}
+
+// EffectiveRole is the host's role, or its suggested role while the role is
+// auto-assign (assisted GetEffectiveRole).
+func EffectiveRole(h *v2.Host) v2.HostRole {
+	if h.Role == v2.HostRoleAutoAssign && h.SuggestedRole != "" {
+		return h.SuggestedRole
+	}
+	return h.Role
+}
+
+func (v *Validator) requirements() *Requirements {
+	if v.Requirements != nil {
+		return v.Requirements
+	}
+	r, err := DefaultRequirements()
+	if err != nil {
+		// The embedded table is checked by the package's tests; a binary
+		// whose copy does not parse cannot validate anything.
+		panic("validation: embedded hardware requirements: " + err.Error())
+	}
+	return r
+}
+
+func (v *Validator) disconnectionTimeout() time.Duration {
+	if v.DisconnectionTimeout > 0 {
+		return v.DisconnectionTimeout
+	}
+	return DefaultDisconnectionTimeout
+}
+
+// HostRequirements returns the requirements that apply to a host: by its
+// effective role in a cluster (SNO values for the master of a single-node
+// cluster), or the unbound values when c is nil.
+func (v *Validator) HostRequirements(c *v2.Cluster, h *v2.Host, inv *v2.Inventory) RoleRequirements {
+	if c == nil {
+		return v.requirements().ForVersion("").Unbound()
+	}
+	return v.requirements().ForVersion(c.OpenshiftVersion).ForHost(h, inv, isSNO(c))
+}
+
+// ProcessInventory does to a newly reported inventory what assisted does
+// before storing it: drops interfaces that are not usable (unless virtual
+// interfaces are allowed), recomputes every disk's eligibility for the
+// host's requirements and gives every disk an id. It returns the disk to
+// install on (SelectInstallationDisk against the host's current choice), or
+// nil: store DiskID and DiskPath of it as installation_disk_id and
+// installation_disk_path.
+func (v *Validator) ProcessInventory(c *v2.Cluster, h *v2.Host, inv *v2.Inventory) *v2.Disk {
+	if !v.AllowVirtualInterfaces {
+		inv.Interfaces = FilterInterfaces(inv.Interfaces, false)
+	}
+	version := ""
+	if c != nil {
+		version = c.OpenshiftVersion
+	}
+	ApplyDiskEligibility(inv, v.HostRequirements(c, h, inv).DiskSizeGB, version)
+	current := h.InstallationDiskID
+	if current == "" {
+		current = h.InstallationDiskPath
+	}
+	return SelectInstallationDisk(inv.Disks, current)
+}
