@@ -1,0 +1,56 @@
+# nodezero — see README.md. `make test` is what CI runs.
+GO          ?= go
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+PKGS        := ./...
+BIN         := bin/nodezero
+FUZZTIME    ?= 10s
+VERSION     ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+
+.PHONY: all build test unit lint deps bench fuzz fuzz-long run generate clean
+
+all: build
+
+## build: the static binary bin/nodezero (CGO_ENABLED=0)
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o $(BIN) ./cmd/nodezero
+
+## deps: what the tests need — Debian packages when missing, Go modules
+deps:
+	@./.ci/deps
+	$(GO) mod download
+
+## test: deps, lint, the static build, every test with -race, short fuzz runs
+test: deps lint build unit fuzz
+
+unit:
+	CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 20m $(PKGS)
+
+## lint: gofmt, go vet, staticcheck
+lint:
+	@out=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); \
+	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+	$(GO) run $(STATICCHECK) $(PKGS)
+
+## bench: Go benchmarks and the service load figures (not part of CI)
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s $(PKGS)
+
+## fuzz: each fuzz target for FUZZTIME (short in CI)
+fuzz:
+	@./.ci/fuzz $(FUZZTIME)
+
+## fuzz-long: each fuzz target for 10 minutes
+fuzz-long:
+	@./.ci/fuzz 10m
+
+## run: the embedded service on 127.0.0.1:8090 with its data in out/service
+run: build
+	$(BIN) service --dir out/service --listen 127.0.0.1:8090
+
+## generate: state machine diagrams, test hardware trees
+generate:
+	$(GO) generate ./...
+
+clean:
+	rm -rf bin out

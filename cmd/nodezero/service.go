@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/nodezero/nodezero/daemon/api"
+	"github.com/nodezero/nodezero/daemon/assisted"
+	"github.com/nodezero/nodezero/daemon/auth"
+	"github.com/nodezero/nodezero/store"
+)
+
+func runService(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("service", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dir := fs.String("dir", "/var/lib/nodezero", "data directory: the SQLite file and auth/")
+	listen := fs.String("listen", ":8090", "address to serve the v2 API on")
+	publicKey := fs.String("public-key", "", "PEM (or base64 of PEM) P-256 public key file to verify tokens with; default: DIR/auth/public-key.pem, made with tokens when missing")
+	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	monitor := fs.Duration("monitor-interval", 5*time.Second, "how often time-based rules (disconnection, timeouts) are checked")
+	disconnect := fs.Duration("disconnection-timeout", 3*time.Minute, "a host that has not checked in for this long is disconnected")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	log, err := newLogger(stderr, *logLevel)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(*dir, 0o700); err != nil {
+		return fmt.Errorf("data directory: %w", err)
+	}
+	var pem []byte
+	if *publicKey != "" {
+		if pem, err = os.ReadFile(*publicKey); err != nil {
+			return fmt.Errorf("--public-key: %w", err)
+		}
+	} else if env := os.Getenv("EC_PUBLIC_KEY_PEM"); env != "" {
+		pem = []byte(env)
+	} else {
+		authDir := filepath.Join(*dir, "auth")
+		m, created, err := auth.LoadOrCreate(authDir)
+		if err != nil {
+			return err
+		}
+		if created {
+			fmt.Fprintf(stdout, "nodezero service: made a key pair and tokens in %s (agent.token, user.token, watcher.token, public-key.pem)\n", authDir)
+		}
+		pem = m.PublicKeyPEM
+	}
+	key, err := auth.ParsePublicKey(pem)
+	if err != nil {
+		return err
+	}
+	st, err := store.Open(ctx, filepath.Join(*dir, "nodezero.db"), store.Options{})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	svc, err := assisted.New(assisted.Config{
+		Store: st, Logger: log.With("subsystem", "assisted"),
+		MonitorInterval: *monitor, DisconnectionTimeout: *disconnect,
+	})
+	if err != nil {
+		return err
+	}
+	defer svc.Close()
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           api.New(api.Config{Service: svc, Verifier: auth.NewVerifier(key, nil), Logger: log.With("subsystem", "api")}),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      90 * time.Second, // above the longest ?wait=
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		// Requests end with the daemon: a held ?wait= returns at once.
+		BaseContext: func(net.Listener) context.Context { return ctx },
+	}
+	fmt.Fprintf(stdout, "nodezero service: listening on http://%s%s\n", ln.Addr(), api.Base)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shut); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,258 @@
+// Package api serves the assisted-service v2 REST API of node zero's
+// embedded service under /api/assisted-install/v2: the routes agents, ABI's
+// scripts and `wait-for` use, with the JSON shapes of daemon/v2, the
+// per-route token schemes of assisted-service, and error bodies that say what
+// is wrong. A client error is never a 500; unknown paths get a JSON 404.
+//
+// api imports daemon/assisted, daemon/auth and daemon/v2.
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nodezero/nodezero/daemon/assisted"
+	"github.com/nodezero/nodezero/daemon/auth"
+	v2 "github.com/nodezero/nodezero/daemon/v2"
+)
+
+// Base is the path prefix of every v2 route.
+const Base = "/api/assisted-install/v2"
+
+// DefaultMaxBody bounds a request body (inventories are tens of KiB).
+const DefaultMaxBody = 4 << 20
+
+// Config wires a Handler.
+type Config struct {
+	Service  *assisted.Service
+	Verifier *auth.Verifier // nil: no authentication (development only)
+	Logger   *slog.Logger
+	MaxBody  int64 // 0: DefaultMaxBody
+}
+
+// Route is one operation of the API: what the auth matrix test walks.
+type Route struct {
+	Method, Pattern, Operation string
+	Schemes                    []auth.Scheme // nil: no authentication
+	Success                    int
+	handle                     func(*request) (any, error)
+}
+
+type server struct {
+	cfg    Config
+	log    *slog.Logger
+	routes []Route
+}
+
+// New returns the API handler.
+func New(cfg Config) http.Handler {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.MaxBody == 0 {
+		cfg.MaxBody = DefaultMaxBody
+	}
+	s := &server{cfg: cfg, log: cfg.Logger}
+	s.routes = s.table()
+	mux := http.NewServeMux()
+	for _, r := range s.routes {
+		mux.Handle(r.Method+" "+r.Pattern, s.wrap(r))
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
+	})
+	return s.recover(mux)
+}
+
+// Routes lists the API's operations.
+func Routes() []Route { return (&server{}).table() }
+
+// request is what a handler sees.
+type request struct {
+	*http.Request
+	w   http.ResponseWriter
+	srv *server
+}
+
+func (r *request) param(name string) string { return r.PathValue(name) }
+
+// decode reads the JSON body into v: a body over the limit, malformed JSON,
+// a wrong type or trailing data are the client's errors.
+func (r *request) decode(v any) error {
+	body := http.MaxBytesReader(r.w, r.Body, r.srv.cfg.MaxBody)
+	dec := json.NewDecoder(body)
+	if err := dec.Decode(v); err != nil {
+		return bodyError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return &httpError{http.StatusBadRequest, "request body: unexpected data after the JSON document"}
+	}
+	return nil
+}
+
+func bodyError(err error) error {
+	var tooBig *http.MaxBytesError
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &tooBig):
+		return &httpError{http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is larger than %d bytes", tooBig.Limit)}
+	case errors.Is(err, io.EOF):
+		return &httpError{http.StatusBadRequest, "request body: empty, a JSON document was expected"}
+	case errors.As(err, &syn):
+		return &httpError{http.StatusBadRequest, fmt.Sprintf("request body: malformed JSON at byte %d: %v", syn.Offset, syn)}
+	case errors.As(err, &typ):
+		field := typ.Field
+		if field == "" {
+			field = "(document)"
+		}
+		return &httpError{http.StatusBadRequest, fmt.Sprintf("request body: %s: expected %s, got JSON %s", field, typ.Type, typ.Value)}
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return &httpError{http.StatusBadRequest, "request body: truncated JSON"}
+	}
+	return &httpError{http.StatusBadRequest, "request body: " + err.Error()}
+}
+
+// httpError is an error with its status, made by this package.
+type httpError struct {
+	status int
+	msg    string
+}
+
+func (e *httpError) Error() string { return e.msg }
+
+// statusOf maps an error to its HTTP status and the message a client sees.
+func statusOf(err error) (int, string) {
+	var he *httpError
+	if errors.As(err, &he) {
+		return he.status, he.msg
+	}
+	switch assisted.KindOf(err) {
+	case assisted.KindBadRequest:
+		return http.StatusBadRequest, assisted.Message(err)
+	case assisted.KindNotFound:
+		return http.StatusNotFound, assisted.Message(err)
+	case assisted.KindConflict:
+		return http.StatusConflict, assisted.Message(err)
+	}
+	return http.StatusInternalServerError, assisted.Message(err)
+}
+
+func (s *server) wrap(rt Route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, hr *http.Request) {
+		start := time.Now()
+		if rt.Schemes != nil && s.cfg.Verifier != nil {
+			if _, err := s.cfg.Verifier.Authorize(hr.Header, rt.Schemes); err != nil {
+				status := http.StatusUnauthorized
+				if errors.Is(err, auth.ErrForbidden) {
+					status = http.StatusForbidden
+				}
+				writeInfraError(w, status, err.Error())
+				s.log.Info("request refused", "op", rt.Operation, "status", status, "err", err)
+				return
+			}
+		}
+		req := &request{Request: hr, w: w, srv: s}
+		out, err := rt.handle(req)
+		status := rt.Success
+		if err != nil {
+			var msg string
+			status, msg = statusOf(err)
+			if status >= 500 {
+				s.log.Error("request failed", "op", rt.Operation, "err", err)
+			}
+			writeError(w, status, msg)
+		} else {
+			writeJSON(w, status, out)
+		}
+		s.log.Debug("request", "op", rt.Operation, "method", hr.Method, "path", hr.URL.Path,
+			"status", status, "duration", time.Since(start), "request_id", hr.Header.Get("X-Request-Id"))
+	})
+}
+
+// recover turns a panic in a handler into a logged 500: the daemon keeps
+// serving the other hosts.
+func (s *server) recover(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.log.Error("panic in handler", "path", r.URL.Path, "panic", v)
+				writeError(w, http.StatusInternalServerError, "internal error")
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	if status == http.StatusNoContent || v == nil {
+		w.WriteHeader(status)
+		return
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "encode response: "+err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+// writeError writes assisted-service's error body.
+func writeError(w http.ResponseWriter, status int, reason string) {
+	writeJSON(w, status, &v2.Error{Kind: v2.ErrorKindError, ID: int32(status), Code: strconv.Itoa(status), Href: "", Reason: reason})
+}
+
+// writeInfraError writes the infra_error body assisted-service uses for 401
+// and 403.
+func writeInfraError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, &v2.InfraError{Code: int32(status), Message: msg})
+}
+
+// queryList reads a swagger csv array parameter, given once or repeated.
+func queryList(r *request, name string) []string {
+	var out []string
+	for _, v := range r.URL.Query()[name] {
+		for _, p := range strings.Split(v, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+func queryInt(r *request, name string) (int, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, &httpError{http.StatusBadRequest, fmt.Sprintf("query %s: %q is not an integer", name, v)}
+	}
+	return n, nil
+}
+
+func queryBool(r *request, name string) (bool, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, &httpError{http.StatusBadRequest, fmt.Sprintf("query %s: %q is not a boolean", name, v)}
+	}
+	return b, nil
+}

@@ -1,0 +1,246 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/nodezero/nodezero/daemon/assisted"
+	"github.com/nodezero/nodezero/daemon/auth"
+	v2 "github.com/nodezero/nodezero/daemon/v2"
+)
+
+var (
+	user           = []auth.Scheme{auth.User}
+	agent          = []auth.Scheme{auth.Agent}
+	userWatcher    = []auth.Scheme{auth.User, auth.Watcher}
+	userAgent      = []auth.Scheme{auth.User, auth.Agent}
+	userAgentWatch = []auth.Scheme{auth.User, auth.Agent, auth.Watcher}
+)
+
+// table lists the operations this build serves, with the security schemes
+// assisted-service's swagger gives each (reference/assisted-service.md §8).
+func (s *server) table() []Route {
+	const ie, host = Base + "/infra-envs/{infra_env_id}", Base + "/infra-envs/{infra_env_id}/hosts/{host_id}"
+	const cl = Base + "/clusters/{cluster_id}"
+	return []Route{
+		{"GET", "/health", "health", nil, 200, s.health},
+		{"GET", Base + "/health", "health", nil, 200, s.health},
+
+		{"POST", Base + "/clusters", "v2RegisterCluster", user, 201, s.registerCluster},
+		{"GET", Base + "/clusters", "v2ListClusters", userWatcher, 200, s.listClusters},
+		{"GET", cl, "v2GetCluster", userAgentWatch, 200, s.getCluster},
+		{"PATCH", cl, "V2UpdateCluster", user, 201, s.updateCluster},
+		{"DELETE", cl, "v2DeregisterCluster", user, 204, s.deregisterCluster},
+		{"GET", cl + "/hosts", "ListClusterHosts", userAgent, 200, s.listClusterHosts},
+		{"POST", cl + "/actions/install", "v2InstallCluster", user, 202, s.installCluster},
+		{"POST", cl + "/actions/cancel", "V2CancelInstallation", user, 202, s.cancelInstallation},
+		{"POST", cl + "/actions/reset", "v2ResetCluster", user, 202, s.resetCluster},
+
+		{"POST", Base + "/infra-envs", "RegisterInfraEnv", user, 201, s.registerInfraEnv},
+		{"GET", Base + "/infra-envs", "ListInfraEnvs", userWatcher, 200, s.listInfraEnvs},
+		{"GET", ie, "GetInfraEnv", userAgent, 200, s.getInfraEnv},
+		{"PATCH", ie, "UpdateInfraEnv", user, 201, s.updateInfraEnv},
+		{"DELETE", ie, "DeregisterInfraEnv", user, 204, s.deregisterInfraEnv},
+
+		{"POST", ie + "/hosts", "v2RegisterHost", agent, 201, s.registerHost},
+		{"GET", ie + "/hosts", "v2ListHosts", userAgent, 200, s.listHosts},
+		{"GET", host, "v2GetHost", user, 200, s.getHost},
+		{"PATCH", host, "v2UpdateHost", user, 201, s.updateHost},
+		{"DELETE", host, "v2DeregisterHost", user, 204, s.deregisterHost},
+		{"GET", host + "/instructions", "v2GetNextSteps", agent, 200, s.nextSteps},
+		{"POST", host + "/instructions", "v2PostStepReply", agent, 204, s.postStepReply},
+		{"PUT", host + "/progress", "v2UpdateHostInstallProgress", agent, 200, s.updateProgress},
+
+		{"GET", Base + "/events", "v2ListEvents", userWatcher, 200, s.listEvents},
+	}
+}
+
+func (s *server) svc() *assisted.Service { return s.cfg.Service }
+
+func (s *server) health(*request) (any, error) { return map[string]string{"status": "ok"}, nil }
+
+func (s *server) registerCluster(r *request) (any, error) {
+	var p v2.ClusterCreateParams
+	if err := r.decode(&p); err != nil {
+		return nil, err
+	}
+	return s.svc().RegisterCluster(r.Context(), &p)
+}
+
+func (s *server) listClusters(*request) (any, error) { return s.svc().ListClusters(), nil }
+
+func (s *server) getCluster(r *request) (any, error) { return s.svc().GetCluster(r.param("cluster_id")) }
+
+func (s *server) updateCluster(r *request) (any, error) {
+	var p v2.V2ClusterUpdateParams
+	if err := r.decode(&p); err != nil {
+		return nil, err
+	}
+	return s.svc().UpdateCluster(r.Context(), r.param("cluster_id"), &p)
+}
+
+func (s *server) deregisterCluster(r *request) (any, error) {
+	return nil, s.svc().DeregisterCluster(r.Context(), r.param("cluster_id"))
+}
+
+func (s *server) listClusterHosts(r *request) (any, error) {
+	return s.svc().ListClusterHosts(r.param("cluster_id"))
+}
+
+func (s *server) installCluster(r *request) (any, error) {
+	return s.svc().InstallCluster(r.Context(), r.param("cluster_id"))
+}
+
+func (s *server) cancelInstallation(r *request) (any, error) {
+	return s.svc().CancelInstallation(r.Context(), r.param("cluster_id"))
+}
+
+func (s *server) resetCluster(r *request) (any, error) {
+	return s.svc().ResetCluster(r.Context(), r.param("cluster_id"))
+}
+
+func (s *server) registerInfraEnv(r *request) (any, error) {
+	var p v2.InfraEnvCreateParams
+	if err := r.decode(&p); err != nil {
+		return nil, err
+	}
+	return s.svc().RegisterInfraEnv(r.Context(), &p)
+}
+
+func (s *server) listInfraEnvs(r *request) (any, error) {
+	return s.svc().ListInfraEnvs(r.URL.Query().Get("cluster_id")), nil
+}
+
+func (s *server) getInfraEnv(r *request) (any, error) { return s.svc().GetInfraEnv(r.param("infra_env_id")) }
+
+func (s *server) updateInfraEnv(r *request) (any, error) {
+	var p v2.InfraEnvUpdateParams
+	if err := r.decode(&p); err != nil {
+		return nil, err
+	}
+	return s.svc().UpdateInfraEnv(r.Context(), r.param("infra_env_id"), &p)
+}
+
+func (s *server) deregisterInfraEnv(r *request) (any, error) {
+	return nil, s.svc().DeregisterInfraEnv(r.Context(), r.param("infra_env_id"))
+}
+
+func (s *server) registerHost(r *request) (any, error) {
+	var p v2.HostCreateParams
+	if err := r.decode(&p); err != nil {
+		return nil, err
+	}
+	return s.svc().RegisterHost(r.Context(), r.param("infra_env_id"), &p, r.Header.Get("discovery_agent_version"))
+}
+
+func (s *server) listHosts(r *request) (any, error) { return s.svc().ListHosts(r.param("infra_env_id")) }
+
+func (s *server) getHost(r *request) (any, error) {
+	return s.svc().GetHost(r.param("infra_env_id"), r.param("host_id"))
+}
+
+func (s *server) updateHost(r *request) (any, error) {
+	var p v2.HostUpdateParams
+	if err := r.decode(&p); err != nil {
+		return nil, err
+	}
+	return s.svc().UpdateHost(r.Context(), r.param("infra_env_id"), r.param("host_id"), &p)
+}
+
+func (s *server) deregisterHost(r *request) (any, error) {
+	return nil, s.svc().DeregisterHost(r.Context(), r.param("infra_env_id"), r.param("host_id"))
+}
+
+// nextSteps reads ?timestamp= (the agent's clock) and our ?wait= extension,
+// a Go duration ("30s") or whole seconds.
+func (s *server) nextSteps(r *request) (any, error) {
+	q := r.URL.Query()
+	var ts int64
+	if v := q.Get("timestamp"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return nil, &httpError{http.StatusBadRequest, fmt.Sprintf("query timestamp: %q is not an integer", v)}
+		}
+		ts = n
+	}
+	var wait time.Duration
+	if v := q.Get("wait"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			n, nerr := strconv.Atoi(v)
+			if nerr != nil {
+				return nil, &httpError{http.StatusBadRequest, fmt.Sprintf("query wait: %q is neither a duration (30s) nor seconds", v)}
+			}
+			d = time.Duration(n) * time.Second
+		}
+		if d < 0 {
+			return nil, &httpError{http.StatusBadRequest, "query wait: must not be negative"}
+		}
+		wait = d
+	}
+	return s.svc().NextSteps(r.Context(), r.param("infra_env_id"), r.param("host_id"), ts, wait, r.Header.Get("discovery_agent_version"))
+}
+
+func (s *server) postStepReply(r *request) (any, error) {
+	var p v2.StepReply
+	if err := r.decode(&p); err != nil {
+		return nil, err
+	}
+	return nil, s.svc().PostStepReply(r.Context(), r.param("infra_env_id"), r.param("host_id"), &p)
+}
+
+func (s *server) updateProgress(r *request) (any, error) {
+	var p v2.HostProgress
+	if err := r.decode(&p); err != nil {
+		return nil, err
+	}
+	return nil, s.svc().UpdateHostProgress(r.Context(), r.param("infra_env_id"), r.param("host_id"), &p)
+}
+
+func (s *server) listEvents(r *request) (any, error) {
+	q := r.URL.Query()
+	limit, err := queryInt(r, "limit")
+	if err != nil {
+		return nil, err
+	}
+	offset, err := queryInt(r, "offset")
+	if err != nil {
+		return nil, err
+	}
+	clusterLevel, err := queryBool(r, "cluster_level")
+	if err != nil {
+		return nil, err
+	}
+	hostIDs := queryList(r, "host_ids")
+	if h := q.Get("host_id"); h != "" {
+		hostIDs = append(hostIDs, h)
+	}
+	order := q.Get("order")
+	if order != "" && order != "ascending" && order != "descending" {
+		return nil, &httpError{http.StatusBadRequest, fmt.Sprintf("query order: %q is not ascending or descending", order)}
+	}
+	list, err := s.svc().ListEvents(r.Context(), assisted.EventsQuery{
+		ClusterID: q.Get("cluster_id"), InfraEnvID: q.Get("infra_env_id"), HostIDs: hostIDs,
+		Severities: queryList(r, "severities"), Categories: queryList(r, "categories"),
+		Message: q.Get("message"), ClusterLevel: clusterLevel, Limit: limit, Offset: offset,
+		Descending: order == "descending",
+	})
+	if err != nil {
+		return nil, err
+	}
+	h := r.w.Header()
+	for _, sev := range []string{"info", "warning", "error", "critical"} {
+		h.Set("Severity-Count-"+capitalize(sev), strconv.Itoa(list.BySeverity[sev]))
+	}
+	h.Set("Event-Count", strconv.Itoa(list.Total))
+	return list.Events, nil
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
+}

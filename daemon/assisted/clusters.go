@@ -1,0 +1,383 @@
+package assisted
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/nodezero/nodezero/daemon/machine"
+	v2 "github.com/nodezero/nodezero/daemon/v2"
+)
+
+// Defaults assisted-service applies to a new cluster.
+const (
+	defaultClusterNetwork   = "10.128.0.0/14"
+	defaultHostPrefix       = 23
+	defaultServiceNetwork   = "172.30.0.0/16"
+	defaultNetworkType      = v2.ClusterNetworkTypeOVNKubernetes
+	defaultCPUArchitecture  = "x86_64"
+	defaultControlPlaneSize = 3
+)
+
+const apiBase = "/api/assisted-install/v2"
+
+var clusterNameRE = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
+
+// RegisterCluster creates a cluster (v2RegisterCluster).
+func (s *Service) RegisterCluster(ctx context.Context, p *v2.ClusterCreateParams) (*v2.Cluster, error) {
+	c, err := s.newCluster(p)
+	if err != nil {
+		return nil, err
+	}
+	err = s.update(ctx, func(t *txn) error {
+		s.clusters[c.c.ID] = c
+		t.putCluster(c)
+		t.clusterEvent(c, evClusterRegistered, sevInfo, "Successfully registered cluster")
+		t.touchCluster(c)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.GetCluster(c.c.ID)
+}
+
+func (s *Service) newCluster(p *v2.ClusterCreateParams) (*clusterRec, error) {
+	if p == nil {
+		return nil, badRequest("missing request body")
+	}
+	var probs []string
+	if p.Name == "" || len(p.Name) > 54 || !clusterNameRE.MatchString(p.Name) {
+		probs = append(probs, fmt.Sprintf("name: %q must be 1 to 54 lowercase letters, digits and '-', starting with a letter", p.Name))
+	}
+	if p.OpenshiftVersion == "" {
+		probs = append(probs, "openshift_version: required")
+	}
+	probs = append(probs, checkPullSecret("pull_secret", p.PullSecret)...)
+	if p.BaseDNSDomain != "" {
+		probs = append(probs, checkDomain("base_dns_domain", p.BaseDNSDomain)...)
+	}
+	now := s.cfg.Now().UTC()
+	id := uuid.NewString()
+	c := v2.Cluster{
+		Kind: v2.ClusterKindCluster, ID: id, Href: apiBase + "/clusters/" + id,
+		Name: p.Name, OpenshiftVersion: p.OpenshiftVersion, OCPReleaseImage: p.OCPReleaseImage,
+		BaseDNSDomain: p.BaseDNSDomain, SSHPublicKey: p.SSHPublicKey,
+		ImageInfo: &v2.ImageInfo{CreatedAt: now}, Status: v2.ClusterStatusInsufficient,
+		StatusInfo: "Cluster is not ready for install", StatusUpdatedAt: v2.DateTime(now),
+		CreatedAt: now, UpdatedAt: now, PullSecretSet: true, SchedulableMasters: p.SchedulableMasters,
+		CPUArchitecture: v2.ClusterCPUArchitecture(orDefault(string(p.CPUArchitecture), defaultCPUArchitecture)),
+		Hyperthreading: v2.ClusterHyperthreading(orDefault(string(p.Hyperthreading), "all")),
+		HTTPProxy: deref(p.HTTPProxy), HTTPSProxy: deref(p.HTTPSProxy), NoProxy: deref(p.NoProxy),
+		AdditionalNTPSource: deref(p.AdditionalNTPSource), NTPSources: deref(p.NTPSources),
+		Tags: deref(p.Tags), DiskEncryption: p.DiskEncryption, IgnitionEndpoint: p.IgnitionEndpoint,
+		LoadBalancer: p.LoadBalancer, OperatorBundles: p.OperatorBundles,
+		EnabledHostCount: 0, Progress: &v2.ClusterProgressInfo{},
+	}
+	// Control plane size: control_plane_count wins over the legacy HA mode.
+	cp := int64(defaultControlPlaneSize)
+	if p.HighAvailabilityMode == v2.ClusterHighAvailabilityModeNone {
+		cp = 1
+	}
+	if p.ControlPlaneCount != nil {
+		cp = *p.ControlPlaneCount
+	}
+	if cp != 1 && (cp < 3 || cp > 5) {
+		probs = append(probs, fmt.Sprintf("control_plane_count: %d is not allowed: use 1 (single node) or 3 to 5", cp))
+	}
+	c.ControlPlaneCount = cp
+	c.HighAvailabilityMode = v2.ClusterHighAvailabilityModeFull
+	if cp == 1 {
+		c.HighAvailabilityMode = v2.ClusterHighAvailabilityModeNone
+	}
+	switch c.CPUArchitecture {
+	case "x86_64", "aarch64", "arm64", "ppc64le", "s390x", "multi":
+	default:
+		probs = append(probs, fmt.Sprintf("cpu_architecture: %q is not one of x86_64, aarch64, arm64, ppc64le, s390x, multi", c.CPUArchitecture))
+	}
+	// Networks: the list forms win over the legacy single-CIDR fields.
+	c.ClusterNetworks = p.ClusterNetworks
+	if len(c.ClusterNetworks) == 0 {
+		cidr, prefix := orDefault(string(p.ClusterNetworkCIDR), defaultClusterNetwork), p.ClusterNetworkHostPrefix
+		if prefix == 0 {
+			prefix = defaultHostPrefix
+		}
+		c.ClusterNetworks = []*v2.ClusterNetwork{{CIDR: v2.Subnet(cidr), HostPrefix: prefix}}
+	}
+	c.ServiceNetworks = p.ServiceNetworks
+	if len(c.ServiceNetworks) == 0 {
+		c.ServiceNetworks = []*v2.ServiceNetwork{{CIDR: v2.Subnet(orDefault(string(p.ServiceNetworkCIDR), defaultServiceNetwork))}}
+	}
+	c.MachineNetworks = p.MachineNetworks
+	for i, n := range c.ClusterNetworks {
+		n.ClusterID = id
+		probs = append(probs, checkCIDR(fmt.Sprintf("cluster_networks[%d].cidr", i), string(n.CIDR))...)
+		if n.HostPrefix < 1 || n.HostPrefix > 128 {
+			probs = append(probs, fmt.Sprintf("cluster_networks[%d].host_prefix: %d is not between 1 and 128", i, n.HostPrefix))
+		}
+	}
+	for i, n := range c.ServiceNetworks {
+		n.ClusterID = id
+		probs = append(probs, checkCIDR(fmt.Sprintf("service_networks[%d].cidr", i), string(n.CIDR))...)
+	}
+	for i, n := range c.MachineNetworks {
+		n.ClusterID = id
+		probs = append(probs, checkCIDR(fmt.Sprintf("machine_networks[%d].cidr", i), string(n.CIDR))...)
+	}
+	c.APIVIPs, c.IngressVIPs = p.APIVIPs, p.IngressVIPs
+	probs = append(probs, checkVIPs(id, c.APIVIPs, c.IngressVIPs)...)
+	umn := p.UserManagedNetworking != nil && *p.UserManagedNetworking
+	platform := p.Platform
+	if platform == nil {
+		pt := v2.PlatformTypeBaremetal
+		if umn || cp == 1 {
+			pt = v2.PlatformTypeNone
+		}
+		platform = &v2.Platform{Type: pt}
+	}
+	switch platform.Type {
+	case v2.PlatformTypeBaremetal, v2.PlatformTypeNone, v2.PlatformTypeExternal, v2.PlatformTypeVsphere, v2.PlatformTypeNutanix:
+	default:
+		probs = append(probs, fmt.Sprintf("platform.type: %q is not one of baremetal, none, external, vsphere, nutanix", platform.Type))
+	}
+	if platform.Type == v2.PlatformTypeNone || platform.Type == v2.PlatformTypeExternal || cp == 1 {
+		umn = true
+	}
+	c.Platform, c.UserManagedNetworking = platform, &umn
+	dhcp := p.VIPDHCPAllocation != nil && *p.VIPDHCPAllocation
+	c.VIPDHCPAllocation = &dhcp
+	nt := defaultNetworkType
+	if p.NetworkType != nil {
+		nt = *p.NetworkType
+	}
+	c.NetworkType = &nt
+	if len(probs) > 0 {
+		return nil, badRequest("invalid cluster: %s", strings.Join(probs, "; "))
+	}
+	return &clusterRec{c: c, pullSecret: p.PullSecret, hosts: map[hostKey]*hostRec{}}, nil
+}
+
+// GetCluster returns a cluster with its hosts (v2GetCluster).
+func (s *Service) GetCluster(id string) (*v2.Cluster, error) {
+	var out *v2.Cluster
+	var err error
+	s.view(func() {
+		var c *clusterRec
+		if c, err = s.clusterByID(id); err == nil {
+			out = s.clusterView(c, true)
+		}
+	})
+	return out, err
+}
+
+// ListClusters returns every cluster (v2ListClusters), without hosts.
+func (s *Service) ListClusters() []*v2.Cluster {
+	var out []*v2.Cluster
+	s.view(func() {
+		for _, c := range s.clusters {
+			out = append(out, s.clusterView(c, false))
+		}
+	})
+	sortBy(out, func(c *v2.Cluster) string { return c.CreatedAt.Format("20060102150405.000000000") + c.ID })
+	return out
+}
+
+func (s *Service) clusterByID(id string) (*clusterRec, error) {
+	if err := checkUUID("cluster_id", id); err != nil {
+		return nil, err
+	}
+	c := s.clusters[id]
+	if c == nil {
+		return nil, notFound("cluster %s not found", id)
+	}
+	return c, nil
+}
+
+// clusterView copies c for a client, with hosts when asked and the host
+// counts assisted-service computes on read.
+func (s *Service) clusterView(c *clusterRec, withHosts bool) *v2.Cluster {
+	out := cloneJSON(&c.c)
+	out.TotalHostCount = int64(len(c.hosts))
+	out.EnabledHostCount = out.TotalHostCount
+	out.Hosts = []*v2.Host{}
+	for _, h := range sortedHosts(c.hosts) {
+		if h.h.Status == v2.HostStatusKnown {
+			out.ReadyHostCount++
+		}
+		if withHosts {
+			out.Hosts = append(out.Hosts, s.hostView(h, c))
+		}
+	}
+	return out
+}
+
+// UpdateCluster applies a v2-cluster-update-params patch (V2UpdateCluster).
+func (s *Service) UpdateCluster(ctx context.Context, id string, p *v2.V2ClusterUpdateParams) (*v2.Cluster, error) {
+	if p == nil {
+		return nil, badRequest("missing request body")
+	}
+	err := s.update(ctx, func(t *txn) error {
+		c, err := s.clusterByID(id)
+		if err != nil {
+			return err
+		}
+		if !acceptsChanges(c.c.Status) {
+			return conflict("cluster %s is %s: it can be updated only while insufficient, ready, pending-for-input or adding-hosts", id, c.c.Status)
+		}
+		next, secret, err := applyClusterUpdate(c, p)
+		if err != nil {
+			return err
+		}
+		c.c, c.pullSecret = next, secret
+		t.putCluster(c)
+		t.touchCluster(c)
+		for _, h := range c.hosts {
+			t.touchHost(h)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.GetCluster(id)
+}
+
+// acceptsChanges is assisted's AcceptRegistration set: the statuses in which
+// hosts may register and the cluster may be updated.
+func acceptsChanges(st v2.ClusterStatus) bool {
+	switch st {
+	case v2.ClusterStatusInsufficient, v2.ClusterStatusReady, v2.ClusterStatusPendingForInput, v2.ClusterStatusAddingHosts:
+		return true
+	}
+	return false
+}
+
+// InstallCluster starts the installation of a ready cluster (v2InstallCluster).
+func (s *Service) InstallCluster(ctx context.Context, id string) (*v2.Cluster, error) {
+	err := s.update(ctx, func(t *txn) error {
+		c, err := s.clusterByID(id)
+		if err != nil {
+			return err
+		}
+		if c.c.Status != v2.ClusterStatusReady {
+			return conflict("cluster %s is %s, not ready: %s", id, c.c.Status, c.c.StatusInfo)
+		}
+		if err := t.fire(c, machine.TriggerPrepareForInstallation); err != nil {
+			return err
+		}
+		t.chooseBootstrap(c)
+		t.clusterEvent(c, evClusterPrepare, sevInfo, "Cluster starting to prepare for installation")
+		for _, h := range c.hosts {
+			t.touchHost(h)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.GetCluster(id)
+}
+
+// CancelInstallation cancels an installation (V2CancelInstallation).
+func (s *Service) CancelInstallation(ctx context.Context, id string) (*v2.Cluster, error) {
+	err := s.update(ctx, func(t *txn) error {
+		c, err := s.clusterByID(id)
+		if err != nil {
+			return err
+		}
+		if err := t.fire(c, machine.TriggerClusterCancelInstallation); err != nil {
+			return err
+		}
+		for _, h := range c.hosts {
+			t.fireHost(h, machine.TriggerHostCancelInstallation) // hosts with no cancel rule keep their status
+		}
+		t.clusterEvent(c, evClusterCanceled, sevInfo, "Canceled cluster installation")
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.GetCluster(id)
+}
+
+// ResetCluster resets a cancelled or failed installation (v2ResetCluster).
+func (s *Service) ResetCluster(ctx context.Context, id string) (*v2.Cluster, error) {
+	err := s.update(ctx, func(t *txn) error {
+		c, err := s.clusterByID(id)
+		if err != nil {
+			return err
+		}
+		if err := t.fire(c, machine.TriggerResetCluster); err != nil {
+			return err
+		}
+		for _, h := range c.hosts {
+			t.fireHost(h, machine.TriggerResettingPendingUserAction)
+		}
+		t.clusterEvent(c, evClusterReset, sevInfo, "Reset cluster installation")
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.GetCluster(id)
+}
+
+// DeregisterCluster deletes a cluster and its hosts (v2DeregisterCluster).
+func (s *Service) DeregisterCluster(ctx context.Context, id string) error {
+	return s.update(ctx, func(t *txn) error {
+		c, err := s.clusterByID(id)
+		if err != nil {
+			return err
+		}
+		switch c.c.Status {
+		case v2.ClusterStatusPreparingForInstallation, v2.ClusterStatusInstalling, v2.ClusterStatusInstallingPendingUserAction, v2.ClusterStatusFinalizing:
+			return conflict("cluster %s is %s: cancel the installation before deleting it", id, c.c.Status)
+		}
+		for k, h := range c.hosts {
+			t.deleteHost(h)
+			delete(s.hosts, k)
+		}
+		for _, ie := range s.infraEnvs {
+			if ie.ie.ClusterID == id {
+				ie.ie.ClusterID = ""
+				t.putInfraEnv(ie)
+			}
+		}
+		t.deleteCluster(c)
+		delete(s.clusters, id)
+		t.clusterEvent(c, evClusterDeregistered, sevInfo, "Deregistered cluster")
+		return nil
+	})
+}
+
+func cloneJSON[T any](v *T) *T {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("clone %T: %v", v, err)) // our own types always marshal
+	}
+	out := new(T)
+	if err := json.Unmarshal(b, out); err != nil {
+		panic(fmt.Sprintf("clone %T: %v", v, err))
+	}
+	return out
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+func deref[T any](p *T) T {
+	var z T
+	if p == nil {
+		return z
+	}
+	return *p
+}
+

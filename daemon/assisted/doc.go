@@ -1,0 +1,23 @@
+// Package assisted is node zero's embedded assisted service: clusters,
+// infra-envs and hosts with their state machines and validations, agent
+// instructions and step replies, events, and the install orchestration.
+//
+// # How state moves
+//
+// The service holds every cluster, infra-env and host in memory and is the
+// only writer of the store. A request takes the model lock, changes the
+// facts, re-evaluates what those facts touch — the host's validations and
+// state machine, then its cluster's, to a fixed point — and queues the
+// changed rows and their events as one batch. A single writer goroutine
+// commits queued batches to SQLite in one transaction (group commit), and the
+// request is answered only after its batch is durable. A failed commit
+// reloads the model from the store, so memory never holds what disk does not.
+// Evaluation is event driven: the periodic monitor only handles time
+// (disconnection, stage and preparation timeouts).
+//
+// Agents that add ?wait= to their instructions request are held until a step
+// is due for them, so node zero drives its peers without a polling lag.
+//
+// assisted imports store, daemon/v2, daemon/machine, daemon/validation and
+// the standard library.
+package assisted

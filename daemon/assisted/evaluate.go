@@ -1,0 +1,485 @@
+package assisted
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/nodezero/nodezero/daemon/machine"
+	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/daemon/validation"
+)
+
+// settle re-evaluates what the request touched until nothing changes:
+// first the aggregates of stale clusters (machine network, suggested roles,
+// hostname counts), then dirty hosts (validations, state machine), then
+// dirty clusters (validations, state machine). A cluster's status change
+// makes its hosts dirty again, a host's status change its cluster.
+func (t *txn) settle() {
+	for round := 0; round < 100; round++ {
+		switch {
+		case len(t.staleC) > 0:
+			for id, c := range t.staleC {
+				delete(t.staleC, id)
+				t.derive(c)
+			}
+		case len(t.dirtyH) > 0:
+			hs := t.dirtyH
+			t.dirtyH = map[hostKey]*hostRec{}
+			for _, h := range sortedHosts(hs) {
+				t.refreshHost(h)
+			}
+		case len(t.dirtyC) > 0:
+			cs := t.dirtyC
+			t.dirtyC = map[string]*clusterRec{}
+			for _, c := range cs {
+				t.refreshCluster(c)
+			}
+		default:
+			return
+		}
+	}
+	t.s.log.Error("evaluation did not settle after 100 rounds; the model is consistent but may lag until the next change")
+}
+
+func hostEntries(c *clusterRec) []validation.HostEntry {
+	hs := sortedHosts(c.hosts)
+	out := make([]validation.HostEntry, len(hs))
+	for i, h := range hs {
+		out[i] = validation.HostEntry{Host: &h.h, Inventory: h.inv}
+	}
+	return out
+}
+
+// derive recomputes a cluster's aggregates and marks the hosts whose
+// validations they change.
+func (t *txn) derive(c *clusterRec) {
+	if t.s.clusters[c.c.ID] != c {
+		return // deleted in this request
+	}
+	entries := hostEntries(c)
+	if nets, changed, err := t.s.val.AutoAssignMachineNetworks(&c.c, entries); err != nil {
+		t.s.log.Debug("machine network not derived", "cluster", c.c.ID, "err", err)
+	} else if changed {
+		c.c.MachineNetworks = nil
+		for _, n := range nets {
+			c.c.MachineNetworks = append(c.c.MachineNetworks, &v2.MachineNetwork{ClusterID: c.c.ID, CIDR: v2.Subnet(n)})
+		}
+		t.putCluster(c)
+		t.dirtyC[c.c.ID] = c
+		for _, h := range c.hosts {
+			t.dirtyH[h.key()] = h
+		}
+	}
+	if roles, ok := t.s.val.SuggestRoles(&c.c, entries); ok {
+		for _, h := range c.hosts {
+			if r, ok := roles[h.h.ID]; ok && r != h.h.SuggestedRole {
+				h.h.SuggestedRole = r
+				t.putHost(h)
+				t.dirtyH[h.key()] = h
+				t.dirtyC[c.c.ID] = c
+				if h.h.Role == v2.HostRoleAutoAssign {
+					t.hostEvent(h, evHostRole, sevInfo, fmt.Sprintf("Host %s: calculated role is %s", h.name(), r))
+				}
+			}
+		}
+	}
+	c.facts = t.s.val.Facts(&c.c, entries)
+	// A host's hostname-unique result flips when the count of its name
+	// crosses one; network and version changes touch every host.
+	counts := make(map[string]int, len(c.hosts))
+	for _, h := range c.hosts {
+		if h.inv != nil {
+			counts[validation.RealHostname(&h.h, h.inv)]++
+		}
+	}
+	key := fmt.Sprint(c.c.OpenshiftVersion, c.c.MachineNetworks, c.c.ControlPlaneCount)
+	for _, h := range c.hosts {
+		n := validation.RealHostname(&h.h, h.inv)
+		if key != c.factsKey || (counts[n] > 1) != (c.nameCounts[n] > 1) {
+			t.dirtyH[h.key()] = h
+		}
+	}
+	c.nameCounts, c.factsKey = counts, key
+}
+
+// refreshHost runs the host's validations and its RefreshHost rules.
+func (t *txn) refreshHost(h *hostRec) {
+	if t.s.hosts[h.key()] != h {
+		return // deregistered in this request
+	}
+	c := t.s.clusters[h.clusterID()]
+	now := t.s.cfg.Now()
+	view := h.h // a shallow copy: validations read it, never write it
+	// After a restart agents get a disconnection timeout's grace: check-ins
+	// are not written to disk, and the daemon being down is not the host's
+	// fault.
+	if view.CheckedInAt.Time().Before(t.s.start) {
+		view.CheckedInAt = v2.DateTime(t.s.start)
+	}
+	in := validation.HostInput{Host: &view, Inventory: h.inv, Now: now}
+	if c != nil {
+		if c.facts == nil {
+			c.facts = t.s.val.Facts(&c.c, hostEntries(c))
+		}
+		in.Cluster, in.Facts = &c.c, c.facts
+	}
+	rep := t.s.val.ValidateHost(in)
+	f := t.hostFacts(h, c)
+	f.Validations = rep.Conditions
+	f.FailingMessages = failingMessages(rep.Results)
+	tr, err := machine.NextHost(h.h.Status, machine.TriggerRefreshHost, f)
+	if err != nil && !errors.Is(err, machine.ErrNoTransition) {
+		t.s.log.Error("host state machine", "host", h.h.ID, "err", err)
+	}
+	changed := false
+	if info, err := validation.MarshalInfo(rep.Results); err == nil && info != h.h.ValidationsInfo {
+		// Events only for hosts whose hardware is known: before the first
+		// inventory every validation pends and nothing is news.
+		if h.inv != nil && h.results != nil {
+			d := validation.Diff(h.results, rep.Results)
+			for _, ch := range d.Failed {
+				t.hostEvent(h, evHostValFailed, sevWarning, fmt.Sprintf("Host %s: validation '%s' %s", h.name(), ch.ID, ch.FailureWording()))
+			}
+			for _, ch := range d.Fixed {
+				t.hostEvent(h, evHostValFixed, sevInfo, fmt.Sprintf("Host %s: validation '%s' is now fixed", h.name(), ch.ID))
+			}
+		}
+		h.h.ValidationsInfo, h.results = info, rep.Results
+		changed = true
+	}
+	if err == nil && t.applyHost(h, tr) {
+		changed = true
+	}
+	if changed {
+		t.putHost(h)
+		if c != nil {
+			t.dirtyC[c.c.ID] = c
+		}
+	}
+}
+
+// applyHost writes a transition's status and status_info to h and records
+// the event; it reports whether anything changed.
+func (t *txn) applyHost(h *hostRec, tr machine.Transition[v2.HostStatus]) bool {
+	changed := false
+	if tr.To != "" && tr.To != h.h.Status {
+		from := h.h.Status
+		h.h.Status = tr.To
+		h.h.StatusUpdatedAt = v2.DateTime(t.s.cfg.Now().UTC())
+		info := tr.StatusInfo
+		if info == "" {
+			info = h.h.StatusInfo
+		}
+		msg := fmt.Sprintf("Host %s: updated status from %s to %s (%s)", h.name(), from, tr.To, info)
+		if from == "" {
+			msg = fmt.Sprintf("Host %s: updated status to %s (%s)", h.name(), tr.To, info)
+		}
+		t.hostEvent(h, evHostStatus, hostStatusSeverity(tr.To), msg)
+		t.wakeHost(h) // a new status has new steps
+		changed = true
+	}
+	if tr.StatusInfo != "" && tr.StatusInfo != h.h.StatusInfo {
+		h.h.StatusInfo = tr.StatusInfo
+		changed = true
+	}
+	return changed
+}
+
+// hostFacts fills what the host machine reads, except validations.
+func (t *txn) hostFacts(h *hostRec, c *clusterRec) machine.HostFacts {
+	f := machine.HostFacts{
+		Now: t.s.cfg.Now(), Timeouts: t.s.timeouts,
+		Role: h.h.Role, Bootstrap: h.h.Bootstrap, Kind: h.h.Kind,
+		StatusUpdatedAt: h.h.StatusUpdatedAt.Time(), StatusInfo: h.h.StatusInfo,
+	}
+	if h.h.Progress != nil {
+		f.Stage, f.StageUpdatedAt = h.h.Progress.CurrentStage, h.h.Progress.StageUpdatedAt.Time()
+	}
+	if d := findDisk(h.inv, h.h.InstallationDiskID); d != nil {
+		f.InstallationDisk = machine.Disk{Name: d.Name, ID: d.ID, Model: d.Model, Serial: d.Serial}
+	}
+	if c != nil {
+		f.ClusterStatus = c.c.Status
+		f.SNO = c.c.ControlPlaneCount == 1
+		var installed []machine.HostState
+		for _, o := range c.hosts {
+			if o != h && o.h.Status == v2.HostStatusInstalled {
+				installed = append(installed, hostState(o))
+			}
+		}
+		f.ClusterWouldSucceedWithoutHost = machine.HasEnoughMastersAndWorkers(topology(c), installed, v2.HostStatusInstalled)
+	}
+	return f
+}
+
+func hostState(h *hostRec) machine.HostState {
+	s := machine.HostState{Role: h.h.Role, SuggestedRole: h.h.SuggestedRole, Status: h.h.Status, Bootstrap: h.h.Bootstrap}
+	if h.h.Progress != nil {
+		s.Stage = h.h.Progress.CurrentStage
+	}
+	return s
+}
+
+func topology(c *clusterRec) machine.Topology {
+	return machine.Topology{ControlPlaneCount: int(c.c.ControlPlaneCount)}
+}
+
+// failingMessages are the messages of failed validations, sorted, as
+// assisted lists them in status_info.
+func failingMessages(rs []validation.Result) []string {
+	var out []string
+	for _, r := range rs {
+		if r.Status == validation.StatusFailure {
+			out = append(out, r.Message)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// refreshCluster runs the cluster's validations and its RefreshStatus rules.
+func (t *txn) refreshCluster(c *clusterRec) {
+	if t.s.clusters[c.c.ID] != c {
+		return
+	}
+	rep := t.s.val.ValidateCluster(validation.ClusterInput{Cluster: &c.c, Hosts: hostEntries(c)})
+	changed := false
+	if len(rep.Results) > 0 {
+		if info, err := validation.MarshalInfo(rep.Results); err == nil && info != c.c.ValidationsInfo {
+			if c.results != nil {
+				d := validation.Diff(c.results, rep.Results)
+				for _, ch := range d.Failed {
+					t.clusterEvent(c, evClusterValFailed, sevWarning, fmt.Sprintf("Cluster validation '%s' %s", ch.ID, ch.FailureWording()))
+				}
+				for _, ch := range d.Fixed {
+					t.clusterEvent(c, evClusterValFixed, sevInfo, fmt.Sprintf("Cluster validation '%s' is now fixed", ch.ID))
+				}
+			}
+			c.c.ValidationsInfo, c.results = info, rep.Results
+			changed = true
+		}
+	}
+	f := t.clusterFacts(c)
+	f.Validations = rep.Conditions
+	tr, err := machine.NextCluster(c.c.Status, machine.TriggerRefreshStatus, f)
+	if err != nil && !errors.Is(err, machine.ErrNoTransition) {
+		t.s.log.Error("cluster state machine", "cluster", c.c.ID, "err", err)
+	}
+	if err == nil && t.applyCluster(c, tr) {
+		changed = true
+	}
+	if t.updateProgress(c) {
+		changed = true
+	}
+	if changed {
+		t.putCluster(c)
+	}
+}
+
+func (t *txn) applyCluster(c *clusterRec, tr machine.Transition[v2.ClusterStatus]) bool {
+	changed := false
+	if tr.To != "" && tr.To != c.c.Status {
+		c.c.Status = tr.To
+		c.c.StatusUpdatedAt = v2.DateTime(t.s.cfg.Now().UTC())
+		if tr.To == v2.ClusterStatusInstalling && c.c.InstallStartedAt.IsZero() {
+			c.c.InstallStartedAt = c.c.StatusUpdatedAt
+		}
+		if tr.To == v2.ClusterStatusInstalled {
+			c.c.InstallCompletedAt = c.c.StatusUpdatedAt
+		}
+		t.clusterEvent(c, evClusterStatus, clusterStatusSeverity(tr.To), fmt.Sprintf("Updated status of the cluster to %s", tr.To))
+		for _, h := range c.hosts {
+			t.dirtyH[h.key()] = h // the cluster's status is one of their facts
+		}
+		changed = true
+	}
+	if tr.StatusInfo != "" && tr.StatusInfo != c.c.StatusInfo {
+		c.c.StatusInfo = tr.StatusInfo
+		changed = true
+	}
+	return changed
+}
+
+func (t *txn) clusterFacts(c *clusterRec) machine.ClusterFacts {
+	f := machine.ClusterFacts{
+		Now: t.s.cfg.Now(), Timeouts: t.s.timeouts, Topology: topology(c),
+		VIPDHCPAllocation: c.c.VIPDHCPAllocation != nil && *c.c.VIPDHCPAllocation,
+		StatusUpdatedAt:   c.c.StatusUpdatedAt.Time(), InstallStartedAt: c.c.InstallStartedAt.Time(),
+	}
+	if c.c.LastInstallationPreparation != nil {
+		f.Preparation = c.c.LastInstallationPreparation.Status
+	}
+	for _, h := range sortedHosts(c.hosts) {
+		f.Hosts = append(f.Hosts, hostState(h))
+	}
+	for _, o := range c.c.MonitoredOperators {
+		if o != nil {
+			f.Operators = append(f.Operators, *o)
+		}
+	}
+	if c.c.Progress != nil {
+		f.FinalizingStage = c.c.Progress.FinalizingStage
+		f.FinalizingStageStartedAt = c.c.Progress.FinalizingStageStartedAt.Time()
+		f.FinalizingStageTimedOut = c.c.Progress.FinalizingStageTimedOut
+	}
+	return f
+}
+
+// updateProgress recomputes the cluster's progress as assisted-service does
+// (reference/assisted-service.md §12); it never goes down.
+func (t *txn) updateProgress(c *clusterRec) bool {
+	if c.c.Progress == nil {
+		c.c.Progress = &v2.ClusterProgressInfo{}
+	}
+	p := *c.c.Progress
+	switch c.c.Status {
+	case v2.ClusterStatusInstalling, v2.ClusterStatusInstallingPendingUserAction, v2.ClusterStatusFinalizing, v2.ClusterStatusInstalled:
+		p.PreparingForInstallationStagePercentage = 100
+		var hs []machine.HostState
+		for _, h := range c.hosts {
+			hs = append(hs, hostState(h))
+		}
+		p.InstallingStagePercentage = max(p.InstallingStagePercentage, machine.InstallingPercentage(hs, c.c.ControlPlaneCount == 1))
+		p.FinalizingStagePercentage = max(p.FinalizingStagePercentage, machine.FinalizingPercentage(f2ops(c.c.MonitoredOperators)))
+	}
+	p.TotalPercentage = max(p.TotalPercentage, machine.TotalPercentage(c.c.Status, p.PreparingForInstallationStagePercentage, p.InstallingStagePercentage, p.FinalizingStagePercentage))
+	if p == *c.c.Progress {
+		return false
+	}
+	*c.c.Progress = p
+	return true
+}
+
+func f2ops(ops []*v2.MonitoredOperator) []v2.MonitoredOperator {
+	out := make([]v2.MonitoredOperator, 0, len(ops))
+	for _, o := range ops {
+		if o != nil {
+			out = append(out, *o)
+		}
+	}
+	return out
+}
+
+// fire applies a user-triggered cluster transition; no rule for the
+// cluster's status is the client's conflict.
+func (t *txn) fire(c *clusterRec, trig machine.ClusterTrigger) error {
+	f := t.clusterFacts(c)
+	switch trig {
+	case machine.TriggerClusterCancelInstallation:
+		f.Reason = "Installation was cancelled by user"
+	case machine.TriggerResetCluster:
+		f.Reason = "cluster was reset by user"
+	}
+	tr, err := machine.NextCluster(c.c.Status, trig, f)
+	if errors.Is(err, machine.ErrNoTransition) {
+		return conflict("cluster %s is %s: %s is not possible in this status", c.c.ID, c.c.Status, trig)
+	}
+	if err != nil {
+		return internal(err, "cluster state machine")
+	}
+	t.applyCluster(c, tr)
+	t.putCluster(c)
+	t.dirtyC[c.c.ID] = c
+	return nil
+}
+
+// fireHost applies a host transition caused by a user or an agent. No rule
+// for the host's status leaves it as it is and says so.
+func (t *txn) fireHost(h *hostRec, trig machine.HostTrigger) error {
+	f := t.hostFacts(h, t.s.clusters[h.clusterID()])
+	f.Validations = conditions(h.results)
+	f.FailingMessages = failingMessages(h.results)
+	switch trig {
+	case machine.TriggerHostCancelInstallation:
+		f.Reason = "Installation was cancelled by user"
+	}
+	tr, err := machine.NextHost(h.h.Status, trig, f)
+	if errors.Is(err, machine.ErrNoTransition) {
+		return conflict("host %s is %s: %s is not possible in this status", h.name(), h.h.Status, trig)
+	}
+	if err != nil {
+		return internal(err, "host state machine")
+	}
+	t.applyHost(h, tr)
+	t.putHost(h)
+	t.dirtyH[h.key()] = h
+	if c := t.s.clusters[h.clusterID()]; c != nil {
+		t.dirtyC[c.c.ID] = c
+	}
+	return nil
+}
+
+func conditions(rs []validation.Result) machine.Validations {
+	v := machine.Validations{}
+	for _, r := range rs {
+		v[r.ID] = r.Status == validation.StatusSuccess || r.Status == validation.StatusDisabled
+	}
+	return v
+}
+
+// setInventory stores an agent's inventory the way assisted-service does:
+// re-marshalled through the typed model (unknown fields dropped), virtual
+// interfaces dropped, disk eligibility recomputed, the install disk chosen.
+func (t *txn) setInventory(h *hostRec, inv *v2.Inventory) error {
+	c := t.s.clusters[h.clusterID()]
+	var cl *v2.Cluster
+	if c != nil {
+		cl = &c.c
+	}
+	disk := t.s.val.ProcessInventory(cl, &h.h, inv)
+	b, err := json.Marshal(inv)
+	if err != nil {
+		return internal(err, "marshal inventory")
+	}
+	if string(b) == h.h.Inventory {
+		return nil
+	}
+	h.h.Inventory, h.inv = string(b), inv
+	if disk != nil {
+		h.h.InstallationDiskID, h.h.InstallationDiskPath = validation.DiskID(disk), validation.DiskPath(disk)
+	} else {
+		h.h.InstallationDiskID, h.h.InstallationDiskPath = "", ""
+	}
+	t.putHost(h)
+	t.touchHost(h)
+	return nil
+}
+
+// chooseBootstrap gives auto-assign hosts their suggested role and, when no
+// host is bootstrap yet, makes the last master (by id) bootstrap, as
+// assisted's setBootstrapHost does.
+func (t *txn) chooseBootstrap(c *clusterRec) {
+	var masters []*hostRec
+	have := false
+	for _, h := range sortedHosts(c.hosts) {
+		if h.h.Role == v2.HostRoleAutoAssign && h.h.SuggestedRole != "" && h.h.SuggestedRole != v2.HostRoleAutoAssign {
+			h.h.Role = h.h.SuggestedRole
+			t.putHost(h)
+		}
+		if h.h.Role == v2.HostRoleMaster {
+			masters = append(masters, h)
+		}
+		have = have || h.h.Bootstrap
+	}
+	if have || len(masters) == 0 {
+		return
+	}
+	slices.SortFunc(masters, func(a, b *hostRec) int { return strings.Compare(a.h.ID, b.h.ID) })
+	b := masters[len(masters)-1]
+	b.h.Bootstrap = true
+	t.putHost(b)
+	t.hostEvent(b, evHostBootstrap, sevInfo, fmt.Sprintf("Host %s: set as bootstrap", b.name()))
+}
+
+// timeSensitive: hosts whose status can change with time alone.
+func timeSensitive(h *hostRec) bool {
+	switch h.h.Status {
+	case v2.HostStatusInstalled, v2.HostStatusAddedToExistingCluster:
+		return false
+	}
+	return true
+}

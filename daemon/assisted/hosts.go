@@ -1,0 +1,316 @@
+package assisted
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/nodezero/nodezero/daemon/machine"
+	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/daemon/validation"
+)
+
+// RegisterHost registers an agent's host, or re-registers a known one
+// (v2RegisterHost). agentVersion comes from the discovery_agent_version
+// header when the body lacks it.
+func (s *Service) RegisterHost(ctx context.Context, infraEnvID string, p *v2.HostCreateParams, agentVersion string) (*v2.HostRegistrationResponse, error) {
+	if p == nil {
+		return nil, badRequest("missing request body")
+	}
+	if err := checkUUID("host_id", p.HostID); err != nil {
+		return nil, err
+	}
+	if p.DiscoveryAgentVersion == "" {
+		p.DiscoveryAgentVersion = agentVersion
+	}
+	var h *hostRec
+	err := s.update(ctx, func(t *txn) error {
+		ie, err := s.infraEnvByID(infraEnvID)
+		if err != nil {
+			return err
+		}
+		var c *clusterRec
+		if ie.ie.ClusterID != "" {
+			c = s.clusters[ie.ie.ClusterID]
+		}
+		now := s.cfg.Now().UTC()
+		h = s.hosts[hostKey{infraEnvID, p.HostID}]
+		if h == nil {
+			if c != nil && !acceptsChanges(c.c.Status) {
+				msg := fmt.Sprintf("Cannot add hosts to cluster %s in status %s", c.c.ID, c.c.Status)
+				t.event("host_registration_failed", sevError, msg, c.c.ID, infraEnvID, p.HostID)
+				return conflict("%s", msg)
+			}
+			h = newHost(infraEnvID, p, c, now)
+			s.hosts[h.key()] = h
+			if c != nil {
+				c.hosts[h.key()] = h
+			}
+			t.putHost(h)
+			t.hostEvent(h, evHostRegistered, sevInfo, fmt.Sprintf("Host %s: Successfully registered", h.name()))
+		} else {
+			h.h.RegisteredAt = v2.DateTime(now)
+			h.h.DiscoveryAgentVersion = p.DiscoveryAgentVersion
+			if err := t.fireHost(h, machine.TriggerRegisterHost); err != nil {
+				return err
+			}
+			t.putHost(h)
+		}
+		h.h.CheckedInAt = v2.DateTime(now)
+		h.agent.issuedFor = "" // a fresh agent: every step is due
+		t.touchHost(h)
+		if c != nil {
+			t.touchCluster(c)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out *v2.HostRegistrationResponse
+	s.view(func() {
+		cmd, _ := json.Marshal(v2.NextStepCmdRequest{AgentVersion: p.DiscoveryAgentVersion, HostID: h.h.ID, InfraEnvID: h.h.InfraEnvID})
+		out = &v2.HostRegistrationResponse{
+			Host:                  *s.hostView(h, s.clusters[h.clusterID()]),
+			NextStepRunnerCommand: &v2.HostRegistrationResponseNextStepRunnerCommand{Args: []string{string(cmd)}},
+		}
+	})
+	return out, nil
+}
+
+func newHost(infraEnvID string, p *v2.HostCreateParams, c *clusterRec, now time.Time) *hostRec {
+	h := v2.Host{
+		Kind: v2.HostKindHost, ID: p.HostID, InfraEnvID: infraEnvID,
+		Href:   apiBase + "/infra-envs/" + infraEnvID + "/hosts/" + p.HostID,
+		Status: v2.HostStatusDiscovering, StatusInfo: "Waiting for host to send hardware details",
+		RegisteredAt: v2.DateTime(now), CheckedInAt: v2.DateTime(now), StatusUpdatedAt: v2.DateTime(now),
+		DiscoveryAgentVersion: p.DiscoveryAgentVersion, UserName: "admin",
+		Role: v2.HostRoleAutoAssign, SuggestedRole: v2.HostRoleAutoAssign, CreatedAt: now, UpdatedAt: now,
+	}
+	if c != nil {
+		id := c.c.ID
+		h.ClusterID = &id
+		// assisted-service makes a single-node cluster's host master and
+		// bootstrap at once, for its stricter validations.
+		if c.c.ControlPlaneCount == 1 {
+			h.Role, h.SuggestedRole, h.Bootstrap = v2.HostRoleMaster, v2.HostRoleMaster, true
+		}
+	}
+	return &hostRec{h: h}
+}
+
+// GetHost returns one host (v2GetHost).
+func (s *Service) GetHost(infraEnvID, hostID string) (*v2.Host, error) {
+	var out *v2.Host
+	var err error
+	s.view(func() {
+		var h *hostRec
+		if h, err = s.hostByID(infraEnvID, hostID); err == nil {
+			out = s.hostView(h, s.clusters[h.clusterID()])
+		}
+	})
+	return out, err
+}
+
+// ListHosts returns the hosts of an infra-env (v2ListHosts).
+func (s *Service) ListHosts(infraEnvID string) ([]*v2.Host, error) {
+	var out []*v2.Host
+	var err error
+	s.view(func() {
+		if _, err = s.infraEnvByID(infraEnvID); err != nil {
+			return
+		}
+		m := map[hostKey]*hostRec{}
+		for k, h := range s.hosts {
+			if k.infraEnvID == infraEnvID {
+				m[k] = h
+			}
+		}
+		out = make([]*v2.Host, 0, len(m))
+		for _, h := range sortedHosts(m) {
+			out = append(out, s.hostView(h, s.clusters[h.clusterID()]))
+		}
+	})
+	return out, err
+}
+
+// ListClusterHosts returns the hosts of a cluster (ListClusterHosts).
+func (s *Service) ListClusterHosts(clusterID string) ([]*v2.Host, error) {
+	var out []*v2.Host
+	var err error
+	s.view(func() {
+		var c *clusterRec
+		if c, err = s.clusterByID(clusterID); err != nil {
+			return
+		}
+		out = make([]*v2.Host, 0, len(c.hosts))
+		for _, h := range sortedHosts(c.hosts) {
+			out = append(out, s.hostView(h, c))
+		}
+	})
+	return out, err
+}
+
+func (s *Service) hostByID(infraEnvID, hostID string) (*hostRec, error) {
+	if err := checkUUID("infra_env_id", infraEnvID); err != nil {
+		return nil, err
+	}
+	if err := checkUUID("host_id", hostID); err != nil {
+		return nil, err
+	}
+	if s.infraEnvs[infraEnvID] == nil {
+		return nil, notFound("infra-env %s not found", infraEnvID)
+	}
+	h := s.hosts[hostKey{infraEnvID, hostID}]
+	if h == nil {
+		return nil, notFound("host %s not found in infra-env %s", hostID, infraEnvID)
+	}
+	return h, nil
+}
+
+// hostView copies h for a client the way assisted-service customizes it on
+// the way out: requested_hostname is the name the host goes by, and
+// progress_stages lists its role's stages.
+func (s *Service) hostView(h *hostRec, c *clusterRec) *v2.Host {
+	out := cloneJSON(&h.h)
+	out.RequestedHostname = h.name()
+	sno := c != nil && c.c.ControlPlaneCount == 1
+	out.ProgressStages = machine.Stages(stageKey(h, sno))
+	return out
+}
+
+// hostnameRE is assisted's hostname pattern (hostutil.HostnamePattern).
+var hostnameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9\-]{0,62}(?:\.[a-z0-9][a-z0-9\-]{0,62})*$`)
+
+// UpdateHost applies host-update-params (v2UpdateHost).
+func (s *Service) UpdateHost(ctx context.Context, infraEnvID, hostID string, p *v2.HostUpdateParams) (*v2.Host, error) {
+	if p == nil {
+		return nil, badRequest("missing request body")
+	}
+	err := s.update(ctx, func(t *txn) error {
+		h, err := s.hostByID(infraEnvID, hostID)
+		if err != nil {
+			return err
+		}
+		switch h.h.Status {
+		case v2.HostStatusDiscovering, v2.HostStatusKnown, v2.HostStatusInsufficient, v2.HostStatusDisconnected, v2.HostStatusPendingForInput:
+		default:
+			return conflict("host %s is %s: it can be updated only before the installation starts", h.name(), h.h.Status)
+		}
+		var probs []string
+		next := *cloneJSON(&h.h)
+		if p.HostRole != nil {
+			switch r := v2.HostRole(*p.HostRole); r {
+			case v2.HostRoleAutoAssign, v2.HostRoleMaster, v2.HostRoleArbiter, v2.HostRoleWorker:
+				next.Role = r
+			default:
+				probs = append(probs, fmt.Sprintf("host_role: %q is not one of auto-assign, master, arbiter, worker", *p.HostRole))
+			}
+		}
+		if p.HostName != nil {
+			n := *p.HostName
+			if len(n) > 63 {
+				probs = append(probs, fmt.Sprintf("host_name: hostname is too long, must be 63 characters or less. Hostname: %s has %d characters", n, len(n)))
+			} else if !hostnameRE.MatchString(n) {
+				probs = append(probs, fmt.Sprintf("host_name: Hostname does not pass required regex validation: %s. Hostname: %s", hostnameRE, n))
+			}
+			next.RequestedHostname = n
+		}
+		if p.DisksSelectedConfig != nil {
+			for i, d := range p.DisksSelectedConfig {
+				if d == nil || d.ID == "" {
+					probs = append(probs, fmt.Sprintf("disks_selected_config[%d].id: required", i))
+					continue
+				}
+				disk := findDisk(h.inv, d.ID)
+				switch {
+				case disk == nil:
+					probs = append(probs, fmt.Sprintf("disks_selected_config[%d].id: no disk %q in the host's inventory", i, d.ID))
+				case d.Role == v2.DiskRoleInstall && (disk.InstallationEligibility == nil || !disk.InstallationEligibility.Eligible):
+					probs = append(probs, fmt.Sprintf("disks_selected_config[%d].id: disk %q is not eligible for installation: %s", i, d.ID, strings.Join(reasons(disk), "; ")))
+				case d.Role == v2.DiskRoleInstall:
+					next.InstallationDiskID, next.InstallationDiskPath = disk.ID, diskPath(disk)
+				}
+			}
+		}
+		if p.MachineConfigPoolName != nil {
+			next.MachineConfigPoolName = *p.MachineConfigPoolName
+		}
+		if p.NodeLabels != nil {
+			b, _ := json.Marshal(p.NodeLabels)
+			next.NodeLabels = string(b)
+		}
+		if len(probs) > 0 {
+			return badRequest("invalid host update: %s", strings.Join(probs, "; "))
+		}
+		h.h = next
+		t.putHost(h)
+		t.touchHost(h)
+		if c := s.clusters[h.clusterID()]; c != nil {
+			t.touchCluster(c)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.GetHost(infraEnvID, hostID)
+}
+
+// DeregisterHost removes a host (v2DeregisterHost).
+func (s *Service) DeregisterHost(ctx context.Context, infraEnvID, hostID string) error {
+	return s.update(ctx, func(t *txn) error {
+		h, err := s.hostByID(infraEnvID, hostID)
+		if err != nil {
+			return err
+		}
+		t.deleteHost(h)
+		delete(s.hosts, h.key())
+		if c := s.clusters[h.clusterID()]; c != nil {
+			delete(c.hosts, h.key())
+			t.touchCluster(c)
+			for _, o := range c.hosts {
+				t.touchHost(o) // hostname uniqueness and roles may change
+			}
+		}
+		h.wakeAgent()
+		t.hostEvent(h, evHostDeregistered, sevInfo, fmt.Sprintf("Host %s deregistered", h.name()))
+		return nil
+	})
+}
+
+func findDisk(inv *v2.Inventory, id string) *v2.Disk {
+	if inv == nil {
+		return nil
+	}
+	for _, d := range inv.Disks {
+		if d != nil && (d.ID == id || d.Path == id || d.ByID == id || d.ByPath == id) {
+			return d
+		}
+	}
+	return nil
+}
+
+func diskPath(d *v2.Disk) string {
+	if d.Path != "" {
+		return d.Path
+	}
+	return "/dev/" + d.Name
+}
+
+func reasons(d *v2.Disk) []string {
+	if d.InstallationEligibility == nil {
+		return []string{"eligibility unknown"}
+	}
+	return d.InstallationEligibility.NotEligibleReasons
+}
+
+func stageKey(h *hostRec, sno bool) machine.StageKey {
+	return machine.StageKey{
+		Role: validation.EffectiveRole(&h.h), Bootstrap: h.h.Bootstrap, SNO: sno,
+		Day2: h.h.Kind == v2.HostKindAddToExistingClusterHost,
+	}
+}

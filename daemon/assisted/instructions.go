@@ -1,0 +1,227 @@
+package assisted
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/store"
+)
+
+// stepPlan says which steps a host gets in a status and how often they
+// repeat. It follows assisted-service's instruction manager
+// (reference/assisted-service.md §7.1), limited to the steps this build's
+// service can use: the network, time, DNS, image and disk checks arrive with
+// the steps that feed them (issue #5), install with issue #6.
+type stepPlan struct {
+	steps  []v2.StepType
+	repeat bool // hand the steps out again every StepInterval
+}
+
+func planFor(st v2.HostStatus) stepPlan {
+	switch st {
+	case v2.HostStatusDiscovering, v2.HostStatusKnown, v2.HostStatusInsufficient,
+		v2.HostStatusPendingForInput, v2.HostStatusDisconnected:
+		return stepPlan{steps: []v2.StepType{v2.StepTypeInventory}, repeat: true}
+	}
+	return stepPlan{}
+}
+
+// backedOff are the statuses in which assisted-service tells agents to poll
+// half as often.
+func backedOff(st v2.HostStatus) bool {
+	switch st {
+	case v2.HostStatusDisconnected, v2.HostStatusError, v2.HostStatusCancelled, v2.HostStatusResettingPendingUserAction:
+		return true
+	}
+	return false
+}
+
+// NextSteps answers an agent's instructions request (v2GetNextSteps). It
+// records the check-in and the host's clock. With wait == 0 it behaves as
+// assisted-service: every step of the host's status, and a poll interval.
+// With wait > 0 (our extension, ?wait=) it returns only the steps that are
+// due, holding the request until one is or the wait ends; the agent is then
+// told to ask again at once.
+func (s *Service) NextSteps(ctx context.Context, infraEnvID, hostID string, timestamp int64, wait time.Duration, agentVersion string) (*v2.Steps, error) {
+	if wait > s.cfg.MaxWait {
+		wait = s.cfg.MaxWait
+	}
+	deadline := s.cfg.Now().Add(wait)
+	for {
+		steps, wake, next, err := s.takeSteps(ctx, infraEnvID, hostID, timestamp, wait > 0, agentVersion)
+		if err != nil || len(steps.Instructions) > 0 || wait <= 0 {
+			return steps, err
+		}
+		left := deadline.Sub(s.cfg.Now())
+		if left <= 0 {
+			return steps, nil
+		}
+		if next > 0 && next < left {
+			left = next
+		}
+		timer := time.NewTimer(left)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return steps, nil
+		case <-wake:
+		case <-timer.C:
+		}
+		timer.Stop()
+	}
+}
+
+// takeSteps checks the host in and hands out what is due. For a long-poll
+// agent it also returns the channel that is closed when something becomes
+// due and how long until a repeating step is due again.
+func (s *Service) takeSteps(ctx context.Context, infraEnvID, hostID string, timestamp int64, longPoll bool, agentVersion string) (*v2.Steps, <-chan struct{}, time.Duration, error) {
+	out := &v2.Steps{PostStepAction: v2.StepsPostStepActionContinue}
+	var wake <-chan struct{}
+	var next time.Duration
+	err := s.update(ctx, func(t *txn) error {
+		h, err := s.hostByID(infraEnvID, hostID)
+		if err != nil {
+			return err
+		}
+		now := s.cfg.Now().UTC()
+		wasDisconnected := h.h.Status == v2.HostStatusDisconnected
+		h.h.CheckedInAt = v2.DateTime(now)
+		if timestamp > 0 {
+			h.h.Timestamp = timestamp
+		}
+		if agentVersion != "" {
+			h.h.DiscoveryAgentVersion = agentVersion
+		}
+		if wasDisconnected {
+			t.touchHost(h) // the check-in itself may reconnect it
+		}
+		plan := planFor(h.h.Status)
+		if h.agent.issued == nil || h.agent.issuedFor != h.h.Status {
+			h.agent.issued = map[v2.StepType]time.Time{}
+			h.agent.issuedFor = h.h.Status
+		}
+		for _, st := range plan.steps {
+			last, given := h.agent.issued[st]
+			due := !given || (plan.repeat && now.Sub(last) >= s.cfg.StepInterval)
+			if longPoll && !due {
+				if wait := s.cfg.StepInterval - now.Sub(last); next == 0 || wait < next {
+					next = wait
+				}
+				continue
+			}
+			step := &v2.Step{StepType: st, StepID: fmt.Sprintf("%s-%s", st, randomHex(4)), Args: stepArgs(st, h)}
+			out.Instructions = append(out.Instructions, step)
+			h.agent.issued[st] = now
+			// An agent does not answer a step whose output it already sent:
+			// the older pending step of this type is answered by silence.
+			for id, typ := range h.agent.pending {
+				if typ == st {
+					delete(h.agent.pending, id)
+					t.deleteStep(infraEnvID, hostID, id)
+				}
+			}
+			if h.agent.pending == nil {
+				h.agent.pending = map[string]v2.StepType{}
+			}
+			h.agent.pending[step.StepID] = st
+			args, _ := json.Marshal(step.Args)
+			t.addStep(store.Step{InfraEnvID: infraEnvID, HostID: hostID, StepID: step.StepID, StepType: string(st), Args: args, IssuedAt: now})
+		}
+		switch {
+		case longPoll:
+			out.NextInstructionSeconds = 0
+		case backedOff(h.h.Status):
+			out.NextInstructionSeconds = 2 * s.cfg.NextInstructionSeconds
+		default:
+			out.NextInstructionSeconds = s.cfg.NextInstructionSeconds
+		}
+		wake = h.agentWake()
+		return nil
+	})
+	return out, wake, next, err
+}
+
+// stepArgs builds a step's args the way assisted-service does: a list of
+// strings, the host id for inventory, JSON text for the others.
+func stepArgs(st v2.StepType, h *hostRec) []string {
+	switch st {
+	case v2.StepTypeInventory:
+		return []string{h.h.ID}
+	}
+	return nil
+}
+
+// agentWake returns the channel that closes when this host's agent has new
+// work. Callers hold the model lock.
+func (h *hostRec) agentWake() <-chan struct{} {
+	if h.agent.wake == nil {
+		h.agent.wake = make(chan struct{})
+	}
+	return h.agent.wake
+}
+
+// wakeAgent releases a waiting instructions request. Callers hold the model
+// lock.
+func (h *hostRec) wakeAgent() {
+	if h.agent.wake != nil {
+		close(h.agent.wake)
+		h.agent.wake = nil
+	}
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails on Linux (Go ≥ 1.24 panics instead)
+	return hex.EncodeToString(b)
+}
+
+// PostStepReply stores a step's result and re-evaluates the host
+// (v2PostStepReply). Replies to steps that were not handed out, or whose id
+// is stale, are accepted as assisted-service accepts them.
+func (s *Service) PostStepReply(ctx context.Context, infraEnvID, hostID string, r *v2.StepReply) error {
+	if r == nil {
+		return badRequest("missing request body")
+	}
+	if r.StepType == "" {
+		return badRequest("step_type: required")
+	}
+	var inv *v2.Inventory
+	if r.StepType == v2.StepTypeInventory && r.ExitCode == 0 {
+		// Parse before taking the lock: an inventory is the largest reply.
+		inv = new(v2.Inventory)
+		if err := json.Unmarshal([]byte(r.Output), inv); err != nil {
+			return badRequest("output: inventory is not valid JSON: %v", err)
+		}
+	}
+	return s.update(ctx, func(t *txn) error {
+		h, err := s.hostByID(infraEnvID, hostID)
+		if err != nil {
+			return err
+		}
+		if _, ok := h.agent.pending[r.StepID]; ok {
+			delete(h.agent.pending, r.StepID)
+			t.deleteStep(infraEnvID, hostID, r.StepID)
+		}
+		if r.ExitCode != 0 {
+			s.log.Warn("step failed", "host", h.name(), "step", r.StepType, "step_id", r.StepID, "exit_code", r.ExitCode, "stderr", truncate(r.Error, 512))
+			return nil
+		}
+		switch r.StepType {
+		case v2.StepTypeInventory:
+			return t.setInventory(h, inv)
+		}
+		return nil
+	})
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,164 @@
+package assisted
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/daemon/validation"
+	"github.com/nodezero/nodezero/store"
+)
+
+// hostKey identifies a host: assisted-service keys hosts by infra-env and id.
+type hostKey struct{ infraEnvID, id string }
+
+// clusterRec is a cluster as the service holds it. c carries no hosts and no
+// host counts; those are filled in when a cluster is read.
+type clusterRec struct {
+	c          v2.Cluster
+	pullSecret string
+	results    []validation.Result // last evaluation, also in c.ValidationsInfo
+	hosts      map[hostKey]*hostRec
+
+	// Aggregates for host validations, recomputed by derive.
+	facts      *validation.ClusterFacts
+	nameCounts map[string]int
+	factsKey   string
+}
+
+// clusterDoc is the persisted form of a cluster: the API object plus what
+// the API never shows.
+type clusterDoc struct {
+	Cluster    v2.Cluster `json:"cluster"`
+	PullSecret string     `json:"pull_secret,omitempty"`
+}
+
+type infraEnvRec struct {
+	ie         v2.InfraEnv
+	pullSecret string
+}
+
+type infraEnvDoc struct {
+	InfraEnv   v2.InfraEnv `json:"infra_env"`
+	PullSecret string      `json:"pull_secret,omitempty"`
+}
+
+// hostRec is a host as the service holds it.
+type hostRec struct {
+	h       v2.Host
+	inv     *v2.Inventory       // parsed h.Inventory; nil until the first inventory
+	results []validation.Result // last evaluation, also in h.ValidationsInfo
+	agent   agentSession        // not persisted
+}
+
+// agentSession is what the service knows of a host's agent between requests.
+type agentSession struct {
+	wake      chan struct{}            // closed when a step becomes due
+	issued    map[v2.StepType]time.Time // when each step type was last handed out
+	issuedFor v2.HostStatus             // the status those steps were for
+	pending   map[string]v2.StepType    // step id → type, handed out and not answered
+}
+
+func (r *clusterRec) row() (store.Cluster, error) {
+	doc, err := json.Marshal(clusterDoc{Cluster: r.c, PullSecret: r.pullSecret})
+	if err != nil {
+		return store.Cluster{}, fmt.Errorf("marshal cluster %s: %w", r.c.ID, err)
+	}
+	return store.Cluster{
+		ID: r.c.ID, Status: string(r.c.Status), StatusInfo: r.c.StatusInfo,
+		StatusUpdatedAt: r.c.StatusUpdatedAt.Time(), Doc: doc,
+	}, nil
+}
+
+func (r *infraEnvRec) row() (store.InfraEnv, error) {
+	doc, err := json.Marshal(infraEnvDoc{InfraEnv: r.ie, PullSecret: r.pullSecret})
+	if err != nil {
+		return store.InfraEnv{}, fmt.Errorf("marshal infra-env %s: %w", r.ie.ID, err)
+	}
+	return store.InfraEnv{ID: r.ie.ID, ClusterID: r.ie.ClusterID, Doc: doc}, nil
+}
+
+func (r *hostRec) row() (store.Host, error) {
+	doc, err := json.Marshal(&r.h)
+	if err != nil {
+		return store.Host{}, fmt.Errorf("marshal host %s: %w", r.h.ID, err)
+	}
+	cid := ""
+	if r.h.ClusterID != nil {
+		cid = *r.h.ClusterID
+	}
+	return store.Host{
+		ID: r.h.ID, InfraEnvID: r.h.InfraEnvID, ClusterID: cid,
+		Status: string(r.h.Status), StatusInfo: r.h.StatusInfo,
+		StatusUpdatedAt: r.h.StatusUpdatedAt.Time(), CheckedInAt: r.h.CheckedInAt.Time(), Doc: doc,
+	}, nil
+}
+
+func (r *hostRec) key() hostKey { return hostKey{r.h.InfraEnvID, r.h.ID} }
+
+func (r *hostRec) clusterID() string {
+	if r.h.ClusterID == nil {
+		return ""
+	}
+	return *r.h.ClusterID
+}
+
+// name is how events and messages name a host: its requested hostname, the
+// inventory hostname, or its id.
+func (r *hostRec) name() string {
+	if r.h.RequestedHostname != "" {
+		return r.h.RequestedHostname
+	}
+	if r.inv != nil && r.inv.Hostname != "" {
+		return r.inv.Hostname
+	}
+	return r.h.ID
+}
+
+// loadHost rebuilds a host record from its row.
+func loadHost(row store.Host) (*hostRec, error) {
+	r := &hostRec{}
+	if err := json.Unmarshal(row.Doc, &r.h); err != nil {
+		return nil, fmt.Errorf("host %s: %w", row.ID, err)
+	}
+	if r.h.Inventory != "" {
+		inv := new(v2.Inventory)
+		if err := json.Unmarshal([]byte(r.h.Inventory), inv); err != nil {
+			return nil, fmt.Errorf("host %s inventory: %w", row.ID, err)
+		}
+		r.inv = inv
+	}
+	if r.h.ValidationsInfo != "" {
+		res, err := validation.ParseInfo(r.h.ValidationsInfo)
+		if err != nil {
+			return nil, fmt.Errorf("host %s validations_info: %w", row.ID, err)
+		}
+		r.results = res
+	}
+	return r, nil
+}
+
+func loadCluster(row store.Cluster) (*clusterRec, error) {
+	var d clusterDoc
+	if err := json.Unmarshal(row.Doc, &d); err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", row.ID, err)
+	}
+	r := &clusterRec{c: d.Cluster, pullSecret: d.PullSecret, hosts: map[hostKey]*hostRec{}}
+	if r.c.ValidationsInfo != "" {
+		res, err := validation.ParseInfo(r.c.ValidationsInfo)
+		if err != nil {
+			return nil, fmt.Errorf("cluster %s validations_info: %w", row.ID, err)
+		}
+		r.results = res
+	}
+	return r, nil
+}
+
+func loadInfraEnv(row store.InfraEnv) (*infraEnvRec, error) {
+	var d infraEnvDoc
+	if err := json.Unmarshal(row.Doc, &d); err != nil {
+		return nil, fmt.Errorf("infra-env %s: %w", row.ID, err)
+	}
+	return &infraEnvRec{ie: d.InfraEnv, pullSecret: d.PullSecret}, nil
+}

@@ -1,0 +1,78 @@
+package assisted
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/nodezero/nodezero/daemon/machine"
+	v2 "github.com/nodezero/nodezero/daemon/v2"
+)
+
+// UpdateHostProgress records an installer's stage report
+// (v2UpdateHostInstallProgress): stages move forward only, Failed puts the
+// host in error, Done makes it installed.
+func (s *Service) UpdateHostProgress(ctx context.Context, infraEnvID, hostID string, p *v2.HostProgress) error {
+	if p == nil || p.CurrentStage == "" {
+		return badRequest("current_stage: required")
+	}
+	return s.update(ctx, func(t *txn) error {
+		h, err := s.hostByID(infraEnvID, hostID)
+		if err != nil {
+			return err
+		}
+		switch h.h.Status {
+		case v2.HostStatusInstalling, v2.HostStatusInstallingInProgress, v2.HostStatusInstallingPendingUserAction:
+		default:
+			return conflict("Can't set progress <%s> to host in status <%s>", p.CurrentStage, h.h.Status)
+		}
+		c := s.clusters[h.clusterID()]
+		sno := c != nil && c.c.ControlPlaneCount == 1
+		stages := machine.Stages(stageKey(h, sno))
+		cur := v2.HostStage("")
+		if h.h.Progress != nil {
+			cur = h.h.Progress.CurrentStage
+		}
+		if err := machine.CheckStage(stages, cur, p.CurrentStage); err != nil {
+			if errors.Is(err, machine.ErrStageBackwards) {
+				return conflict("%v", err)
+			}
+			return badRequest("current_stage: %v (stages of this host: %v)", err, stages)
+		}
+		f := t.hostFacts(h, c)
+		f.Validations = conditions(h.results)
+		f.Stage, f.ProgressInfo = p.CurrentStage, p.ProgressInfo
+		tr, err := machine.NextHost(h.h.Status, machine.TriggerHostProgressChanged, f)
+		if err != nil {
+			return conflict("host %s is %s: progress %q is not possible: %v", h.name(), h.h.Status, p.CurrentStage, err)
+		}
+		now := v2.DateTime(s.cfg.Now().UTC())
+		if h.h.Progress == nil {
+			h.h.Progress = &v2.HostProgressInfo{}
+		}
+		if p.CurrentStage != cur {
+			h.h.Progress.StageStartedAt, h.h.StageStartedAt = now, now
+		}
+		h.h.Progress.CurrentStage, h.h.Progress.ProgressInfo = p.CurrentStage, p.ProgressInfo
+		h.h.Progress.StageUpdatedAt, h.h.StageUpdatedAt = now, now
+		if pct := machine.InstallationPercentage(stages, p.CurrentStage); pct > 0 {
+			h.h.Progress.InstallationPercentage = pct
+		}
+		t.applyHost(h, tr)
+		msg := fmt.Sprintf("Host: %s, reached installation stage %s", h.name(), p.CurrentStage)
+		if p.ProgressInfo != "" {
+			msg += ": " + p.ProgressInfo
+		}
+		sev := sevInfo
+		if p.CurrentStage == v2.HostStageFailed {
+			sev = sevError
+		}
+		t.hostEvent(h, evHostProgress, sev, msg)
+		t.putHost(h)
+		t.dirtyH[h.key()] = h
+		if c != nil {
+			t.dirtyC[c.c.ID] = c
+		}
+		return nil
+	})
+}

@@ -1,0 +1,232 @@
+package assisted
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nodezero/nodezero/daemon/machine"
+	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/daemon/validation"
+	"github.com/nodezero/nodezero/store"
+)
+
+// Config is what a Service needs. Zero durations take the defaults noted.
+type Config struct {
+	Store  *store.Store
+	Now    func() time.Time // nil: time.Now
+	Logger *slog.Logger     // nil: discard
+
+	// DisconnectionTimeout is assisted's HOST_MAX_DISCONNECTION_TIME (3m).
+	DisconnectionTimeout time.Duration
+	// MonitorInterval is how often the monitor looks at time-based rules
+	// (5s). A negative value turns the monitor off (tests drive Tick).
+	MonitorInterval time.Duration
+	// StepInterval is how often a repeating step (inventory) is handed out
+	// again in the same status (60s, the agent's cadence).
+	StepInterval time.Duration
+	// NextInstructionSeconds is what agents that do not long-poll are told
+	// (60, as assisted-service; backed-off statuses get twice that).
+	NextInstructionSeconds int64
+	// MaxWait caps ?wait= (60s).
+	MaxWait time.Duration
+	// Requirements are the hardware requirements; zero: assisted's defaults.
+	Requirements *validation.Requirements
+	// DisabledHostValidations / DisabledClusterValidations report "disabled".
+	DisabledHostValidations, DisabledClusterValidations []string
+}
+
+func (c *Config) setDefaults() {
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.DisconnectionTimeout == 0 {
+		c.DisconnectionTimeout = 3 * time.Minute
+	}
+	if c.MonitorInterval == 0 {
+		c.MonitorInterval = 5 * time.Second
+	}
+	if c.StepInterval == 0 {
+		c.StepInterval = 60 * time.Second
+	}
+	if c.NextInstructionSeconds == 0 {
+		c.NextInstructionSeconds = 60
+	}
+	if c.MaxWait == 0 {
+		c.MaxWait = 60 * time.Second
+	}
+}
+
+// Service is the embedded assisted service. Its methods are safe for
+// concurrent use.
+type Service struct {
+	cfg   Config
+	log   *slog.Logger
+	store *store.Store
+	start time.Time
+	val      *validation.Validator
+	timeouts machine.Timeouts
+
+	mu        sync.RWMutex // guards the model below
+	clusters  map[string]*clusterRec
+	infraEnvs map[string]*infraEnvRec
+	hosts     map[hostKey]*hostRec
+
+	queue commitQueue
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// New loads every cluster, infra-env and host from the store and starts the
+// writer and the monitor. Close stops them.
+func New(cfg Config) (*Service, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("assisted: no store")
+	}
+	cfg.setDefaults()
+	s := &Service{cfg: cfg, log: cfg.Logger, store: cfg.Store, start: cfg.Now()}
+	req := cfg.Requirements
+	if req == nil {
+		r, err := validation.DefaultRequirements()
+		if err != nil {
+			return nil, fmt.Errorf("assisted: hardware requirements: %w", err)
+		}
+		req = r
+	}
+	s.val = &validation.Validator{
+		Requirements: req, DisconnectionTimeout: cfg.DisconnectionTimeout,
+		DisabledHost:    validation.NewIDSet(cfg.DisabledHostValidations...),
+		DisabledCluster: validation.NewIDSet(cfg.DisabledClusterValidations...),
+	}
+	s.timeouts = machine.DefaultTimeouts()
+	s.timeouts.HostDisconnection = cfg.DisconnectionTimeout
+	s.queue.init()
+	if err := s.load(context.Background()); err != nil {
+		return nil, err
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.wg.Add(1)
+	go s.writer()
+	if cfg.MonitorInterval > 0 {
+		s.wg.Add(1)
+		go s.monitor()
+	}
+	return s, nil
+}
+
+// Close stops the monitor and the writer, after the writer has committed
+// what was queued.
+func (s *Service) Close() error {
+	s.cancel()
+	s.queue.close()
+	s.wg.Wait()
+	return nil
+}
+
+// load replaces the in-memory model with what the store holds.
+func (s *Service) load(ctx context.Context) error {
+	clusters := map[string]*clusterRec{}
+	infraEnvs := map[string]*infraEnvRec{}
+	hosts := map[hostKey]*hostRec{}
+	err := s.store.View(ctx, func(tx *store.Tx) error {
+		cs, err := tx.Clusters()
+		if err != nil {
+			return err
+		}
+		for _, row := range cs {
+			r, err := loadCluster(row)
+			if err != nil {
+				return err
+			}
+			clusters[r.c.ID] = r
+		}
+		ies, err := tx.InfraEnvs()
+		if err != nil {
+			return err
+		}
+		for _, row := range ies {
+			r, err := loadInfraEnv(row)
+			if err != nil {
+				return err
+			}
+			infraEnvs[r.ie.ID] = r
+		}
+		hs, err := tx.Hosts(store.HostFilter{})
+		if err != nil {
+			return err
+		}
+		for _, row := range hs {
+			r, err := loadHost(row)
+			if err != nil {
+				return err
+			}
+			hosts[r.key()] = r
+			steps, err := tx.Steps(row.InfraEnvID, row.ID)
+			if err != nil {
+				return err
+			}
+			for _, st := range steps {
+				if r.agent.pending == nil {
+					r.agent.pending = map[string]v2.StepType{}
+				}
+				r.agent.pending[st.StepID] = v2.StepType(st.StepType)
+			}
+			if c := clusters[r.clusterID()]; c != nil {
+				c.hosts[r.key()] = r
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("assisted: load store: %w", err)
+	}
+	s.clusters, s.infraEnvs, s.hosts = clusters, infraEnvs, hosts
+	return nil
+}
+
+// monitor handles the rules that depend on time alone: disconnection and
+// timeouts. Everything else is evaluated when facts change.
+func (s *Service) monitor() {
+	defer s.wg.Done()
+	t := time.NewTicker(s.cfg.MonitorInterval)
+	defer t.Stop()
+	var lastErr time.Time
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-t.C:
+			if err := s.Tick(s.ctx); err != nil && !errors.Is(err, context.Canceled) {
+				// Rate-limited: a failing disk would otherwise log every tick.
+				if now := s.cfg.Now(); now.Sub(lastErr) > time.Minute {
+					s.log.Error("monitor", "err", err)
+					lastErr = now
+				}
+			}
+		}
+	}
+}
+
+// Tick re-evaluates every host and cluster whose state can change with time
+// alone. The monitor calls it; tests call it with a moved clock.
+func (s *Service) Tick(ctx context.Context) error {
+	return s.update(ctx, func(t *txn) error {
+		for _, h := range s.hosts {
+			if timeSensitive(h) {
+				t.touchHost(h)
+			}
+		}
+		for _, c := range s.clusters {
+			t.touchCluster(c)
+		}
+		return nil
+	})
+}
