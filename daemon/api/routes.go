@@ -71,7 +71,9 @@ func (s *server) registerCluster(r *request) (any, error) {
 
 func (s *server) listClusters(*request) (any, error) { return s.svc().ListClusters(), nil }
 
-func (s *server) getCluster(r *request) (any, error) { return s.svc().GetCluster(r.param("cluster_id")) }
+func (s *server) getCluster(r *request) (any, error) {
+	return s.svc().GetCluster(r.param("cluster_id"))
+}
 
 func (s *server) updateCluster(r *request) (any, error) {
 	var p v2.V2ClusterUpdateParams
@@ -113,7 +115,9 @@ func (s *server) listInfraEnvs(r *request) (any, error) {
 	return s.svc().ListInfraEnvs(r.URL.Query().Get("cluster_id")), nil
 }
 
-func (s *server) getInfraEnv(r *request) (any, error) { return s.svc().GetInfraEnv(r.param("infra_env_id")) }
+func (s *server) getInfraEnv(r *request) (any, error) {
+	return s.svc().GetInfraEnv(r.param("infra_env_id"))
+}
 
 func (s *server) updateInfraEnv(r *request) (any, error) {
 	var p v2.InfraEnvUpdateParams
@@ -135,7 +139,9 @@ func (s *server) registerHost(r *request) (any, error) {
 	return s.svc().RegisterHost(r.Context(), r.param("infra_env_id"), &p, r.Header.Get("discovery_agent_version"))
 }
 
-func (s *server) listHosts(r *request) (any, error) { return s.svc().ListHosts(r.param("infra_env_id")) }
+func (s *server) listHosts(r *request) (any, error) {
+	return s.svc().ListHosts(r.param("infra_env_id"))
+}
 
 func (s *server) getHost(r *request) (any, error) {
 	return s.svc().GetHost(r.param("infra_env_id"), r.param("host_id"))

@@ -71,8 +71,8 @@ func (s *Service) newCluster(p *v2.ClusterCreateParams) (*clusterRec, error) {
 		StatusInfo: "Cluster is not ready for install", StatusUpdatedAt: v2.DateTime(now),
 		CreatedAt: now, UpdatedAt: now, PullSecretSet: true, SchedulableMasters: p.SchedulableMasters,
 		CPUArchitecture: v2.ClusterCPUArchitecture(orDefault(string(p.CPUArchitecture), defaultCPUArchitecture)),
-		Hyperthreading: v2.ClusterHyperthreading(orDefault(string(p.Hyperthreading), "all")),
-		HTTPProxy: deref(p.HTTPProxy), HTTPSProxy: deref(p.HTTPSProxy), NoProxy: deref(p.NoProxy),
+		Hyperthreading:  v2.ClusterHyperthreading(orDefault(string(p.Hyperthreading), "all")),
+		HTTPProxy:       deref(p.HTTPProxy), HTTPSProxy: deref(p.HTTPSProxy), NoProxy: deref(p.NoProxy),
 		AdditionalNTPSource: deref(p.AdditionalNTPSource), NTPSources: deref(p.NTPSources),
 		Tags: deref(p.Tags), DiskEncryption: p.DiskEncryption, IgnitionEndpoint: p.IgnitionEndpoint,
 		LoadBalancer: p.LoadBalancer, OperatorBundles: p.OperatorBundles,
@@ -380,4 +380,3 @@ func deref[T any](p *T) T {
 	}
 	return *p
 }
-

@@ -154,5 +154,3 @@ func optional(s string) *string {
 	}
 	return &s
 }
-
-

@@ -28,7 +28,7 @@ func (s *Service) RegisterInfraEnv(ctx context.Context, p *v2.InfraEnvCreatePara
 		AdditionalNTPSources: deref(p.AdditionalNTPSources), NTPSources: deref(p.NTPSources),
 		SSHAuthorizedKey: deref(p.SSHAuthorizedKey), RendezvousIP: p.RendezvousIP,
 		Type: p.ImageType, IgnitionConfigOverride: p.IgnitionConfigOverride,
-		CPUArchitecture: v2.InfraEnvCPUArchitecture(orDefault(string(p.CPUArchitecture), defaultCPUArchitecture)),
+		CPUArchitecture:       v2.InfraEnvCPUArchitecture(orDefault(string(p.CPUArchitecture), defaultCPUArchitecture)),
 		AdditionalTrustBundle: p.AdditionalTrustBundle, NetworkDiscoveryDelaySeconds: p.NetworkDiscoveryDelaySeconds,
 		CreatedAt: now, UpdatedAt: now,
 	}
@@ -188,4 +188,3 @@ func (s *Service) DeregisterInfraEnv(ctx context.Context, id string) error {
 		return nil
 	})
 }
-

@@ -54,7 +54,7 @@ type hostRec struct {
 
 // agentSession is what the service knows of a host's agent between requests.
 type agentSession struct {
-	wake      chan struct{}            // closed when a step becomes due
+	wake      chan struct{}             // closed when a step becomes due
 	issued    map[v2.StepType]time.Time // when each step type was last handed out
 	issuedFor v2.HostStatus             // the status those steps were for
 	pending   map[string]v2.StepType    // step id → type, handed out and not answered

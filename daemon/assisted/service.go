@@ -66,10 +66,10 @@ func (c *Config) setDefaults() {
 // Service is the embedded assisted service. Its methods are safe for
 // concurrent use.
 type Service struct {
-	cfg   Config
-	log   *slog.Logger
-	store *store.Store
-	start time.Time
+	cfg      Config
+	log      *slog.Logger
+	store    *store.Store
+	start    time.Time
 	val      *validation.Validator
 	timeouts machine.Timeouts
 
