@@ -426,4 +426,3 @@ func TestServiceReusesItsTokens(t *testing.T) {
 		t.Errorf("the kept user token is refused: %v", err)
 	}
 }
-
