@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	ghwsnapshot "github.com/jaypipes/ghw/pkg/snapshot"
+
 	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/hostagent"
 	"github.com/nodezero/nodezero/hostagent/inventory"
@@ -31,7 +33,7 @@ func runAgent(ctx context.Context, args []string, _, stderr io.Writer) error {
 	token := fs.String("token", "", "agent token (default: $PULL_SECRET_TOKEN)")
 	hostID := fs.String("host-id", "", "use this host id instead of deriving it from the hardware")
 	wait := fs.Duration("wait", hostagent.DefaultWait, "long-poll the service with ?wait= for this long; 0 polls as assisted-installer-agent does")
-	root := fs.String("root", "", "root to read hardware from (default: $GHW_CHROOT, else /)")
+	root := fs.String("root", "", "root to read hardware from (default: $GHW_CHROOT, else $GHW_SNAPSHOT_PATH unpacked, else /)")
 	addrs := fs.String("host-address", "", "comma-separated CIDRs: report them on the hardware tree's first NIC instead of live addresses (sandbox hosts sharing loopback)")
 	hostname := fs.String("hostname", "", "hostname to report (default: the system's)")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
@@ -67,6 +69,17 @@ func runAgent(ctx context.Context, args []string, _, stderr io.Writer) error {
 	}
 	if *token == "" {
 		log.Warn("no agent token: set PULL_SECRET_TOKEN or --token; the service will answer 401")
+	}
+	// ghw's snapshot variable: a tarball of a host's /proc, /sys and /run
+	// trees. ghw itself ignores it since v0.26, so it is unpacked here and
+	// read as a root.
+	if snap := os.Getenv("GHW_SNAPSHOT_PATH"); *root == "" && os.Getenv("GHW_CHROOT") == "" && snap != "" {
+		dir, err := ghwsnapshot.Unpack(snap)
+		if err != nil {
+			return fmt.Errorf("GHW_SNAPSHOT_PATH %s: %w", snap, err)
+		}
+		defer os.RemoveAll(dir)
+		*root = dir
 	}
 	opts := inventory.Options{Root: *root, Hostname: *hostname, Logger: log.With("subsystem", "inventory")}
 	if *addrs != "" {
