@@ -349,3 +349,44 @@ const (
 	UpgradeAgentResultSuccess UpgradeAgentResult = "success"
 	UpgradeAgentResultFailure UpgradeAgentResult = "failure"
 )
+
+type InstallCmdRequest struct {
+	// Cluster id
+	ClusterID string `json:"cluster_id"`
+	// Infra env id
+	InfraEnvID string `json:"infra_env_id"`
+	// Host id
+	HostID string   `json:"host_id"`
+	Role   HostRole `json:"role"`
+	// Boot device to write image on
+	BootDevice string `json:"boot_device"`
+	// Assisted installer controller image
+	ControllerImage string `json:"controller_image"`
+	// Assisted installer image
+	InstallerImage string `json:"installer_image"`
+	// Specifies the required number of control plane nodes that should be part of the cluster.
+	ControlPlaneCount int64  `json:"control_plane_count,omitempty"`
+	Proxy             *Proxy `json:"proxy,omitempty"`
+	// Check CVO status if needed
+	CheckCvo bool `json:"check_cvo,omitempty"`
+	// List of disks to format
+	DisksToFormat []string `json:"disks_to_format,omitempty"`
+	// Must-gather images to use
+	MustGatherImage string `json:"must_gather_image,omitempty"`
+	// Machine config operator image
+	McoImage string `json:"mco_image,omitempty"`
+	// Version of the OpenShift cluster.
+	OpenshiftVersion string `json:"openshift_version,omitempty"`
+	// List of service ips
+	ServiceIps []string `json:"service_ips,omitempty"`
+	// Core-os installer addtional args
+	InstallerArgs string `json:"installer_args,omitempty"`
+	// Skip formatting installation disk
+	SkipInstallationDiskCleanup bool `json:"skip_installation_disk_cleanup,omitempty"`
+	// If true, assisted service will attempt to skip MCO reboot
+	EnableSkipMcoReboot bool `json:"enable_skip_mco_reboot,omitempty"`
+	// If true, notify number of reboots by assisted controller
+	NotifyNumReboots bool `json:"notify_num_reboots,omitempty"`
+	// CoreOS container image to use if installing to the local device
+	CoreosImage string `json:"coreos_image,omitempty"`
+}
