@@ -295,6 +295,9 @@ func (t *txn) applyCluster(c *clusterRec, tr machine.Transition[v2.ClusterStatus
 		for _, h := range c.hosts {
 			t.dirtyH[h.key()] = h // the cluster's status is one of their facts
 		}
+		// The aggregates depend on the status too: the machine network is
+		// derived only while insufficient or pending-for-input.
+		t.staleC[c.c.ID] = c
 		changed = true
 	}
 	if tr.StatusInfo != "" && tr.StatusInfo != c.c.StatusInfo {

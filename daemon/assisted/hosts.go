@@ -57,6 +57,15 @@ func (s *Service) RegisterHost(ctx context.Context, infraEnvID string, p *v2.Hos
 			if err := t.fireHost(h, machine.TriggerRegisterHost); err != nil {
 				return err
 			}
+			if h.h.Status == v2.HostStatusDiscovering {
+				// Re-registration is treated as new hardware: assisted's
+				// PostRegisterHost clears the inventory, progress, logs and
+				// bootstrap flag, so the host stays discovering until its
+				// next inventory.
+				h.h.Inventory, h.inv, h.h.Bootstrap, h.h.Progress = "", nil, false, nil
+				h.h.ImagesStatus, h.h.NTPSources = "", ""
+				h.h.LogsInfo, h.h.LogsStartedAt, h.h.LogsCollectedAt = "", v2.DateTime{}, v2.DateTime{}
+			}
 			t.putHost(h)
 		}
 		h.h.CheckedInAt = v2.DateTime(now)

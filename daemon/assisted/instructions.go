@@ -51,13 +51,15 @@ func (s *Service) NextSteps(ctx context.Context, infraEnvID, hostID string, time
 	if wait > s.cfg.MaxWait {
 		wait = s.cfg.MaxWait
 	}
-	deadline := s.cfg.Now().Add(wait)
+	// The wait is real time whatever the service's clock says (a test
+	// clock, a clock stepped by NTP): it holds a real request.
+	deadline := time.Now().Add(wait)
 	for {
 		steps, wake, next, err := s.takeSteps(ctx, infraEnvID, hostID, timestamp, wait > 0, agentVersion)
 		if err != nil || len(steps.Instructions) > 0 || wait <= 0 {
 			return steps, err
 		}
-		left := deadline.Sub(s.cfg.Now())
+		left := time.Until(deadline)
 		if left <= 0 {
 			return steps, nil
 		}

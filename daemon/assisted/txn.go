@@ -30,12 +30,25 @@ type txn struct {
 // update runs fn on the model under the write lock, re-evaluates what fn
 // touched, queues the result for the writer and waits until it is durable.
 // fn must check its input before it changes anything: when it returns an
-// error, the model must be as it found it.
+// error, the model must be as it found it; the events it recorded are
+// stored all the same.
 func (s *Service) update(ctx context.Context, fn func(t *txn) error) error {
 	s.mu.Lock()
 	t := &txn{s: s, seen: map[any]bool{}, staleC: map[string]*clusterRec{}, dirtyH: map[hostKey]*hostRec{}, dirtyC: map[string]*clusterRec{}, wake: map[hostKey]*hostRec{}}
 	if err := fn(t); err != nil {
+		// The request changed nothing, but what it reported is news all
+		// the same (host_registration_failed goes with a 409).
+		var c *commit
+		if len(t.evs) > 0 {
+			c = (&txn{s: s, evs: t.evs}).commit()
+			s.queue.push(c)
+		}
 		s.mu.Unlock()
+		if c != nil {
+			if cerr := <-c.done; cerr != nil {
+				s.log.Warn("events of a failed request not stored", "err", cerr)
+			}
+		}
 		return err
 	}
 	t.settle()

@@ -1,0 +1,255 @@
+package assisted
+
+import (
+	"context"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	v2 "github.com/nodezero/nodezero/daemon/v2"
+)
+
+// stepIDRE is how assisted-service names steps: type, dash, 8 hex digits
+// (transcript §1.2).
+var stepIDRE = regexp.MustCompile(`^inventory-[0-9a-f]{8}$`)
+
+func stepTypes(s *v2.Steps) []v2.StepType {
+	var out []v2.StepType
+	for _, st := range s.Instructions {
+		out = append(out, st.StepType)
+	}
+	return out
+}
+
+// TestNextStepsPerStatus: without ?wait every request gets the steps of the
+// host's status and a poll interval (assisted-service.md §7, §7.1, limited
+// to the steps this build's service uses).
+func TestNextStepsPerStatus(t *testing.T) {
+	e := newEnv(t)
+	clusterID, ie, hosts := e.readyCluster()
+	discovering := e.register(ie)
+	small := e.addHost(ie, hwInventory(t, "undersized", "small", "192.168.111.30/24"))
+
+	inventory := []v2.StepType{v2.StepTypeInventory}
+	check := func(name, id string, wantStatus v2.HostStatus, want []v2.StepType, wantNext int64) {
+		t.Helper()
+		for range 2 { // every request, not only the first
+			s := e.checkIn(ie, id)
+			if h := e.host(ie, id); h.Status != wantStatus {
+				t.Fatalf("%s: host is %s, want %s", name, h.Status, wantStatus)
+			}
+			if diff := cmp.Diff(want, stepTypes(s)); diff != "" {
+				t.Errorf("%s: instructions mismatch (-want +got):\n%s", name, diff)
+			}
+			if s.NextInstructionSeconds != wantNext || s.PostStepAction != v2.StepsPostStepActionContinue {
+				t.Errorf("%s: next_instruction_seconds %d, post_step_action %q; want %d, continue", name, s.NextInstructionSeconds, s.PostStepAction, wantNext)
+			}
+		}
+	}
+	check("discovering", discovering, v2.HostStatusDiscovering, inventory, 60)
+	check("insufficient", small, v2.HostStatusInsufficient, inventory, 60)
+	check("known", hosts[0], v2.HostStatusKnown, inventory, 60)
+
+	// Remove the two extra hosts so the cluster is ready again, install.
+	for _, id := range []string{discovering, small} {
+		if err := e.s.DeregisterHost(e.ctx, ie, id); err != nil {
+			t.Fatalf("DeregisterHost: %v", err)
+		}
+	}
+	if _, err := e.s.InstallCluster(e.ctx, clusterID); err != nil {
+		t.Fatalf("InstallCluster: %v", err)
+	}
+	check("preparing-for-installation", hosts[0], v2.HostStatusPreparingForInstallation, nil, 60)
+
+	// Statuses the install flow reaches, written to the store.
+	e.rewrite(clusterID, func(c *v2.Cluster) { c.Status = v2.ClusterStatusError }, func(h *v2.Host) { h.Status = v2.HostStatusError })
+	check("error", hosts[0], v2.HostStatusError, nil, 120)
+}
+
+func TestNextStepsStepIDsAndPendingSteps(t *testing.T) {
+	e := newEnv(t)
+	_, ie := e.cluster(nil)
+	id := e.register(ie)
+
+	seen := map[string]bool{}
+	var last string
+	for range 3 {
+		s := e.checkIn(ie, id)
+		if len(s.Instructions) != 1 {
+			t.Fatalf("instructions = %+v, want one inventory step", s.Instructions)
+		}
+		st := s.Instructions[0]
+		if !stepIDRE.MatchString(st.StepID) {
+			t.Errorf("step id %q does not look like inventory-<8 hex>", st.StepID)
+		}
+		if seen[st.StepID] {
+			t.Errorf("step id %q handed out twice", st.StepID)
+		}
+		seen[st.StepID] = true
+		if diff := cmp.Diff([]string{id}, st.Args); diff != "" {
+			t.Errorf("inventory args mismatch (-want +got):\n%s", diff)
+		}
+		last = st.StepID
+		// The agent answers once per type: only the newest is pending.
+		if got := e.pendingSteps(ie, id); !cmp.Equal(got, []string{last}) {
+			t.Errorf("pending steps in the store = %q, want [%s]", got, last)
+		}
+	}
+
+	// A late reply with an older id is accepted and stored (transcript §4).
+	stale := inventoryReply(t, masterInv(t, "master-0", 10))
+	stale.StepID = "inventory-00000000"
+	if err := e.s.PostStepReply(e.ctx, ie, id, stale); err != nil {
+		t.Fatalf("PostStepReply with a stale step id: %v", err)
+	}
+	if h := e.host(ie, id); h.Inventory == "" {
+		t.Errorf("the stale reply's inventory was not stored")
+	}
+	if got := e.pendingSteps(ie, id); !cmp.Equal(got, []string{last}) {
+		t.Errorf("pending steps after a stale reply = %q, want [%s] still", got, last)
+	}
+
+	r := inventoryReply(t, masterInv(t, "master-0", 10))
+	r.StepID = last
+	if err := e.s.PostStepReply(e.ctx, ie, id, r); err != nil {
+		t.Fatalf("PostStepReply: %v", err)
+	}
+	if got := e.pendingSteps(ie, id); len(got) != 0 {
+		t.Errorf("pending steps after the reply = %q, want none", got)
+	}
+	// Answered twice: still fine.
+	if err := e.s.PostStepReply(e.ctx, ie, id, r); err != nil {
+		t.Errorf("PostStepReply answered twice: %v", err)
+	}
+}
+
+// nextSteps runs NextSteps in the background; the result arrives on the
+// channel.
+type stepsResult struct {
+	steps *v2.Steps
+	err   error
+	took  time.Duration
+}
+
+func (e *env) nextStepsAsync(ctx context.Context, ie, id string, wait time.Duration) <-chan stepsResult {
+	ch := make(chan stepsResult, 1)
+	start := time.Now()
+	go func() {
+		s, err := e.s.NextSteps(ctx, ie, id, e.clock.Now().Unix(), wait, "")
+		ch <- stepsResult{s, err, time.Since(start)}
+	}()
+	return ch
+}
+
+func await(t *testing.T, ch <-chan stepsResult, limit time.Duration) stepsResult {
+	t.Helper()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			t.Fatalf("NextSteps: %v", r.err)
+		}
+		return r
+	case <-time.After(limit):
+		t.Fatalf("NextSteps still blocked after %v", limit)
+		return stepsResult{}
+	}
+}
+
+// TestNextStepsLongPoll: with ?wait a request gets only what is due; when
+// nothing is, it is held until the wait ends, then told to ask again at
+// once. The service's clock does not move meanwhile: the wait is real time.
+func TestNextStepsLongPoll(t *testing.T) {
+	e := newEnv(t)
+	_, ie := e.cluster(nil)
+	id := e.register(ie)
+	const wait = 200 * time.Millisecond
+
+	r := await(t, e.nextStepsAsync(e.ctx, ie, id, wait), 10*time.Second)
+	if diff := cmp.Diff([]v2.StepType{v2.StepTypeInventory}, stepTypes(r.steps)); diff != "" {
+		t.Errorf("first long poll mismatch (-want +got):\n%s", diff)
+	}
+	if r.steps.NextInstructionSeconds != 0 {
+		t.Errorf("long poll next_instruction_seconds = %d, want 0", r.steps.NextInstructionSeconds)
+	}
+
+	r = await(t, e.nextStepsAsync(e.ctx, ie, id, wait), 10*time.Second)
+	if len(r.steps.Instructions) != 0 || r.steps.NextInstructionSeconds != 0 || r.steps.PostStepAction != v2.StepsPostStepActionContinue {
+		t.Errorf("second long poll = %+v, want no instructions, next 0, continue", r.steps)
+	}
+	if r.took < wait {
+		t.Errorf("second long poll returned after %v, want it held for the wait (%v)", r.took, wait)
+	}
+
+	// Once the step interval has passed on the service's clock, the
+	// repeating inventory is due again.
+	e.clock.Advance(60 * time.Second)
+	r = await(t, e.nextStepsAsync(e.ctx, ie, id, 30*time.Second), 10*time.Second)
+	if diff := cmp.Diff([]v2.StepType{v2.StepTypeInventory}, stepTypes(r.steps)); diff != "" {
+		t.Errorf("long poll after the step interval mismatch (-want +got):\n%s", diff)
+	}
+
+	// A cancelled request returns at once.
+	ctx, cancel := context.WithCancel(e.ctx)
+	ch := e.nextStepsAsync(ctx, ie, id, 30*time.Second)
+	cancel()
+	if r := await(t, ch, 10*time.Second); len(r.steps.Instructions) != 0 {
+		t.Errorf("cancelled long poll = %+v, want no instructions", r.steps)
+	}
+}
+
+// TestNextStepsWakeOnStatusChange: a held request is released as soon as
+// the host's status changes, with the new status' steps.
+func TestNextStepsWakeOnStatusChange(t *testing.T) {
+	e := newEnv(t)
+	_, ie := e.cluster(nil)
+	id := e.register(ie)
+	await(t, e.nextStepsAsync(e.ctx, ie, id, time.Second), 10*time.Second) // takes the inventory step
+
+	const wait = 60 * time.Second
+	ch := e.nextStepsAsync(e.ctx, ie, id, wait)
+	time.Sleep(50 * time.Millisecond) // let it block; if it has not yet, it finds the step anyway
+	e.postInventory(ie, id, masterInv(t, "master-0", 10))
+	if h := e.host(ie, id); h.Status != v2.HostStatusInsufficient && h.Status != v2.HostStatusKnown {
+		t.Fatalf("host after its inventory: %s, want a new status", h.Status)
+	}
+	r := await(t, ch, wait/2)
+	if diff := cmp.Diff([]v2.StepType{v2.StepTypeInventory}, stepTypes(r.steps)); diff != "" {
+		t.Errorf("woken long poll mismatch (-want +got):\n%s", diff)
+	}
+	if r.took >= wait {
+		t.Errorf("woken long poll took %v, want it before its deadline %v", r.took, wait)
+	}
+}
+
+// TestNextStepsWakeOnDeregister: deregistering a host releases its held
+// request, which then fails: the host is gone.
+func TestNextStepsWakeOnDeregister(t *testing.T) {
+	e := newEnv(t)
+	_, ie := e.cluster(nil)
+	id := e.register(ie)
+	await(t, e.nextStepsAsync(e.ctx, ie, id, time.Second), 10*time.Second)
+	ch := e.nextStepsAsync(e.ctx, ie, id, 60*time.Second)
+	time.Sleep(50 * time.Millisecond)
+	if err := e.s.DeregisterHost(e.ctx, ie, id); err != nil {
+		t.Fatalf("DeregisterHost: %v", err)
+	}
+	select {
+	case r := <-ch:
+		if KindOf(r.err) != KindNotFound {
+			t.Errorf("held request of a deregistered host: got %v, want not found", r.err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("held request not released by the deregistration")
+	}
+}
+
+func TestNextStepsUnknownHost(t *testing.T) {
+	e := newEnv(t)
+	_, ie := e.cluster(nil)
+	_, err := e.s.NextSteps(e.ctx, ie, "5f0c1a2e-6b1d-4f3a-9c2e-0a1b2c3d4e02", 0, 0, "")
+	wantKind(t, "NextSteps of an unknown host", err, KindNotFound)
+	_, err = e.s.NextSteps(e.ctx, ie, "nope", 0, 0, "")
+	wantKind(t, "NextSteps with a bad host id", err, KindBadRequest)
+}
