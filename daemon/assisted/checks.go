@@ -237,12 +237,13 @@ func sortedHosts(m map[hostKey]*hostRec) []*hostRec {
 	for _, h := range m {
 		out = append(out, h)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i].h.CreatedAt, out[j].h.CreatedAt
-		if !a.Equal(b) {
-			return a.Before(b)
-		}
-		return out[i].h.ID < out[j].h.ID
-	})
+	sort.Slice(out, func(i, j int) bool { return hostLess(out[i], out[j]) })
 	return out
+}
+
+func hostLess(a, b *hostRec) bool {
+	if !a.h.CreatedAt.Equal(b.h.CreatedAt) {
+		return a.h.CreatedAt.Before(b.h.CreatedAt)
+	}
+	return a.h.ID < b.h.ID
 }

@@ -204,7 +204,7 @@ func (s *Service) clusterView(c *clusterRec, withHosts bool) *v2.Cluster {
 	out.TotalHostCount = int64(len(c.hosts))
 	out.EnabledHostCount = out.TotalHostCount
 	out.Hosts = []*v2.Host{}
-	for _, h := range sortedHosts(c.hosts) {
+	for _, h := range c.sorted() {
 		if h.h.Status == v2.HostStatusKnown {
 			out.ReadyHostCount++
 		}

@@ -46,7 +46,7 @@ func (t *txn) settle() {
 }
 
 func hostEntries(c *clusterRec) []validation.HostEntry {
-	hs := sortedHosts(c.hosts)
+	hs := c.sorted()
 	out := make([]validation.HostEntry, len(hs))
 	for i, h := range hs {
 		out[i] = validation.HostEntry{Host: &h.h, Inventory: h.inv}
@@ -136,7 +136,8 @@ func (t *txn) refreshHost(h *hostRec) {
 		t.s.log.Error("host state machine", "host", h.h.ID, "err", err)
 	}
 	changed := false
-	if info, err := validation.MarshalInfo(rep.Results); err == nil && info != h.h.ValidationsInfo {
+	// Unchanged results skip the marshalling: the monitor re-validates every host.
+	if info, ok := t.newInfo(rep.Results, h.results, h.h.ValidationsInfo); ok {
 		// Events only for hosts whose hardware is known: before the first
 		// inventory every validation pends and nothing is news.
 		if h.inv != nil && h.results != nil {
@@ -205,13 +206,17 @@ func (t *txn) hostFacts(h *hostRec, c *clusterRec) machine.HostFacts {
 	if c != nil {
 		f.ClusterStatus = c.c.Status
 		f.SNO = c.c.ControlPlaneCount == 1
-		var installed []machine.HostState
-		for _, o := range c.hosts {
-			if o != h && o.h.Status == v2.HostStatusInstalled {
-				installed = append(installed, hostState(o))
+		// Only the pending-user-action timeout reads it; walking every
+		// host for every host would make a monitor tick quadratic.
+		if h.h.Status == v2.HostStatusInstallingPendingUserAction {
+			var installed []machine.HostState
+			for _, o := range c.hosts {
+				if o != h && o.h.Status == v2.HostStatusInstalled {
+					installed = append(installed, hostState(o))
+				}
 			}
+			f.ClusterWouldSucceedWithoutHost = machine.HasEnoughMastersAndWorkers(topology(c), installed, v2.HostStatusInstalled)
 		}
-		f.ClusterWouldSucceedWithoutHost = machine.HasEnoughMastersAndWorkers(topology(c), installed, v2.HostStatusInstalled)
 	}
 	return f
 }
@@ -249,7 +254,7 @@ func (t *txn) refreshCluster(c *clusterRec) {
 	rep := t.s.val.ValidateCluster(validation.ClusterInput{Cluster: &c.c, Hosts: hostEntries(c)})
 	changed := false
 	if len(rep.Results) > 0 {
-		if info, err := validation.MarshalInfo(rep.Results); err == nil && info != c.c.ValidationsInfo {
+		if info, ok := t.newInfo(rep.Results, c.results, c.c.ValidationsInfo); ok {
 			if c.results != nil {
 				d := validation.Diff(c.results, rep.Results)
 				for _, ch := range d.Failed {
@@ -316,7 +321,7 @@ func (t *txn) clusterFacts(c *clusterRec) machine.ClusterFacts {
 	if c.c.LastInstallationPreparation != nil {
 		f.Preparation = c.c.LastInstallationPreparation.Status
 	}
-	for _, h := range sortedHosts(c.hosts) {
+	for _, h := range c.sorted() {
 		f.Hosts = append(f.Hosts, hostState(h))
 	}
 	for _, o := range c.c.MonitoredOperators {
@@ -458,7 +463,7 @@ func (t *txn) setInventory(h *hostRec, inv *v2.Inventory) error {
 func (t *txn) chooseBootstrap(c *clusterRec) {
 	var masters []*hostRec
 	have := false
-	for _, h := range sortedHosts(c.hosts) {
+	for _, h := range c.sorted() {
 		if h.h.Role == v2.HostRoleAutoAssign && h.h.SuggestedRole != "" && h.h.SuggestedRole != v2.HostRoleAutoAssign {
 			h.h.Role = h.h.SuggestedRole
 			t.putHost(h)
@@ -485,4 +490,18 @@ func timeSensitive(h *hostRec) bool {
 		return false
 	}
 	return true
+}
+
+// newInfo returns the validations_info text of results when it differs
+// from the stored one; equal results are not marshalled at all.
+func (t *txn) newInfo(results, prev []validation.Result, stored string) (string, bool) {
+	if stored != "" && slices.Equal(results, prev) {
+		return "", false
+	}
+	info, err := validation.MarshalInfo(results)
+	if err != nil {
+		t.s.log.Error("marshal validations_info", "err", err)
+		return "", false
+	}
+	return info, info != stored
 }

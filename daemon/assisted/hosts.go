@@ -47,7 +47,7 @@ func (s *Service) RegisterHost(ctx context.Context, infraEnvID string, p *v2.Hos
 			h = newHost(infraEnvID, p, c, now)
 			s.hosts[h.key()] = h
 			if c != nil {
-				c.hosts[h.key()] = h
+				c.addHost(h)
 			}
 			t.putHost(h)
 			t.hostEvent(h, evHostRegistered, sevInfo, fmt.Sprintf("Host %s: Successfully registered", h.name()))
@@ -156,7 +156,7 @@ func (s *Service) ListClusterHosts(clusterID string) ([]*v2.Host, error) {
 			return
 		}
 		out = make([]*v2.Host, 0, len(c.hosts))
-		for _, h := range sortedHosts(c.hosts) {
+		for _, h := range c.sorted() {
 			out = append(out, s.hostView(h, c))
 		}
 	})
@@ -279,7 +279,7 @@ func (s *Service) DeregisterHost(ctx context.Context, infraEnvID, hostID string)
 		t.deleteHost(h)
 		delete(s.hosts, h.key())
 		if c := s.clusters[h.clusterID()]; c != nil {
-			delete(c.hosts, h.key())
+			c.removeHost(h)
 			t.touchCluster(c)
 			for _, o := range c.hosts {
 				t.touchHost(o) // hostname uniqueness and roles may change

@@ -20,6 +20,7 @@ type clusterRec struct {
 	pullSecret string
 	results    []validation.Result // last evaluation, also in c.ValidationsInfo
 	hosts      map[hostKey]*hostRec
+	order      []*hostRec // hosts in sortedHosts order; nil after a host joins or leaves
 
 	// Aggregates for host validations, recomputed by derive.
 	facts      *validation.ClusterFacts
@@ -161,4 +162,32 @@ func loadInfraEnv(row store.InfraEnv) (*infraEnvRec, error) {
 		return nil, fmt.Errorf("infra-env %s: %w", row.ID, err)
 	}
 	return &infraEnvRec{ie: d.InfraEnv, pullSecret: d.PullSecret}, nil
+}
+
+// sorted returns the cluster's hosts in sortedHosts order, cached until a
+// host joins or leaves (their registration times never change).
+func (c *clusterRec) sorted() []*hostRec {
+	if c.order == nil || len(c.order) != len(c.hosts) {
+		c.order = sortedHosts(c.hosts)
+	}
+	return c.order
+}
+
+// addHost and removeHost change the cluster's host set.
+func (c *clusterRec) addHost(h *hostRec) {
+	if _, ok := c.hosts[h.key()]; ok {
+		return
+	}
+	c.hosts[h.key()] = h
+	// A new host usually registered last: keep the order by appending.
+	if n := len(c.order); n > 0 && hostLess(c.order[n-1], h) {
+		c.order = append(c.order, h)
+		return
+	}
+	c.order = nil
+}
+
+func (c *clusterRec) removeHost(h *hostRec) {
+	delete(c.hosts, h.key())
+	c.order = nil
 }

@@ -180,7 +180,7 @@ func (s *Service) load(ctx context.Context) error {
 				r.agent.pending[st.StepID] = v2.StepType(st.StepType)
 			}
 			if c := clusters[r.clusterID()]; c != nil {
-				c.hosts[r.key()] = r
+				c.addHost(r)
 			}
 		}
 		return nil
