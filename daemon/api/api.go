@@ -92,6 +92,11 @@ func (r *request) decode(v any) error {
 		return bodyError(err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
+		// Padding after the document still counts against the limit.
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return bodyError(err)
+		}
 		return &httpError{http.StatusBadRequest, "request body: unexpected data after the JSON document"}
 	}
 	return nil
@@ -220,8 +225,12 @@ func writeInfraError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, &v2.InfraError{Code: int32(status), Message: msg})
 }
 
+// maxQueryList bounds the values of one array parameter: each becomes an
+// SQL variable, and SQLite refuses a statement with more than 32766.
+const maxQueryList = 1000
+
 // queryList reads a swagger csv array parameter, given once or repeated.
-func queryList(r *request, name string) []string {
+func queryList(r *request, name string) ([]string, error) {
 	var out []string
 	for _, v := range r.URL.Query()[name] {
 		for _, p := range strings.Split(v, ",") {
@@ -230,7 +239,10 @@ func queryList(r *request, name string) []string {
 			}
 		}
 	}
-	return out
+	if len(out) > maxQueryList {
+		return nil, &httpError{http.StatusBadRequest, fmt.Sprintf("query %s: %d values, at most %d are allowed", name, len(out), maxQueryList)}
+	}
+	return out, nil
 }
 
 func queryInt(r *request, name string) (int, error) {

@@ -219,9 +219,20 @@ func (s *server) listEvents(r *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	hostIDs := queryList(r, "host_ids")
+	hostIDs, err := queryList(r, "host_ids")
+	if err != nil {
+		return nil, err
+	}
 	if h := q.Get("host_id"); h != "" {
 		hostIDs = append(hostIDs, h)
+	}
+	severities, err := queryList(r, "severities")
+	if err != nil {
+		return nil, err
+	}
+	categories, err := queryList(r, "categories")
+	if err != nil {
+		return nil, err
 	}
 	order := q.Get("order")
 	if order != "" && order != "ascending" && order != "descending" {
@@ -229,7 +240,7 @@ func (s *server) listEvents(r *request) (any, error) {
 	}
 	list, err := s.svc().ListEvents(r.Context(), assisted.EventsQuery{
 		ClusterID: q.Get("cluster_id"), InfraEnvID: q.Get("infra_env_id"), HostIDs: hostIDs,
-		Severities: queryList(r, "severities"), Categories: queryList(r, "categories"),
+		Severities: severities, Categories: categories,
 		Message: q.Get("message"), ClusterLevel: clusterLevel, Limit: limit, Offset: offset,
 		Descending: order == "descending",
 	})

@@ -126,9 +126,15 @@ func applyClusterUpdate(c *clusterRec, p *v2.V2ClusterUpdateParams) (v2.Cluster,
 	if p.SSHPublicKey != nil {
 		next.SSHPublicKey = *p.SSHPublicKey
 	}
+	probs = append(probs, nullElements("cluster_networks", p.ClusterNetworks)...)
+	probs = append(probs, nullElements("service_networks", p.ServiceNetworks)...)
+	probs = append(probs, nullElements("machine_networks", p.MachineNetworks)...)
 	if p.ClusterNetworks != nil {
 		next.ClusterNetworks = p.ClusterNetworks
 		for i, n := range next.ClusterNetworks {
+			if n == nil {
+				continue // reported by nullElements
+			}
 			n.ClusterID = next.ID
 			probs = append(probs, checkCIDR(fmt.Sprintf("cluster_networks[%d].cidr", i), string(n.CIDR))...)
 		}
@@ -136,6 +142,9 @@ func applyClusterUpdate(c *clusterRec, p *v2.V2ClusterUpdateParams) (v2.Cluster,
 	if p.ServiceNetworks != nil {
 		next.ServiceNetworks = p.ServiceNetworks
 		for i, n := range next.ServiceNetworks {
+			if n == nil {
+				continue // reported by nullElements
+			}
 			n.ClusterID = next.ID
 			probs = append(probs, checkCIDR(fmt.Sprintf("service_networks[%d].cidr", i), string(n.CIDR))...)
 		}
@@ -163,6 +172,9 @@ func applyClusterUpdate(c *clusterRec, p *v2.V2ClusterUpdateParams) (v2.Cluster,
 		}
 		next.MachineNetworks = p.MachineNetworks
 		for i, n := range next.MachineNetworks {
+			if n == nil {
+				continue // reported by nullElements
+			}
 			n.ClusterID = next.ID
 			probs = append(probs, checkCIDR(fmt.Sprintf("machine_networks[%d].cidr", i), string(n.CIDR))...)
 		}
@@ -246,4 +258,29 @@ func hostLess(a, b *hostRec) bool {
 		return a.h.CreatedAt.Before(b.h.CreatedAt)
 	}
 	return a.h.ID < b.h.ID
+}
+
+// nullElements names the null entries of a JSON array of objects.
+func nullElements[T any](field string, list []*T) []string {
+	var probs []string
+	for i, e := range list {
+		if e == nil {
+			probs = append(probs, fmt.Sprintf("%s[%d]: null, an object was expected", field, i))
+		}
+	}
+	return probs
+}
+
+// checkInventory refuses an inventory the validations cannot read: null
+// entries in its lists.
+func checkInventory(inv *v2.Inventory) error {
+	var probs []string
+	probs = append(probs, nullElements("disks", inv.Disks)...)
+	probs = append(probs, nullElements("interfaces", inv.Interfaces)...)
+	probs = append(probs, nullElements("routes", inv.Routes)...)
+	probs = append(probs, nullElements("gpus", inv.GPUs)...)
+	if len(probs) > 0 {
+		return badRequest("output: inventory: %s", strings.Join(probs, "; "))
+	}
+	return nil
 }

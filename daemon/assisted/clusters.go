@@ -113,7 +113,13 @@ func (s *Service) newCluster(p *v2.ClusterCreateParams) (*clusterRec, error) {
 		c.ServiceNetworks = []*v2.ServiceNetwork{{CIDR: v2.Subnet(orDefault(string(p.ServiceNetworkCIDR), defaultServiceNetwork))}}
 	}
 	c.MachineNetworks = p.MachineNetworks
+	probs = append(probs, nullElements("cluster_networks", c.ClusterNetworks)...)
+	probs = append(probs, nullElements("service_networks", c.ServiceNetworks)...)
+	probs = append(probs, nullElements("machine_networks", c.MachineNetworks)...)
 	for i, n := range c.ClusterNetworks {
+		if n == nil {
+			continue // reported by nullElements
+		}
 		n.ClusterID = id
 		probs = append(probs, checkCIDR(fmt.Sprintf("cluster_networks[%d].cidr", i), string(n.CIDR))...)
 		if n.HostPrefix < 1 || n.HostPrefix > 128 {
@@ -121,10 +127,16 @@ func (s *Service) newCluster(p *v2.ClusterCreateParams) (*clusterRec, error) {
 		}
 	}
 	for i, n := range c.ServiceNetworks {
+		if n == nil {
+			continue // reported by nullElements
+		}
 		n.ClusterID = id
 		probs = append(probs, checkCIDR(fmt.Sprintf("service_networks[%d].cidr", i), string(n.CIDR))...)
 	}
 	for i, n := range c.MachineNetworks {
+		if n == nil {
+			continue // reported by nullElements
+		}
 		n.ClusterID = id
 		probs = append(probs, checkCIDR(fmt.Sprintf("machine_networks[%d].cidr", i), string(n.CIDR))...)
 	}

@@ -98,8 +98,14 @@ func (s *Service) writer() {
 			// Later commits were built on the state that just failed: fail them too.
 			rest, _ := s.queue.drain()
 			group = append(group, rest...)
-			if lerr := s.load(context.Background()); lerr != nil {
-				s.log.Error("reload after failed commit", "err", lerr)
+			s.reloadLocked()
+			s.mu.Unlock()
+		} else if s.reload.Load() {
+			// A panic left the model suspect: reload it once what was
+			// queued before it is written.
+			s.mu.Lock()
+			if _, more := s.queue.peek(); !more {
+				s.reloadLocked()
 			}
 			s.mu.Unlock()
 		}
@@ -115,4 +121,23 @@ func (q *commitQueue) drain() ([]*commit, bool) {
 	items := q.items
 	q.items = nil
 	return items, len(items) > 0
+}
+
+func (q *commitQueue) peek() (int, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.items), len(q.items) > 0
+}
+
+// reloadLocked replaces the model with the store's; a store that cannot be
+// read leaves the service broken until a later reload works (apply retries
+// it before every change). Callers hold s.mu.
+func (s *Service) reloadLocked() {
+	s.reload.Store(false)
+	if err := s.load(context.Background()); err != nil {
+		s.log.Error("reload from the store", "err", err)
+		s.broken = err
+		return
+	}
+	s.broken = nil
 }

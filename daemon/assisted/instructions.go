@@ -199,6 +199,9 @@ func (s *Service) PostStepReply(ctx context.Context, infraEnvID, hostID string, 
 		if err := json.Unmarshal([]byte(r.Output), inv); err != nil {
 			return badRequest("output: inventory is not valid JSON: %v", err)
 		}
+		if err := checkInventory(inv); err != nil {
+			return err
+		}
 	}
 	return s.update(ctx, func(t *txn) error {
 		h, err := s.hostByID(infraEnvID, hostID)

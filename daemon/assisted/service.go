@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nodezero/nodezero/daemon/machine"
@@ -78,7 +79,9 @@ type Service struct {
 	infraEnvs map[string]*infraEnvRec
 	hosts     map[hostKey]*hostRec
 
-	queue commitQueue
+	queue  commitQueue
+	reload atomic.Bool // a panic left the model suspect: the writer reloads it
+	broken error       // the last reload failed; guarded by mu
 
 	ctx    context.Context
 	cancel context.CancelFunc

@@ -3,6 +3,8 @@ package assisted
 import (
 	"context"
 	"errors"
+	"fmt"
+	"runtime/debug"
 
 	"github.com/nodezero/nodezero/store"
 )
@@ -33,36 +35,61 @@ type txn struct {
 // error, the model must be as it found it; the events it recorded are
 // stored all the same.
 func (s *Service) update(ctx context.Context, fn func(t *txn) error) error {
+	c, err := s.apply(fn)
+	if c != nil {
+		if cerr := <-c.done; cerr != nil {
+			if err != nil {
+				s.log.Warn("events of a failed request not stored", "err", cerr)
+				return err
+			}
+			return cerr
+		}
+	}
+	return err
+}
+
+// apply is update's part under the lock. A panic in fn or in the
+// evaluation (a bug) is turned into an internal error: the lock is
+// released, and the model, which fn may have half changed, is reloaded
+// from the store once the writer has written what was queued before.
+func (s *Service) apply(fn func(t *txn) error) (c *commit, err error) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	defer func() {
+		if v := recover(); v != nil {
+			s.log.Error("panic while changing the model; it is reloaded from the store", "panic", v, "stack", string(debug.Stack()))
+			s.reload.Store(true)
+			s.queue.push(&commit{done: make(chan error, 1)}) // wakes the writer to reload
+			c, err = nil, internal(fmt.Errorf("panic: %v", v), "internal error")
+		}
+	}()
+	if s.broken != nil {
+		// The last failed commit could not reload the model either: try
+		// again before accepting a change on top of a model disk lacks.
+		if lerr := s.load(context.Background()); lerr != nil {
+			return nil, internal(lerr, "the store is unreadable")
+		}
+		s.broken = nil
+	}
 	t := &txn{s: s, seen: map[any]bool{}, staleC: map[string]*clusterRec{}, dirtyH: map[hostKey]*hostRec{}, dirtyC: map[string]*clusterRec{}, wake: map[hostKey]*hostRec{}}
 	if err := fn(t); err != nil {
 		// The request changed nothing, but what it reported is news all
 		// the same (host_registration_failed goes with a 409).
-		var c *commit
 		if len(t.evs) > 0 {
 			c = (&txn{s: s, evs: t.evs}).commit()
 			s.queue.push(c)
 		}
-		s.mu.Unlock()
-		if c != nil {
-			if cerr := <-c.done; cerr != nil {
-				s.log.Warn("events of a failed request not stored", "err", cerr)
-			}
-		}
-		return err
+		return c, err
 	}
 	t.settle()
-	c := t.commit()
+	c = t.commit()
 	for _, h := range t.wake {
 		h.wakeAgent()
 	}
-	if c == nil {
-		s.mu.Unlock()
-		return nil
+	if c != nil {
+		s.queue.push(c)
 	}
-	s.queue.push(c)
-	s.mu.Unlock()
-	return <-c.done
+	return c, nil
 }
 
 // view runs fn under the read lock.
