@@ -33,8 +33,11 @@ lint:
 	$(GO) run $(STATICCHECK) $(PKGS)
 
 ## bench: Go benchmarks and the service load figures (not part of CI)
-bench:
+bench: build
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s $(PKGS)
+	$(BIN) loadtest --agents real --hosts 5 --runs 5
+	$(BIN) loadtest --agents sim --hosts 1000 --idle 30s
+	$(BIN) loadtest --agents sim --hosts 100
 
 ## fuzz: each fuzz target for FUZZTIME (short in CI)
 fuzz:
@@ -48,9 +51,11 @@ fuzz-long:
 run: build
 	$(BIN) service --dir out/service --listen 127.0.0.1:8090
 
-## generate: state machine diagrams, test hardware trees
+## generate: state machine diagrams (SVG too when graphviz is installed), test hardware trees
 generate:
 	$(GO) generate ./...
+	@if command -v dot >/dev/null; then for f in docs/state-machines/*.dot; do dot -Tsvg "$$f" -o "$${f%.dot}.svg"; done; \
+	  else echo "graphviz (dot) not installed: SVGs not rendered"; fi
 
 clean:
 	rm -rf bin out

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"time"
@@ -27,6 +28,7 @@ func runService(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	monitor := fs.Duration("monitor-interval", 5*time.Second, "how often time-based rules (disconnection, timeouts) are checked")
 	disconnect := fs.Duration("disconnection-timeout", 3*time.Minute, "a host that has not checked in for this long is disconnected")
+	pprofAddr := fs.String("pprof", "", "serve Go's net/http/pprof profiles on this address, e.g. 127.0.0.1:6060 (off by default; for load tests)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -86,6 +88,13 @@ func runService(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		// Requests end with the daemon: a held ?wait= returns at once.
 		BaseContext: func(net.Listener) context.Context { return ctx },
 	}
+	if *pprofAddr != "" {
+		stop, err := servePprof(*pprofAddr)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	fmt.Fprintf(stdout, "nodezero service: listening on http://%s%s\n", ln.Addr(), api.Base)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -100,4 +109,22 @@ func runService(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	return nil
+}
+
+// servePprof serves the profiling endpoints on their own listener, so the
+// API's mux never exposes them. stop closes it.
+func servePprof(addr string) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--pprof: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }() // ends when stop closes the server
+	return func() { _ = srv.Close() }, nil
 }

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/nodezero/nodezero/hostagent/simagent"
+)
+
+// ltReport is what `nodezero loadtest` prints. Times of the run are from
+// starting the agents.
+type ltReport struct {
+	Mode             string        `json:"mode"` // real or sim
+	Hosts            int           `json:"hosts"`
+	Wait             string        `json:"wait"`
+	Idle             string        `json:"idle"`
+	Ramp             string        `json:"ramp"` // sim: the agents' starts spread over this long
+	Bin              string        `json:"bin"`
+	StartupSamplesMs []float64     `json:"startup_samples_ms"` // process start → first /health answer
+	StartupMedianMs  float64       `json:"startup_median_ms"`
+	Runs             []ltRunReport `json:"runs"`
+	Median           ltRunReport   `json:"median"` // of every figure over the runs; no request table
+}
+
+// ltRunReport is one run's figures.
+type ltRunReport struct {
+	StartupMs float64 `json:"startup_ms"`
+	// AllKnownS is when the last host became known, by the service's
+	// status_updated_at; DetectedS when the poller saw it.
+	AllKnownS     float64 `json:"all_known_s"`
+	DetectedS     float64 `json:"all_known_detected_s"`
+	ClusterReadyS float64 `json:"cluster_ready_s"`
+	RampCPUS      float64 `json:"ramp_cpu_s"`        // service CPU, agents started → cluster ready
+	RampCores     float64 `json:"ramp_cores"`        // the same over the ramp's duration
+	RampRSSMiB    float64 `json:"ramp_peak_rss_mib"` // VmHWM when the cluster became ready
+	IdleCPUPct    float64 `json:"idle_cpu_pct"`      // % of one core over the idle window
+	IdleRSSMiB    float64 `json:"idle_rss_mib"`      // VmRSS at the end of the idle window
+	// PeakRSSMiB is VmHWM at the end of the run: the idle window's
+	// requests can push it past RampRSSMiB.
+	PeakRSSMiB float64 `json:"peak_rss_mib"`
+	SQLiteMiB  float64 `json:"sqlite_mib"` // nodezero.db + -wal at the end
+	// IdleRequests counts the agents' requests in the idle window.
+	IdleRequests int `json:"idle_requests,omitempty"`
+	// LoadgenCPUS is the load generator's CPU over the run: this process
+	// (simulated agents, poller) and the real agents' processes.
+	LoadgenCPUS float64 `json:"loadgen_cpu_s"`
+	// OtherCores is the CPU that processes other than the service and
+	// the load generator took over the run, in cores: a busy machine
+	// skews every figure.
+	OtherCores float64           `json:"other_cores"`
+	Requests   []ltRequestReport `json:"requests,omitempty"`
+}
+
+// ltBusyMachine is the CPU, in cores, other processes may take before a
+// report warns that its figures are skewed.
+const ltBusyMachine = 0.1
+
+// ltRequestReport is the latency of one request kind.
+type ltRequestReport struct {
+	Kind       string  `json:"kind"`
+	Count      int     `json:"count"`
+	Errors     int     `json:"errors"`
+	FirstError string  `json:"first_error,omitempty"`
+	P50Ms      float64 `json:"p50_ms"`
+	P99Ms      float64 `json:"p99_ms"`
+	MaxMs      float64 `json:"max_ms"`
+}
+
+// summarise fills the medians.
+func (r *ltReport) summarise() {
+	r.StartupMedianMs = ltMedian(r.StartupSamplesMs)
+	col := func(f func(ltRunReport) float64) float64 {
+		xs := make([]float64, len(r.Runs))
+		for i, run := range r.Runs {
+			xs[i] = f(run)
+		}
+		return ltMedian(xs)
+	}
+	r.Median = ltRunReport{
+		StartupMs:     col(func(x ltRunReport) float64 { return x.StartupMs }),
+		AllKnownS:     col(func(x ltRunReport) float64 { return x.AllKnownS }),
+		DetectedS:     col(func(x ltRunReport) float64 { return x.DetectedS }),
+		ClusterReadyS: col(func(x ltRunReport) float64 { return x.ClusterReadyS }),
+		RampCPUS:      col(func(x ltRunReport) float64 { return x.RampCPUS }),
+		RampCores:     col(func(x ltRunReport) float64 { return x.RampCores }),
+		RampRSSMiB:    col(func(x ltRunReport) float64 { return x.RampRSSMiB }),
+		IdleCPUPct:    col(func(x ltRunReport) float64 { return x.IdleCPUPct }),
+		IdleRSSMiB:    col(func(x ltRunReport) float64 { return x.IdleRSSMiB }),
+		PeakRSSMiB:    col(func(x ltRunReport) float64 { return x.PeakRSSMiB }),
+		SQLiteMiB:     col(func(x ltRunReport) float64 { return x.SQLiteMiB }),
+		IdleRequests:  int(col(func(x ltRunReport) float64 { return float64(x.IdleRequests) })),
+		LoadgenCPUS:   col(func(x ltRunReport) float64 { return x.LoadgenCPUS }),
+		OtherCores:    col(func(x ltRunReport) float64 { return x.OtherCores }),
+	}
+}
+
+func (r *ltReport) writeJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// writeTable prints the figures, the request latencies of the last run and
+// how they compare with the goals of issue #2.
+func (r *ltReport) writeTable(w io.Writer) error {
+	kind := "simulated agents"
+	if r.Mode == "real" {
+		kind = "nodezero agent processes"
+	}
+	fmt.Fprintf(w, "nodezero loadtest: %d %s, started over %s, wait %s, idle %s, service %s\n", r.Hosts, kind, r.Ramp, r.Wait, r.Idle, r.Bin)
+	fmt.Fprintf(w, "startup (process start → first /health answer): median %.1f ms of %d [%s]\n\n",
+		r.StartupMedianMs, len(r.StartupSamplesMs), ltJoinFloats(r.StartupSamplesMs, "%.1f"))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "run\tstartup\tall known\tready\tramp CPU\tcores\tpeak RSS\tidle CPU\tidle RSS\tSQLite\tidle reqs\tloadgen CPU\tothers\t")
+	row := func(name string, x ltRunReport) {
+		fmt.Fprintf(tw, "%s\t%.1f ms\t%.3f s\t%.3f s\t%.2f s\t%.2f\t%.1f MiB\t%.2f %%\t%.1f MiB\t%.2f MiB\t%d\t%.2f s\t%.2f\t\n",
+			name, x.StartupMs, x.AllKnownS, x.ClusterReadyS, x.RampCPUS, x.RampCores, x.PeakRSSMiB,
+			x.IdleCPUPct, x.IdleRSSMiB, x.SQLiteMiB, x.IdleRequests, x.LoadgenCPUS, x.OtherCores)
+	}
+	for i, run := range r.Runs {
+		row(fmt.Sprint(i+1), run)
+	}
+	if len(r.Runs) > 1 {
+		row("median", r.Median)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if r.Median.OtherCores > ltBusyMachine {
+		fmt.Fprintf(w, "warning: other processes kept %.2f cores busy during the runs; the figures are skewed\n", r.Median.OtherCores)
+	}
+	last := r.Runs[len(r.Runs)-1]
+	fmt.Fprintf(w, "\nrequests (run %d)\n", len(r.Runs))
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "kind\tcount\terrors\tp50\tp99\tmax\t")
+	for _, q := range last.Requests {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.2f ms\t%.2f ms\t%.2f ms\t\n", q.Kind, q.Count, q.Errors, q.P50Ms, q.P99Ms, q.MaxMs)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, q := range last.Requests {
+		if q.FirstError != "" {
+			fmt.Fprintf(w, "first %s error: %s\n", q.Kind, q.FirstError)
+		}
+	}
+	_, err := fmt.Fprintf(w, "\ngoals (issue #2): %s\n", strings.Join(r.goals(), "; "))
+	return err
+}
+
+// goals compares the medians with the issue's goals.
+func (r *ltReport) goals() []string {
+	check := func(name string, got, limit float64, unit string) string {
+		verdict := "met"
+		if got >= limit {
+			verdict = "MISSED"
+		}
+		return fmt.Sprintf("%s %.3g %s < %g: %s", name, got, unit, limit, verdict)
+	}
+	out := []string{check("startup", r.StartupMedianMs, 50, "ms")}
+	m := r.Median
+	if r.Mode == "real" {
+		return append(out, check("cluster ready", m.ClusterReadyS, 1, "s"), check("idle RSS", m.IdleRSSMiB, 30, "MiB"))
+	}
+	out = append(out, check("all known", m.AllKnownS, 10, "s"), check("peak RSS", m.PeakRSSMiB, 100, "MiB"),
+		check("idle CPU", m.IdleCPUPct, 5, "%"))
+	worst, worstKind := 0.0, ""
+	for _, run := range r.Runs {
+		for _, q := range run.Requests {
+			// A held GET lasts the long-poll wait by design; the poller is
+			// not an agent.
+			if q.Kind != simagent.KindNextStepsHeld && q.Kind != ltKindPoll && q.P99Ms > worst {
+				worst, worstKind = q.P99Ms, q.Kind
+			}
+		}
+	}
+	return append(out, check("worst p99 ("+worstKind+")", worst, 50, "ms"))
+}
+
+func ltJoinFloats(xs []float64, format string) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprintf(format, x)
+	}
+	return strings.Join(s, " ")
+}

@@ -1,0 +1,276 @@
+package simagent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/netip"
+	"time"
+
+	v2 "github.com/nodezero/nodezero/daemon/v2"
+)
+
+// Request kinds: the rows of a load test's latency table. A GET for
+// instructions with ?wait= is held by node zero until a step is due, so its
+// latency is the hold, not the service's speed: calls that brought
+// instructions and calls that came back empty are kept apart.
+const (
+	KindRegister      = "register"
+	KindNextSteps     = "next-steps (immediate)" // the answer held instructions
+	KindNextStepsHeld = "next-steps (held)"      // the answer was empty: the wait ran out
+	KindStepReply     = "step-reply"
+)
+
+// Observer receives the latency and outcome of every request an agent
+// makes. It must be safe for concurrent use.
+type Observer interface {
+	Observe(kind string, d time.Duration, err error)
+}
+
+// Config is one simulated agent.
+type Config struct {
+	// Client is the v2 client the agent speaks through, usually shared by
+	// a whole fleet: it carries the agent token, the agent version and the
+	// transport.
+	Client *v2.Client
+	// AgentVersion goes into the registration body, as the real agent
+	// sends it there and in the header (transcript §7.9); give the client
+	// the same value with v2.WithAgentVersion.
+	AgentVersion string
+	InfraEnvID   string
+	Host         Host
+	// Wait is the ?wait= of instruction requests; 0 polls as
+	// assisted-installer-agent does, every next_instruction_seconds.
+	Wait time.Duration
+	// APIVIP and IngressVIP are what the cluster's names resolve to in
+	// domain-resolution answers; zero leaves them unresolved.
+	APIVIP, IngressVIP netip.Addr
+	// RetryInterval caps the wait between failed registrations (the
+	// agent's --interval); 0 means 60 s.
+	RetryInterval time.Duration
+	Observer      Observer // nil: none
+}
+
+// Agent is one simulated host agent.
+type Agent struct {
+	cfg       Config
+	inventory string // the inventory step's output, encoded once
+	sess      session
+	now       func() time.Time
+	// minPollGap is the floor between two GETs, as hostagent keeps.
+	minPollGap time.Duration
+}
+
+// session holds the ids a registration hands out (next_step_runner_command).
+type session struct{ infraEnvID, hostID string }
+
+// New returns an agent for cfg.
+func New(cfg Config) (*Agent, error) {
+	switch {
+	case cfg.Client == nil:
+		return nil, errors.New("new sim agent: no client")
+	case cfg.InfraEnvID == "":
+		return nil, errors.New("new sim agent: no infra-env id")
+	case cfg.Host.ID == "" || !cfg.Host.Address.IsValid():
+		return nil, errors.New("new sim agent: host has no id or address")
+	case cfg.Wait < 0:
+		return nil, fmt.Errorf("new sim agent: negative wait %s", cfg.Wait)
+	}
+	if cfg.RetryInterval <= 0 {
+		cfg.RetryInterval = time.Minute
+	}
+	inv, err := v2.EncodeEmbedded(cfg.Host.Inventory())
+	if err != nil {
+		return nil, fmt.Errorf("new sim agent: %w", err)
+	}
+	return &Agent{cfg: cfg, inventory: inv, now: time.Now, minPollGap: 50 * time.Millisecond}, nil
+}
+
+// Host returns the agent's host.
+func (a *Agent) Host() Host { return a.cfg.Host }
+
+// Run registers the host and answers instructions until ctx is done; when
+// the service ends a session (post_step_action "exit", a 404) it registers
+// again. It returns nil once ctx is cancelled.
+func (a *Agent) Run(ctx context.Context) error {
+	short := backoff{initial: time.Second, factor: 2, max: a.cfg.RetryInterval}
+	for {
+		if err := a.register(ctx); err != nil {
+			return nil // ctx done
+		}
+		started := a.now()
+		if !a.instructionLoop(ctx) {
+			return nil
+		}
+		// A session that ends at once is not repeated in a hot loop.
+		var delay time.Duration
+		if a.now().Sub(started) < time.Minute {
+			delay = short.next()
+		} else {
+			short.reset()
+		}
+		if !sleep(ctx, delay) {
+			return nil
+		}
+	}
+}
+
+// register posts the host until the service accepts it or ctx is done.
+func (a *Agent) register(ctx context.Context) error {
+	retry := backoff{initial: time.Second, factor: 2, max: a.cfg.RetryInterval}
+	params := v2.HostCreateParams{HostID: a.cfg.Host.ID, DiscoveryAgentVersion: a.cfg.AgentVersion}
+	for {
+		start := a.now()
+		resp, err := a.cfg.Client.RegisterHost(v2.WithRequestID(ctx, v2.NewRequestID()), a.cfg.InfraEnvID, params)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err == nil {
+			a.sess, err = sessionOf(resp)
+		}
+		a.observe(KindRegister, a.now().Sub(start), err)
+		if err == nil {
+			return nil
+		}
+		if !sleep(ctx, retry.next()) {
+			return ctx.Err()
+		}
+	}
+}
+
+// sessionOf validates next_step_runner_command.args[0], as the real agent
+// does before starting its step runner (transcript §1.1).
+func sessionOf(resp *v2.HostRegistrationResponse) (session, error) {
+	cmd := resp.NextStepRunnerCommand
+	if cmd == nil || len(cmd.Args) == 0 {
+		return session{}, errors.New("registration answer has no next_step_runner_command args")
+	}
+	var req v2.NextStepCmdRequest
+	if err := v2.DecodeEmbedded(cmd.Args[0], &req); err != nil {
+		return session{}, fmt.Errorf("next_step_runner_command: %w", err)
+	}
+	if req.HostID == "" || req.InfraEnvID == "" {
+		return session{}, errors.New("next_step_runner_command: no host_id or infra_env_id")
+	}
+	return session{infraEnvID: req.InfraEnvID, hostID: req.HostID}, nil
+}
+
+func (a *Agent) sessionHostID() string { return a.sess.hostID }
+
+// instructionLoop asks for instructions and answers them until the session
+// ends. It reports false when ctx is done.
+func (a *Agent) instructionLoop(ctx context.Context) bool {
+	// A fresh reply cache per session, as each real step runner has.
+	cache := map[v2.StepType]string{}
+	retry := backoff{initial: 500 * time.Millisecond, factor: 1.5, max: time.Minute}
+	var lastGet time.Time
+	for {
+		if gap := a.minPollGap - a.now().Sub(lastGet); gap > 0 && !sleep(ctx, gap) {
+			return false
+		}
+		lastGet = a.now()
+		// One request id per session: the GET and the replies it causes.
+		sctx := v2.WithRequestID(ctx, v2.NewRequestID())
+		steps, err := a.cfg.Client.NextSteps(sctx, a.sess.infraEnvID, a.sess.hostID, lastGet.Unix(), a.cfg.Wait)
+		took := a.now().Sub(lastGet)
+		if ctx.Err() != nil {
+			return false
+		}
+		if err != nil {
+			a.observe(KindNextSteps, took, err)
+			clear(cache) // the service may have lost state: send everything again
+			if v2.IsStatus(err, http.StatusNotFound) {
+				return true // register again
+			}
+			if !sleep(ctx, retry.next()) {
+				return false
+			}
+			continue
+		}
+		retry.reset()
+		kind := KindNextSteps
+		if len(steps.Instructions) == 0 {
+			kind = KindNextStepsHeld
+		}
+		a.observe(kind, took, nil)
+		for _, st := range steps.Instructions {
+			if st != nil {
+				a.reply(sctx, st, cache)
+			}
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		if steps.PostStepAction == v2.StepsPostStepActionExit {
+			return true
+		}
+		next := time.Duration(min(max(steps.NextInstructionSeconds, 0), 3600)) * time.Second
+		if !sleep(ctx, next) {
+			return false
+		}
+	}
+}
+
+// reply answers st and posts the result, unless it repeats the last
+// successful output of its step type (the real agent's reply cache). A
+// failed post leaves the cache alone, so the next round sends it again.
+func (a *Agent) reply(ctx context.Context, st *v2.Step, cache map[v2.StepType]string) {
+	output, stderr, code := a.answer(st)
+	if code == 0 {
+		if last, ok := cache[st.StepType]; ok && last == output {
+			return
+		}
+	}
+	start := a.now()
+	err := a.cfg.Client.PostStepReply(ctx, a.sess.infraEnvID, a.sess.hostID,
+		v2.StepReply{StepType: st.StepType, StepID: st.StepID, ExitCode: int64(code), Output: output, Error: stderr})
+	if ctx.Err() != nil {
+		return
+	}
+	a.observe(KindStepReply, a.now().Sub(start), err)
+	if err == nil && code == 0 {
+		cache[st.StepType] = output
+	}
+}
+
+func (a *Agent) observe(kind string, d time.Duration, err error) {
+	if a.cfg.Observer != nil {
+		a.cfg.Observer.Observe(kind, d, err)
+	}
+}
+
+// backoff yields capped, ±25 % jittered, exponentially growing delays.
+type backoff struct {
+	initial time.Duration
+	factor  float64
+	max     time.Duration
+	cur     time.Duration
+}
+
+func (b *backoff) next() time.Duration {
+	if b.cur == 0 {
+		b.cur = b.initial
+	} else {
+		b.cur = min(time.Duration(float64(b.cur)*b.factor), b.max)
+	}
+	return time.Duration(float64(b.cur) * (0.75 + 0.5*rand.Float64()))
+}
+
+func (b *backoff) reset() { b.cur = 0 }
+
+// sleep waits d or until ctx is done; it reports whether d elapsed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

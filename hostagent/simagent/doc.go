@@ -1,0 +1,15 @@
+// Package simagent simulates host agents for load tests: each Agent is one
+// goroutine that speaks the agent protocol over real HTTP exactly as
+// hostagent does — register, ask for instructions with ?wait=, answer each
+// step, leave out replies whose output did not change — but its hardware
+// and its steps' results are synthetic, so a thousand of them cost the
+// machine little more than their HTTP traffic.
+//
+// A simulated host's addresses lie in one data-only network (DefaultNetwork,
+// the RFC 2544 benchmarking range): they appear in inventories and step
+// outputs only; nothing is ever sent to them. The only traffic is the
+// agents' requests to the service URL they are given.
+//
+// simagent imports only the wire-types package daemon/v2 and the standard
+// library.
+package simagent

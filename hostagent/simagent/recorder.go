@@ -1,0 +1,106 @@
+package simagent
+
+import (
+	"math"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Recorder is an Observer that keeps every latency, per request kind, and
+// summarises them. It is safe for concurrent use. A thousand agents make a
+// few requests a second once idle, so keeping every sample is cheap.
+type Recorder struct {
+	mu    sync.Mutex
+	kinds map[string]*series
+}
+
+type series struct {
+	d        []time.Duration // successful requests
+	errors   int
+	firstErr string
+}
+
+// NewRecorder returns an empty recorder.
+func NewRecorder() *Recorder { return &Recorder{kinds: map[string]*series{}} }
+
+// Observe implements Observer.
+func (r *Recorder) Observe(kind string, d time.Duration, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.kinds[kind]
+	if s == nil {
+		s = &series{d: make([]time.Duration, 0, 1024)}
+		r.kinds[kind] = s
+	}
+	if err != nil {
+		if s.errors == 0 {
+			s.firstErr = err.Error()
+		}
+		s.errors++
+		return
+	}
+	s.d = append(s.d, d)
+}
+
+// Summary is the latency of one request kind. Percentiles are over the
+// successful requests, by nearest rank.
+type Summary struct {
+	Kind       string
+	Count      int // successful requests
+	Errors     int
+	FirstError string
+	P50, P99   time.Duration
+	Max        time.Duration
+}
+
+// kindOrder is the table order: the agent's requests in protocol order,
+// then any other kind by name.
+var kindOrder = []string{KindRegister, KindNextSteps, KindNextStepsHeld, KindStepReply}
+
+// Summaries returns one summary per kind seen, in table order.
+func (r *Recorder) Summaries() []Summary {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	names := make([]string, 0, len(r.kinds))
+	for k := range r.kinds {
+		names = append(names, k)
+	}
+	rank := func(k string) int {
+		if i := slices.Index(kindOrder, k); i >= 0 {
+			return i
+		}
+		return len(kindOrder)
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		if ra, rb := rank(a), rank(b); ra != rb {
+			return ra - rb
+		}
+		if a < b {
+			return -1
+		}
+		if a > b {
+			return 1
+		}
+		return 0
+	})
+	out := make([]Summary, 0, len(names))
+	for _, k := range names {
+		s := r.kinds[k]
+		d := slices.Clone(s.d)
+		slices.Sort(d)
+		out = append(out, Summary{Kind: k, Count: len(d), Errors: s.errors, FirstError: s.firstErr,
+			P50: Percentile(d, 50), P99: Percentile(d, 99), Max: Percentile(d, 100)})
+	}
+	return out
+}
+
+// Percentile returns the p-th percentile (0 < p <= 100) of sorted by
+// nearest rank, or 0 for no samples.
+func Percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(float64(len(sorted))*p/100)) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}

@@ -1,0 +1,211 @@
+package simagent
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+
+	v2 "github.com/nodezero/nodezero/daemon/v2"
+)
+
+// exitNotRun is the exit code of a step the agent cannot run: an unknown
+// type or bad args (agent-and-installer.md §1.7, as hostagent.ExitNotRun).
+const exitNotRun = -1
+
+// The synthetic results. They are what a healthy host on a quiet network
+// reports, derived from the step's args, so the same args always give the
+// same output and the agent's reply cache leaves repeats out, as it does on
+// a real host.
+const (
+	simRTTMs        = 0.25
+	simNTPSource    = "ntp.sim.invalid"
+	simImageBytes   = 5.5e8
+	simImageSeconds = 1.8
+	simSyncMs       = 2 // fsync p99 of an NVMe disk, well under the 10 ms limit
+	maxFreeAddrs    = 16
+)
+
+// registryAddr is what names outside the cluster resolve to: an address of
+// TEST-NET-2 (RFC 5737), data only like the hosts' own.
+var registryAddr = netip.MustParseAddr("198.51.100.10")
+
+// answer runs one instruction for h and returns what the real agent would
+// post: the output, the stderr and the exit code.
+func (a *Agent) answer(st *v2.Step) (output, stderr string, code int) {
+	var out any
+	var err error
+	switch st.StepType {
+	case v2.StepTypeInventory:
+		if len(st.Args) != 1 || st.Args[0] != a.sessionHostID() {
+			return "", fmt.Sprintf("inventory cmd accepts only 1 params in args and it should be UUID, given args %v", st.Args), exitNotRun
+		}
+		return a.inventory, "", 0
+	case v2.StepTypeConnectivityCheck:
+		out, err = a.connectivity(st.Args)
+	case v2.StepTypeFreeNetworkAddresses:
+		out, err = a.freeAddresses(st.Args)
+	case v2.StepTypeNTPSynchronizer:
+		out, err = ntp(st.Args)
+	case v2.StepTypeDomainResolution:
+		out, err = a.resolve(st.Args)
+	case v2.StepTypeVerifyVIPs:
+		out, err = verifyVIPs(st.Args)
+	case v2.StepTypeContainerImageAvailability:
+		out, err = pullImages(st.Args)
+	case v2.StepTypeInstallationDiskSpeedCheck:
+		var req v2.DiskSpeedCheckRequest
+		if err = v2.DecodeStepArg(st.StepType, st.Args, &req); err == nil {
+			out = v2.DiskSpeedCheckResponse{Path: req.Path, IOSyncDuration: simSyncMs}
+		}
+	default:
+		// The real agent's answer to a step it has no action for.
+		return "", fmt.Sprintf("failed to find action for step type %s", st.StepType), exitNotRun
+	}
+	if err != nil {
+		return "", err.Error(), exitNotRun
+	}
+	s, err := v2.EncodeEmbedded(out)
+	if err != nil {
+		return "", err.Error(), exitNotRun
+	}
+	return s, "", 0
+}
+
+// connectivity reports every NIC address of every other host reachable
+// over L2 and L3 from eno1, with a low RTT and no loss.
+func (a *Agent) connectivity(args []string) (v2.ConnectivityReport, error) {
+	var hosts v2.ConnectivityCheckParams
+	if err := v2.DecodeStepArg(v2.StepTypeConnectivityCheck, args, &hosts); err != nil {
+		return v2.ConnectivityReport{}, err
+	}
+	local := a.cfg.Host.Address.Addr().String()
+	rep := v2.ConnectivityReport{RemoteHosts: make([]*v2.ConnectivityRemoteHost, 0, len(hosts))}
+	for _, h := range hosts {
+		if h == nil {
+			continue
+		}
+		r := &v2.ConnectivityRemoteHost{HostID: h.HostID}
+		for _, nic := range h.Nics {
+			if nic == nil {
+				continue
+			}
+			for _, ip := range nic.IPAddresses {
+				r.L2Connectivity = append(r.L2Connectivity, &v2.L2Connectivity{OutgoingNic: "eno1", OutgoingIPAddress: local,
+					RemoteIPAddress: ip, RemoteMAC: nic.MAC, Successful: true})
+				r.L3Connectivity = append(r.L3Connectivity, &v2.L3Connectivity{OutgoingNic: "eno1", RemoteIPAddress: ip,
+					Successful: true, AverageRTTMs: simRTTMs})
+				r.MTUReport = append(r.MTUReport, &v2.MTUReport{OutgoingNic: "eno1", RemoteIPAddress: ip, MTUSuccessful: true})
+			}
+		}
+		rep.RemoteHosts = append(rep.RemoteHosts, r)
+	}
+	return rep, nil
+}
+
+// freeAddresses reports a few free addresses per network: the top of each
+// network, which no simulated host takes. A real agent scans with nmap; the
+// list it sends for a /16 is not what a load test is about.
+func (a *Agent) freeAddresses(args []string) (v2.FreeNetworksAddresses, error) {
+	var nets v2.FreeAddressesRequest
+	if err := v2.DecodeStepArg(v2.StepTypeFreeNetworkAddresses, args, &nets); err != nil {
+		return nil, err
+	}
+	out := make(v2.FreeNetworksAddresses, 0, len(nets))
+	for _, n := range nets {
+		p, err := netip.ParsePrefix(n)
+		if err != nil {
+			return nil, fmt.Errorf("free-network-addresses: %q is not a CIDR", n)
+		}
+		f := &v2.FreeNetworkAddresses{Network: n, FreeAddresses: []string{}}
+		if p.Addr().Is4() && p.Bits() <= 24 {
+			size := 1 << (32 - p.Bits())
+			for i := size - 2; i > size-2-maxFreeAddrs; i-- {
+				if addr, ok := addrAt(p, i); ok {
+					f.FreeAddresses = append(f.FreeAddresses, addr.String())
+				}
+			}
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// ntp reports every requested source synced, or one of ours when none is
+// given.
+func ntp(args []string) (v2.NTPSynchronizationResponse, error) {
+	var req v2.NTPSynchronizationRequest
+	if err := v2.DecodeStepArg(v2.StepTypeNTPSynchronizer, args, &req); err != nil {
+		return v2.NTPSynchronizationResponse{}, err
+	}
+	var out v2.NTPSynchronizationResponse
+	for _, s := range strings.Split(req.NTPSource, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out.NTPSources = append(out.NTPSources, &v2.NTPSource{SourceName: s, SourceState: v2.SourceStateSynced})
+		}
+	}
+	if len(out.NTPSources) == 0 {
+		out.NTPSources = []*v2.NTPSource{{SourceName: simNTPSource, SourceState: v2.SourceStateSynced}}
+	}
+	return out, nil
+}
+
+// resolve answers the cluster's names with its VIPs, the wildcard probe with
+// nothing (no wildcard DNS), and every other name with a registry address.
+func (a *Agent) resolve(args []string) (v2.DomainResolutionResponse, error) {
+	var req v2.DomainResolutionRequest
+	if err := v2.DecodeStepArg(v2.StepTypeDomainResolution, args, &req); err != nil {
+		return v2.DomainResolutionResponse{}, err
+	}
+	out := v2.DomainResolutionResponse{Resolutions: make([]*v2.DomainResolutionResponseResolutionsItem, 0, len(req.Domains))}
+	for _, d := range req.Domains {
+		if d == nil {
+			continue
+		}
+		r := &v2.DomainResolutionResponseResolutionsItem{DomainName: d.DomainName, IPv4Addresses: []string{}, IPv6Addresses: []string{}}
+		name := strings.TrimSuffix(d.DomainName, ".")
+		var addr netip.Addr
+		switch {
+		case strings.HasPrefix(name, "validateNoWildcardDNS."):
+		case strings.HasPrefix(name, "api.") || strings.HasPrefix(name, "api-int."):
+			addr = a.cfg.APIVIP
+		case strings.Contains(name, ".apps."):
+			addr = a.cfg.IngressVIP
+		default:
+			addr = registryAddr
+		}
+		if addr.IsValid() {
+			r.IPv4Addresses = append(r.IPv4Addresses, addr.String())
+		}
+		out.Resolutions = append(out.Resolutions, r)
+	}
+	return out, nil
+}
+
+// verifyVIPs reports every VIP free and usable.
+func verifyVIPs(args []string) (v2.VerifyVIPsResponse, error) {
+	var req v2.VerifyVIPsRequest
+	if err := v2.DecodeStepArg(v2.StepTypeVerifyVIPs, args, &req); err != nil {
+		return nil, err
+	}
+	out := make(v2.VerifyVIPsResponse, 0, len(req))
+	for _, v := range req {
+		if v != nil {
+			out = append(out, &v2.VerifiedVIP{VIP: v.VIP, VIPType: v.VIPType, Verification: v2.VIPVerificationSucceeded})
+		}
+	}
+	return out, nil
+}
+
+// pullImages reports every image pulled at a steady rate.
+func pullImages(args []string) (v2.ContainerImageAvailabilityResponse, error) {
+	var req v2.ContainerImageAvailabilityRequest
+	if err := v2.DecodeStepArg(v2.StepTypeContainerImageAvailability, args, &req); err != nil {
+		return v2.ContainerImageAvailabilityResponse{}, err
+	}
+	var out v2.ContainerImageAvailabilityResponse
+	for _, img := range req.Images {
+		out.Images = append(out.Images, &v2.ContainerImageAvailability{Name: img, Result: v2.ContainerImageAvailabilityResultSuccess,
+			SizeBytes: simImageBytes, Time: simImageSeconds, DownloadRate: simImageBytes / simImageSeconds / 1e6})
+	}
+	return out, nil
+}
