@@ -288,6 +288,7 @@ func (t *txn) refreshCluster(c *clusterRec) {
 func (t *txn) applyCluster(c *clusterRec, tr machine.Transition[v2.ClusterStatus]) bool {
 	changed := false
 	if tr.To != "" && tr.To != c.c.Status {
+		from := c.c.Status
 		c.c.Status = tr.To
 		c.c.StatusUpdatedAt = v2.DateTime(t.s.cfg.Now().UTC())
 		if tr.To == v2.ClusterStatusInstalling && c.c.InstallStartedAt.IsZero() {
@@ -297,8 +298,13 @@ func (t *txn) applyCluster(c *clusterRec, tr machine.Transition[v2.ClusterStatus
 			c.c.InstallCompletedAt = c.c.StatusUpdatedAt
 		}
 		t.clusterEvent(c, evClusterStatus, clusterStatusSeverity(tr.To), fmt.Sprintf("Updated status of the cluster to %s", tr.To))
-		for _, h := range c.hosts {
-			t.dirtyH[h.key()] = h // the cluster's status is one of their facts
+		// Host rules read the cluster's status only in and around the
+		// installation; insufficient ↔ ready flips (one per arriving host)
+		// must not re-validate every host.
+		if hostsReadStatus(from) || hostsReadStatus(tr.To) {
+			for _, h := range c.hosts {
+				t.dirtyH[h.key()] = h
+			}
 		}
 		// The aggregates depend on the status too: the machine network is
 		// derived only while insufficient or pending-for-input.
@@ -504,4 +510,15 @@ func (t *txn) newInfo(results, prev []validation.Result, stored string) (string,
 		return "", false
 	}
 	return info, info != stored
+}
+
+// hostsReadStatus: the cluster statuses host rules test (daemon/machine's
+// host facts: preparing, installing, error, pending user action, post
+// installation).
+func hostsReadStatus(st v2.ClusterStatus) bool {
+	switch st {
+	case v2.ClusterStatusInsufficient, v2.ClusterStatusReady, v2.ClusterStatusPendingForInput:
+		return false
+	}
+	return true
 }

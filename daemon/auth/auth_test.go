@@ -170,3 +170,23 @@ func TestLoadOrCreate(t *testing.T) {
 		t.Errorf("token file names: %s %s", TokenFile(Agent), TokenFile(Watcher))
 	}
 }
+
+// TestVerifyCacheKeepsExpiry: a remembered token still expires.
+func TestVerifyCacheKeepsExpiry(t *testing.T) {
+	key := mustKey(t)
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	v := NewVerifier(&key.PublicKey, func() time.Time { return now })
+	tok, err := Sign(key, User, now.Add(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ { // the second call is served from the cache
+		if got, err := v.Verify(tok); err != nil || got != User {
+			t.Fatalf("Verify #%d = %q, %v", i, got, err)
+		}
+	}
+	now = now.Add(2 * time.Minute)
+	if _, err := v.Verify(tok); !errors.Is(err, ErrExpired) {
+		t.Errorf("Verify after expiry = %v, want ErrExpired", err)
+	}
+}
