@@ -18,9 +18,26 @@ import (
 // hostname counts), then dirty hosts (validations, state machine), then
 // dirty clusters (validations, state machine). A cluster's status change
 // makes its hosts dirty again, a host's status change its cluster.
+//
+// A request from an agent (t.coalesce) settles its own hosts at once and
+// hands cluster-wide work to the evaluator, which does it once for every
+// request that arrived within Config.EvaluationDelay: a thousand hosts
+// registering at once then cost one pass over the cluster per window, not
+// one per host, and the model lock is held for microseconds per request.
 func (t *txn) settle() {
 	for round := 0; round < 100; round++ {
+		if t.coalesce && len(t.dirtyH) == 0 && (len(t.staleC) > 0 || len(t.dirtyC) > 0) {
+			t.s.deferClusters(t.staleC, t.dirtyC)
+			t.staleC, t.dirtyC = map[string]*clusterRec{}, map[string]*clusterRec{}
+			return
+		}
 		switch {
+		case t.coalesce && len(t.dirtyH) > 0:
+			hs := t.dirtyH
+			t.dirtyH = map[hostKey]*hostRec{}
+			for _, h := range sortedHosts(hs) {
+				t.refreshHost(h)
+			}
 		case len(t.staleC) > 0:
 			for id, c := range t.staleC {
 				delete(t.staleC, id)

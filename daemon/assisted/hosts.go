@@ -27,7 +27,7 @@ func (s *Service) RegisterHost(ctx context.Context, infraEnvID string, p *v2.Hos
 		p.DiscoveryAgentVersion = agentVersion
 	}
 	var h *hostRec
-	err := s.update(ctx, func(t *txn) error {
+	err := s.updateAgent(ctx, func(t *txn) error {
 		ie, err := s.infraEnvByID(infraEnvID)
 		if err != nil {
 			return err

@@ -85,7 +85,7 @@ func (s *Service) takeSteps(ctx context.Context, infraEnvID, hostID string, time
 	out := &v2.Steps{PostStepAction: v2.StepsPostStepActionContinue}
 	var wake <-chan struct{}
 	var next time.Duration
-	err := s.update(ctx, func(t *txn) error {
+	err := s.updateAgent(ctx, func(t *txn) error {
 		h, err := s.hostByID(infraEnvID, hostID)
 		if err != nil {
 			return err
@@ -203,7 +203,7 @@ func (s *Service) PostStepReply(ctx context.Context, infraEnvID, hostID string, 
 			return err
 		}
 	}
-	return s.update(ctx, func(t *txn) error {
+	return s.updateAgent(ctx, func(t *txn) error {
 		h, err := s.hostByID(infraEnvID, hostID)
 		if err != nil {
 			return err

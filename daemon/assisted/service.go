@@ -36,6 +36,10 @@ type Config struct {
 	MaxWait time.Duration
 	// Requirements are the hardware requirements; zero: assisted's defaults.
 	Requirements *validation.Requirements
+	// EvaluationDelay coalesces the cluster-wide evaluation that agents'
+	// requests cause: it runs once per window for all of them (see
+	// settle). Zero evaluates within each request (tests).
+	EvaluationDelay time.Duration
 	// DisabledHostValidations / DisabledClusterValidations report "disabled".
 	DisabledHostValidations, DisabledClusterValidations []string
 }
@@ -83,6 +87,9 @@ type Service struct {
 	reload atomic.Bool // a panic left the model suspect: the writer reloads it
 	broken error       // the last reload failed; guarded by mu
 
+	evalPending map[string]*clusterRec // clusters the evaluator owes a pass; guarded by mu
+	evalSignal  chan struct{}
+
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -115,9 +122,17 @@ func New(cfg Config) (*Service, error) {
 	if err := s.load(context.Background()); err != nil {
 		return nil, err
 	}
+	s.evalPending, s.evalSignal = map[string]*clusterRec{}, make(chan struct{}, 1)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
-	s.wg.Add(1)
+	s.wg.Add(2)
 	go s.writer()
+	go s.evaluator()
+	// What was stored is evaluated once now: a restart may have cut off
+	// an evaluation, and time has passed.
+	if err := s.Tick(s.ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("assisted: first evaluation: %w", err)
+	}
 	if cfg.MonitorInterval > 0 {
 		s.wg.Add(1)
 		go s.monitor()
@@ -232,4 +247,49 @@ func (s *Service) Tick(ctx context.Context) error {
 		}
 		return nil
 	})
+}
+
+// deferClusters hands clusters to the evaluator. Callers hold s.mu.
+func (s *Service) deferClusters(sets ...map[string]*clusterRec) {
+	for _, m := range sets {
+		for id, c := range m {
+			s.evalPending[id] = c
+		}
+	}
+	select {
+	case s.evalSignal <- struct{}{}:
+	default:
+	}
+}
+
+// evaluator does the cluster-wide evaluation agents' requests deferred,
+// once per EvaluationDelay window.
+func (s *Service) evaluator() {
+	defer s.wg.Done()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-s.evalSignal:
+		}
+		timer := time.NewTimer(s.cfg.EvaluationDelay)
+		select {
+		case <-s.ctx.Done():
+			timer.Stop()
+			return
+		case <-timer.C:
+		}
+		err := s.update(s.ctx, func(t *txn) error {
+			for id, c := range s.evalPending {
+				delete(s.evalPending, id)
+				if s.clusters[id] == c {
+					t.touchCluster(c)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			s.log.Error("cluster evaluation", "err", err)
+		}
+	}
 }

@@ -23,7 +23,8 @@ type txn struct {
 	steps []func(*store.Tx) error
 	evs   []store.Event
 
-	staleC map[string]*clusterRec // aggregates to recompute
+	coalesce bool                   // an agent's request: cluster-wide work goes to the evaluator
+	staleC   map[string]*clusterRec // aggregates to recompute
 	dirtyH map[hostKey]*hostRec
 	dirtyC map[string]*clusterRec
 	wake   map[hostKey]*hostRec
@@ -35,7 +36,17 @@ type txn struct {
 // error, the model must be as it found it; the events it recorded are
 // stored all the same.
 func (s *Service) update(ctx context.Context, fn func(t *txn) error) error {
-	c, err := s.apply(fn)
+	return s.change(false, fn)
+}
+
+// updateAgent is update for the requests agents make in bulk (register,
+// instructions, step replies): see settle for what it defers.
+func (s *Service) updateAgent(ctx context.Context, fn func(t *txn) error) error {
+	return s.change(s.cfg.EvaluationDelay > 0, fn)
+}
+
+func (s *Service) change(coalesce bool, fn func(t *txn) error) error {
+	c, err := s.apply(coalesce, fn)
 	if c != nil {
 		if cerr := <-c.done; cerr != nil {
 			if err != nil {
@@ -52,7 +63,7 @@ func (s *Service) update(ctx context.Context, fn func(t *txn) error) error {
 // evaluation (a bug) is turned into an internal error: the lock is
 // released, and the model, which fn may have half changed, is reloaded
 // from the store once the writer has written what was queued before.
-func (s *Service) apply(fn func(t *txn) error) (c *commit, err error) {
+func (s *Service) apply(coalesce bool, fn func(t *txn) error) (c *commit, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	defer func() {
@@ -71,7 +82,7 @@ func (s *Service) apply(fn func(t *txn) error) (c *commit, err error) {
 		}
 		s.broken = nil
 	}
-	t := &txn{s: s, seen: map[any]bool{}, staleC: map[string]*clusterRec{}, dirtyH: map[hostKey]*hostRec{}, dirtyC: map[string]*clusterRec{}, wake: map[hostKey]*hostRec{}}
+	t := &txn{s: s, coalesce: coalesce, seen: map[any]bool{}, staleC: map[string]*clusterRec{}, dirtyH: map[hostKey]*hostRec{}, dirtyC: map[string]*clusterRec{}, wake: map[hostKey]*hostRec{}}
 	if err := fn(t); err != nil {
 		// The request changed nothing, but what it reported is news all
 		// the same (host_registration_failed goes with a 409).
@@ -211,8 +222,12 @@ func (t *txn) commit() *commit {
 		})
 	}
 	for _, h := range t.putH {
-		row, err := h.row()
+		// A copy now, the JSON in the writer: marshalling a host with its
+		// inventory is the largest cost a request would otherwise pay
+		// under the model lock.
+		snap := &hostRec{h: *copyHost(&h.h)}
 		ops = append(ops, func(tx *store.Tx) error {
+			row, err := snap.row()
 			if err != nil {
 				return err
 			}
