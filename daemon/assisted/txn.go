@@ -25,9 +25,9 @@ type txn struct {
 
 	coalesce bool                   // an agent's request: cluster-wide work goes to the evaluator
 	staleC   map[string]*clusterRec // aggregates to recompute
-	dirtyH map[hostKey]*hostRec
-	dirtyC map[string]*clusterRec
-	wake   map[hostKey]*hostRec
+	dirtyH   map[hostKey]*hostRec
+	dirtyC   map[string]*clusterRec
+	wake     map[hostKey]*hostRec
 }
 
 // update runs fn on the model under the write lock, re-evaluates what fn
