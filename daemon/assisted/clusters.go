@@ -270,11 +270,7 @@ func acceptsChanges(st v2.ClusterStatus) bool {
 
 // InstallCluster starts the installation of a ready cluster (v2InstallCluster).
 func (s *Service) InstallCluster(ctx context.Context, id string) (*v2.Cluster, error) {
-	err := s.update(ctx, func(t *txn) error {
-		c, err := s.clusterByID(id)
-		if err != nil {
-			return err
-		}
+	return s.clusterAction(ctx, id, func(t *txn, c *clusterRec) error {
 		if c.c.Status != v2.ClusterStatusReady {
 			return conflict("cluster %s is %s, not ready: %s", id, c.c.Status, c.c.StatusInfo)
 		}
@@ -288,19 +284,11 @@ func (s *Service) InstallCluster(ctx context.Context, id string) (*v2.Cluster, e
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return s.GetCluster(id)
 }
 
 // CancelInstallation cancels an installation (V2CancelInstallation).
 func (s *Service) CancelInstallation(ctx context.Context, id string) (*v2.Cluster, error) {
-	err := s.update(ctx, func(t *txn) error {
-		c, err := s.clusterByID(id)
-		if err != nil {
-			return err
-		}
+	return s.clusterAction(ctx, id, func(t *txn, c *clusterRec) error {
 		if err := t.fire(c, machine.TriggerClusterCancelInstallation); err != nil {
 			return err
 		}
@@ -310,19 +298,11 @@ func (s *Service) CancelInstallation(ctx context.Context, id string) (*v2.Cluste
 		t.clusterEvent(c, evClusterCanceled, sevInfo, "Canceled cluster installation")
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return s.GetCluster(id)
 }
 
 // ResetCluster resets a cancelled or failed installation (v2ResetCluster).
 func (s *Service) ResetCluster(ctx context.Context, id string) (*v2.Cluster, error) {
-	err := s.update(ctx, func(t *txn) error {
-		c, err := s.clusterByID(id)
-		if err != nil {
-			return err
-		}
+	return s.clusterAction(ctx, id, func(t *txn, c *clusterRec) error {
 		if err := t.fire(c, machine.TriggerResetCluster); err != nil {
 			return err
 		}
@@ -331,6 +311,18 @@ func (s *Service) ResetCluster(ctx context.Context, id string) (*v2.Cluster, err
 		}
 		t.clusterEvent(c, evClusterReset, sevInfo, "Reset cluster installation")
 		return nil
+	})
+}
+
+// clusterAction runs a user action on one cluster and returns the cluster
+// as the action left it.
+func (s *Service) clusterAction(ctx context.Context, id string, fn func(t *txn, c *clusterRec) error) (*v2.Cluster, error) {
+	err := s.update(ctx, func(t *txn) error {
+		c, err := s.clusterByID(id)
+		if err != nil {
+			return err
+		}
+		return fn(t, c)
 	})
 	if err != nil {
 		return nil, err
