@@ -1,0 +1,254 @@
+// Package credentials makes the secrets an agent-based install carries in its
+// config image, as openshift-install's agent assets make them: the ECDSA
+// P-256 key whose public half verifies the service's tokens, the kubeadmin
+// password and its bcrypt hash (/opt/agent/tls/kubeadmin-password.hash), the
+// four signer CAs under /opt/agent/tls, and the admin kubeconfig a user gets
+// in auth/kubeconfig.
+//
+// Everything is generated once and kept in a State that the caller saves in
+// the install directory: building again from the same State gives the same
+// bytes (certificates use RSA PKCS #1 v1.5 signatures, which are
+// deterministic). Tokens are signed by the caller (daemon/auth) with the
+// key kept here, so this package stays a leaf.
+//
+// credentials imports only the standard library and golang.org/x/crypto.
+package credentials
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"strings"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+)
+
+// Signers are the CA names of /opt/agent/tls, as openshift-install names
+// the files (<name>.crt, <name>.key).
+var Signers = []string{
+	"admin-kubeconfig-signer",
+	"kube-apiserver-lb-signer",
+	"kube-apiserver-localhost-signer",
+	"kube-apiserver-service-network-signer",
+}
+
+// validity is openshift-install's ten years for these signers.
+const validity = 10 * 365 * 24 * time.Hour
+
+// State is what an install directory keeps so that a rebuild gives the same
+// bytes: every key, certificate and the password. Save it with mode 0600.
+type State struct {
+	Version          int               `json:"version"`
+	ECPrivateKeyPEM  string            `json:"ec_private_key_pem"`
+	KubeadminPass    string            `json:"kubeadmin_password"`
+	KubeadminHash    string            `json:"kubeadmin_password_hash"`
+	SignerKeyPEM     map[string]string `json:"signer_key_pem"`
+	SignerCertPEM    map[string]string `json:"signer_cert_pem"`
+	AdminCertPEM     string            `json:"admin_client_cert_pem"`
+	AdminKeyPEM      string            `json:"admin_client_key_pem"`
+	GeneratedAtUnix  int64             `json:"generated_at"`
+	ClusterAPIServer string            `json:"api_server,omitempty"`
+}
+
+// ErrState: a saved state that cannot be used.
+var ErrState = errors.New("credentials state")
+
+// New makes a fresh State. rnd is the randomness (crypto/rand.Reader in
+// production), now the certificates' start.
+func New(rnd io.Reader, now time.Time) (*State, error) {
+	if rnd == nil {
+		rnd = rand.Reader
+	}
+	st := &State{Version: 1, SignerKeyPEM: map[string]string{}, SignerCertPEM: map[string]string{}, GeneratedAtUnix: now.Unix()}
+	ec, err := ecdsa.GenerateKey(elliptic.P256(), rnd)
+	if err != nil {
+		return nil, fmt.Errorf("generate token key: %w", err)
+	}
+	der, err := x509.MarshalECPrivateKey(ec)
+	if err != nil {
+		return nil, fmt.Errorf("marshal token key: %w", err)
+	}
+	st.ECPrivateKeyPEM = string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der}))
+	if st.KubeadminPass, err = password(rnd); err != nil {
+		return nil, err
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte(st.KubeadminPass), bcrypt.DefaultCost)
+	if err != nil {
+		return nil, fmt.Errorf("hash kubeadmin password: %w", err)
+	}
+	st.KubeadminHash = string(hash)
+	signers := map[string]*x509.Certificate{}
+	keys := map[string]*rsa.PrivateKey{}
+	for i, name := range Signers {
+		key, err := rsa.GenerateKey(rnd, 2048)
+		if err != nil {
+			return nil, fmt.Errorf("generate %s key: %w", name, err)
+		}
+		tmpl := &x509.Certificate{
+			SerialNumber:          big.NewInt(int64(i + 1)),
+			Subject:               pkix.Name{CommonName: name, OrganizationalUnit: []string{"openshift"}},
+			NotBefore:             now.UTC(),
+			NotAfter:              now.UTC().Add(validity),
+			KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+			BasicConstraintsValid: true,
+			IsCA:                  true,
+		}
+		der, err := x509.CreateCertificate(rnd, tmpl, tmpl, &key.PublicKey, key)
+		if err != nil {
+			return nil, fmt.Errorf("self-sign %s: %w", name, err)
+		}
+		cert, err := x509.ParseCertificate(der)
+		if err != nil {
+			return nil, err
+		}
+		signers[name], keys[name] = cert, key
+		st.SignerCertPEM[name] = string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+		st.SignerKeyPEM[name] = string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}))
+	}
+	// The admin client certificate: system:admin in system:masters, signed
+	// by the admin kubeconfig signer.
+	ck, err := rsa.GenerateKey(rnd, 2048)
+	if err != nil {
+		return nil, fmt.Errorf("generate admin key: %w", err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(100),
+		Subject:      pkix.Name{CommonName: "system:admin", Organization: []string{"system:masters"}},
+		NotBefore:    now.UTC(),
+		NotAfter:     now.UTC().Add(validity),
+		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	signer := Signers[0]
+	der, err = x509.CreateCertificate(rnd, tmpl, signers[signer], &ck.PublicKey, keys[signer])
+	if err != nil {
+		return nil, fmt.Errorf("sign admin client certificate: %w", err)
+	}
+	st.AdminCertPEM = string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+	st.AdminKeyPEM = string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(ck)}))
+	return st, nil
+}
+
+// passwordChars is the alphabet of the kubeadmin password.
+const passwordChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
+// password makes a 23-character kubeadmin password: four groups of five
+// letters and digits joined by '-', the shape openshift-install gives it.
+func password(rnd io.Reader) (string, error) {
+	var b strings.Builder
+	max := big.NewInt(int64(len(passwordChars)))
+	for i := 0; i < 20; i++ {
+		if i > 0 && i%5 == 0 {
+			b.WriteByte('-')
+		}
+		n, err := rand.Int(rnd, max)
+		if err != nil {
+			return "", fmt.Errorf("kubeadmin password: %w", err)
+		}
+		b.WriteByte(passwordChars[n.Int64()])
+	}
+	return b.String(), nil
+}
+
+// Marshal returns the state as JSON for the install directory.
+func (s *State) Marshal() ([]byte, error) { return json.MarshalIndent(s, "", "  ") }
+
+// Parse reads a saved state and checks that it is whole.
+func Parse(b []byte) (*State, error) {
+	var s State
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrState, err)
+	}
+	if s.Version != 1 {
+		return nil, fmt.Errorf("%w: version %d, want 1", ErrState, s.Version)
+	}
+	if _, err := s.TokenKey(); err != nil {
+		return nil, err
+	}
+	for _, n := range Signers {
+		if s.SignerCertPEM[n] == "" || s.SignerKeyPEM[n] == "" {
+			return nil, fmt.Errorf("%w: signer %s is missing", ErrState, n)
+		}
+	}
+	if s.KubeadminPass == "" || bcrypt.CompareHashAndPassword([]byte(s.KubeadminHash), []byte(s.KubeadminPass)) != nil {
+		return nil, fmt.Errorf("%w: the kubeadmin password does not match its hash", ErrState)
+	}
+	return &s, nil
+}
+
+// TokenKey is the ECDSA key the caller signs the service tokens with.
+func (s *State) TokenKey() (*ecdsa.PrivateKey, error) {
+	blk, _ := pem.Decode([]byte(s.ECPrivateKeyPEM))
+	if blk == nil {
+		return nil, fmt.Errorf("%w: no token key", ErrState)
+	}
+	k, err := x509.ParseECPrivateKey(blk.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("%w: token key: %v", ErrState, err)
+	}
+	return k, nil
+}
+
+// PublicKeyPEM is the token key's public half, PEM.
+func (s *State) PublicKeyPEM() ([]byte, error) {
+	k, err := s.TokenKey()
+	if err != nil {
+		return nil, err
+	}
+	der, err := x509.MarshalPKIXPublicKey(&k.PublicKey)
+	if err != nil {
+		return nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), nil
+}
+
+// TLSFiles are the /opt/agent/tls files: each signer's .crt and .key and
+// kubeadmin-password.hash, by file name.
+func (s *State) TLSFiles() map[string][]byte {
+	out := map[string][]byte{"kubeadmin-password.hash": []byte(s.KubeadminHash)}
+	for _, n := range Signers {
+		out[n+".crt"] = []byte(s.SignerCertPEM[n])
+		out[n+".key"] = []byte(s.SignerKeyPEM[n])
+	}
+	return out
+}
+
+// Kubeconfig is the admin kubeconfig for https://api.<name>.<baseDomain>:6443:
+// the three kube-apiserver signers as the CA bundle, system:admin as the user.
+func (s *State) Kubeconfig(clusterName, baseDomain string) []byte {
+	var ca strings.Builder
+	for _, n := range Signers[1:] {
+		ca.WriteString(s.SignerCertPEM[n])
+	}
+	b64 := func(x string) string { return base64.StdEncoding.EncodeToString([]byte(x)) }
+	server := fmt.Sprintf("https://api.%s.%s:6443", clusterName, baseDomain)
+	return []byte(fmt.Sprintf(`clusters:
+- cluster:
+    certificate-authority-data: %s
+    server: %s
+  name: %s
+contexts:
+- context:
+    cluster: %s
+    user: admin
+  name: admin
+current-context: admin
+preferences: {}
+users:
+- name: admin
+  user:
+    client-certificate-data: %s
+    client-key-data: %s
+`, b64(ca.String()), server, clusterName, clusterName, b64(s.AdminCertPEM), b64(s.AdminKeyPEM)))
+}
