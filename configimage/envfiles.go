@@ -1,0 +1,128 @@
+package configimage
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/base64"
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"strings"
+)
+
+// The env files of an agent-based install (reference/abi-on-host.md §2):
+// systemd EnvironmentFile syntax, one KEY=VALUE a line, no quoting.
+
+// Paths of the env files on a host.
+const (
+	RendezvousEnvPath      = "/etc/assisted/rendezvous-host.env"
+	AssistedServiceEnvPath = "/usr/local/share/assisted-service/assisted-service.env"
+	StartClusterEnvPath    = "/usr/local/share/start-cluster/start-cluster.env"
+)
+
+// Workflow types of WORKFLOW_TYPE.
+const (
+	WorkflowInstall  = "install"
+	WorkflowAddNodes = "addnodes"
+)
+
+// RendezvousEnv is /etc/assisted/rendezvous-host.env: node zero's address,
+// the service URLs built from it (IPv6 in brackets, the address in its
+// canonical form), the agent and user tokens and the workflow.
+func RendezvousEnv(nodeZero netip.Addr, agentToken, userToken, workflow string) []byte {
+	ip := nodeZero.Unmap().String()
+	u := func(port string) string {
+		return (&url.URL{Scheme: "http", Host: net.JoinHostPort(ip, port), Path: "/"}).String()
+	}
+	service := u("8090")
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "NODE_ZERO_IP=%s\n", ip)
+	fmt.Fprintf(&b, "SERVICE_BASE_URL=%s\n", service)
+	fmt.Fprintf(&b, "IMAGE_SERVICE_BASE_URL=%s\n", u("8888"))
+	fmt.Fprintf(&b, "PULL_SECRET_TOKEN=%s\n", agentToken)
+	fmt.Fprintf(&b, "USER_AUTH_TOKEN=%s\n", userToken)
+	fmt.Fprintf(&b, "WORKFLOW_TYPE=%s\n", workflow)
+	fmt.Fprintf(&b, "AIUI_APP_API_URL=%s\n", service)
+	fmt.Fprintf(&b, "AIUI_URL=%s\n", u("3001"))
+	return b.Bytes()
+}
+
+// ServiceEnv is what assisted-service.env carries that differs per install.
+type ServiceEnv struct {
+	InfraEnvID                string
+	PublicKeyPEM              []byte // written base64 on one line, as ABI does
+	UserToken, WatcherToken   string
+	ReleaseImages             string // JSON
+	ReleaseImageMirror        string
+	PublicContainerRegistries string
+}
+
+// AssistedServiceEnv is /usr/local/share/assisted-service/assisted-service.env
+// with the keys and fixed values of openshift-install's template; nodezero's
+// service reads the auth keys, the infra-env id and the timeouts from it.
+func AssistedServiceEnv(e ServiceEnv) []byte {
+	lines := []string{
+		"AUTH_TYPE=agent-installer-local",
+		"DB_HOST=127.0.0.1",
+		"DB_NAME=installer",
+		"DB_PASS=admin",
+		"DB_PORT=5432",
+		"DB_USER=admin",
+		"DEPLOY_TARGET=onprem",
+		"DISK_ENCRYPTION_SUPPORT=true",
+		"DUMMY_IGNITION=false",
+		"ENABLE_SINGLE_NODE_DNSMASQ=true",
+		"EPHEMERAL_INSTALLER_CLUSTER_TLS_CERTS_OVERRIDE_DIR=/opt/agent/tls",
+		"HW_VALIDATOR_REQUIREMENTS=TO_BE_REPLACED_BY_SYSTEMD",
+		"INSTALL_INVOKER=agent-installer",
+		"IPV6_SUPPORT=true",
+		"TNA_CLUSTERS_SUPPORT=true",
+		"TNF_CLUSTERS_SUPPORT=true",
+		"LOG_LEVEL=debug",
+		"NTP_DEFAULT_SERVER=",
+		"PUBLIC_CONTAINER_REGISTRIES=" + e.PublicContainerRegistries,
+		"RELEASE_IMAGES=" + e.ReleaseImages,
+		"OPENSHIFT_INSTALL_RELEASE_IMAGE_MIRROR=" + e.ReleaseImageMirror,
+		"STORAGE=filesystem",
+		"INFRA_ENV_ID=" + e.InfraEnvID,
+		"EC_PUBLIC_KEY_PEM=" + base64.StdEncoding.EncodeToString(e.PublicKeyPEM),
+		"USER_AUTH_TOKEN=" + e.UserToken,
+		"WATCHER_AUTH_TOKEN=" + e.WatcherToken,
+		"HOST_STAGE_WAITING_FOR_CONTROL_PLANE_TIMEOUT=90m",
+	}
+	return []byte(strings.Join(lines, "\n") + "\n")
+}
+
+// StartClusterEnv is /usr/local/share/start-cluster/start-cluster.env: how
+// many control-plane and worker hosts the install waits for.
+func StartClusterEnv(masters, workers int) []byte {
+	return []byte(fmt.Sprintf("REQUIRED_MASTER_NODES=%d\nREQUIRED_WORKER_NODES=%d\n", masters, workers))
+}
+
+// ParseEnv reads an env file: KEY=VALUE lines, blank lines and # comments
+// skipped. A line without '=' or a repeated key is an error naming its line.
+func ParseEnv(name string, data []byte) (map[string]string, error) {
+	out := map[string]string{}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" {
+			return nil, fmt.Errorf("%s:%d: want KEY=VALUE, got %q", name, n, line)
+		}
+		if _, dup := out[k]; dup {
+			return nil, fmt.Errorf("%s:%d: %s is set twice", name, n, k)
+		}
+		out[k] = v
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return out, nil
+}
