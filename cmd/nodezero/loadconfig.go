@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/nodezero/nodezero/configimage"
+)
+
+// runLoadConfigImage is `nodezero load-config-image`: what a host does
+// with an inserted config image, by hand.
+func runLoadConfigImage(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("load-config-image", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	root := fs.String("root", "/", "root of the host's filesystem to extract into")
+	device := fs.String("device", "", "block device holding the config image; \"auto\" finds it by its agent_configimage label")
+	file := fs.String("file", "", "config image file (agentconfig.noarch.iso)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	src := *file
+	switch {
+	case (*device == "") == (*file == ""):
+		return errors.New("load-config-image: give exactly one of --device and --file")
+	case *device == "auto":
+		devs, err := configimage.FindByLabel(*root, configimage.VolumeLabel)
+		if err != nil {
+			return err
+		}
+		if len(devs) == 0 {
+			return fmt.Errorf("load-config-image: no block device under %s is labelled %s: insert or attach the config image", *root, configimage.VolumeLabel)
+		}
+		src = devs[0]
+	case *device != "":
+		src = *device
+	}
+	if err := os.MkdirAll(*root, 0o755); err != nil {
+		return fmt.Errorf("load-config-image: %w", err)
+	}
+	f, err := os.Open(src)
+	if err != nil {
+		return fmt.Errorf("load-config-image: %w", err)
+	}
+	defer f.Close()
+	size, err := f.Seek(0, io.SeekEnd) // works for block devices, unlike Stat
+	if err != nil {
+		return fmt.Errorf("load-config-image: size of %s: %w", src, err)
+	}
+	members, err := configimage.Load(f, size, *root, configimage.Limits{})
+	if err != nil {
+		return fmt.Errorf("load-config-image %s: %w", src, err)
+	}
+	fmt.Fprintf(stdout, "nodezero load-config-image: %d files from %s written under %s, %s last\n", len(members), src, *root, configimage.RendezvousEnvPath)
+	return nil
+}

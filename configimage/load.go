@@ -1,0 +1,93 @@
+package configimage
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/nodezero/nodezero/configimage/isofs"
+)
+
+// ClusterImageSetPath is the manifest a host compares with the config
+// image's before it takes the image (load-config-iso.sh): a config image
+// made for another release must not configure this factory image.
+const ClusterImageSetPath = "/etc/assisted/manifests/cluster-image-set.yaml"
+
+// ErrReleaseMismatch: the config image is for another release than the host.
+var ErrReleaseMismatch = errors.New("the config image's cluster-image-set.yaml differs from this host's")
+
+// Load reads the config image in r and extracts it under root. When root
+// already holds a cluster-image-set.yaml (the factory image's), the image's
+// must be byte-for-byte the same, as load-config-iso.sh checks; nothing is
+// written otherwise. It returns the members written.
+func Load(r io.ReaderAt, size int64, root string, lim Limits) ([]Member, error) {
+	members, err := Read(r, size, lim)
+	if err != nil {
+		return nil, err
+	}
+	host, err := os.ReadFile(filepath.Join(root, ClusterImageSetPath))
+	switch {
+	case err == nil:
+		var img []byte
+		for _, m := range members {
+			if m.Path == ClusterImageSetPath {
+				img = m.Data
+			}
+		}
+		if img == nil {
+			return nil, fmt.Errorf("configimage: load: the image has no %s to compare with the host's: %w", ClusterImageSetPath, ErrReleaseMismatch)
+		}
+		if !bytes.Equal(img, host) {
+			return nil, fmt.Errorf("configimage: load: %s: image has release %q, host has %q: %w",
+				ClusterImageSetPath, releaseImage(img), releaseImage(host), ErrReleaseMismatch)
+		}
+	case !errors.Is(err, os.ErrNotExist):
+		return nil, fmt.Errorf("configimage: load: %w", err)
+	}
+	if err := Extract(members, root); err != nil {
+		return nil, err
+	}
+	return members, nil
+}
+
+// releaseImage picks spec.releaseImage out of a ClusterImageSet for a
+// message, without a YAML parser: it is only shown, never trusted.
+func releaseImage(b []byte) string {
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok && k == "releaseImage" {
+			return strings.Trim(strings.TrimSpace(v), `"'`)
+		}
+	}
+	return "unknown"
+}
+
+// FindByLabel returns the block devices under root (root/sys/class/block,
+// opened as root/dev/<name>) whose ISO 9660 volume label is label, sorted.
+// A device that cannot be opened or holds no ISO is skipped: most block
+// devices are not config images.
+func FindByLabel(root, label string) ([]string, error) {
+	names, err := os.ReadDir(filepath.Join(root, "sys", "class", "block"))
+	if err != nil {
+		return nil, fmt.Errorf("configimage: list block devices: %w", err)
+	}
+	var out []string
+	for _, n := range names {
+		dev := filepath.Join(root, "dev", n.Name())
+		f, err := os.Open(dev)
+		if err != nil {
+			continue
+		}
+		got, err := isofs.Label(f)
+		f.Close()
+		if err == nil && got == label {
+			out = append(out, dev)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}

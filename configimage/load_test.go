@@ -1,0 +1,81 @@
+package configimage
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func sampleImage(t *testing.T, release string) []byte {
+	t.Helper()
+	img, err := Build([]Member{
+		{Path: "/etc/assisted/manifests", Mode: os.ModeDir | 0o755},
+		{Path: ClusterImageSetPath, Mode: 0o644, Data: []byte("spec:\n  releaseImage: " + release + "\n")},
+		{Path: "/usr/local/share/start-cluster/start-cluster.env", Mode: 0o644, Data: StartClusterEnv(3, 0)},
+		{Path: RendezvousEnvPath, Mode: 0o644, Data: []byte("NODE_ZERO_IP=192.168.111.80\n")},
+	}, time.Unix(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return img
+}
+
+func TestLoadChecksTheRelease(t *testing.T) {
+	img := sampleImage(t, "quay.io/openshift-release-dev/ocp-release:4.18.0-x86_64")
+	root := t.TempDir()
+	// A factory image baked with another release refuses it and writes nothing.
+	cis := filepath.Join(root, ClusterImageSetPath)
+	if err := os.MkdirAll(filepath.Dir(cis), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cis, []byte("spec:\n  releaseImage: quay.io/openshift-release-dev/ocp-release:4.17.3-x86_64\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(bytes.NewReader(img), int64(len(img)), root, Limits{})
+	if !errors.Is(err, ErrReleaseMismatch) {
+		t.Fatalf("Load with another release = %v, want ErrReleaseMismatch", err)
+	}
+	if want := `image has release "quay.io/openshift-release-dev/ocp-release:4.18.0-x86_64", host has "quay.io/openshift-release-dev/ocp-release:4.17.3-x86_64"`; !bytes.Contains([]byte(err.Error()), []byte(want)) {
+		t.Errorf("error %q does not name both releases", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, RendezvousEnvPath)); !os.IsNotExist(err) {
+		t.Errorf("rendezvous-host.env written despite the mismatch: %v", err)
+	}
+	// The same release is taken.
+	if err := os.WriteFile(cis, []byte("spec:\n  releaseImage: quay.io/openshift-release-dev/ocp-release:4.18.0-x86_64\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ms, err := Load(bytes.NewReader(img), int64(len(img)), root, Limits{})
+	if err != nil || len(ms) != 4 {
+		t.Fatalf("Load = %d members, %v", len(ms), err)
+	}
+	if b, err := os.ReadFile(filepath.Join(root, RendezvousEnvPath)); err != nil || string(b) != "NODE_ZERO_IP=192.168.111.80\n" {
+		t.Errorf("rendezvous-host.env = %q, %v", b, err)
+	}
+}
+
+func TestFindByLabel(t *testing.T) {
+	root := t.TempDir()
+	img := sampleImage(t, "x")
+	for name, data := range map[string][]byte{"sr0": img, "sda": bytes.Repeat([]byte{0}, 64<<10), "loop0": nil} {
+		if err := os.MkdirAll(filepath.Join(root, "sys", "class", "block", name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if data == nil {
+			continue // listed but no device node
+		}
+		if err := os.MkdirAll(filepath.Join(root, "dev"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, "dev", name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := FindByLabel(root, VolumeLabel)
+	if err != nil || len(got) != 1 || got[0] != filepath.Join(root, "dev", "sr0") {
+		t.Errorf("FindByLabel = %v, %v; want only sr0", got, err)
+	}
+}
