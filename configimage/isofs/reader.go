@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Reader limits. Config images are a few sectors; installer ISOs have a few
@@ -271,7 +272,8 @@ func (ix *indexer) addEntry(d pendingDir, rec rawRecord) (*pendingDir, error) {
 	if info.hasName {
 		name = string(info.name)
 	}
-	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00") {
+	// io/fs paths are UTF-8; a name that is not could not be looked up.
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00") || !utf8.ValidString(name) {
 		return nil, fmt.Errorf("invalid name %q: %w", name, ErrCorrupt)
 	}
 	if info.childLink {
