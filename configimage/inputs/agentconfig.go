@@ -1,0 +1,95 @@
+package inputs
+
+import (
+	"gopkg.in/yaml.v3"
+)
+
+// AgentConfigFile is the name openshift-install gives the file.
+const AgentConfigFile = "agent-config.yaml"
+
+// AgentConfigVersion is the apiVersion written by current installers;
+// v1alpha1 is read too, as the installer upconverts it.
+const AgentConfigVersion = "v1beta1"
+
+// AgentConfig is agent-config.yaml (pkg/types/agent/agent_config_type.go).
+type AgentConfig struct {
+	APIVersion           string     `yaml:"apiVersion"`
+	Kind                 string     `yaml:"kind"`
+	Metadata             ObjectMeta `yaml:"metadata"`
+	RendezvousIP         string     `yaml:"rendezvousIP"`
+	BootArtifactsBaseURL string     `yaml:"bootArtifactsBaseURL"`
+	AdditionalNTPSources []string   `yaml:"additionalNTPSources"`
+	MinimalISO           bool       `yaml:"minimalISO"`
+	Hosts                []Host     `yaml:"hosts"`
+
+	src *source
+}
+
+// Host is one entry of agent-config hosts[].
+type Host struct {
+	Hostname        string          `yaml:"hostname"`
+	Role            string          `yaml:"role"`
+	RootDeviceHints RootDeviceHints `yaml:"rootDeviceHints"`
+	Interfaces      []Interface     `yaml:"interfaces"`
+	// NetworkConfig is the host's nmstate YAML, kept as parsed: its nodes
+	// carry their line and column in agent-config.yaml, so an nmstate parser
+	// can report positions in the user's file. Nil when absent.
+	NetworkConfig *yaml.Node `yaml:"networkConfig"`
+	BMC           BMC        `yaml:"bmc"`
+}
+
+// Interface names one NIC of a host by MAC address.
+type Interface struct {
+	Name       string `yaml:"name"`
+	MacAddress string `yaml:"macAddress"`
+}
+
+// RootDeviceHints select the installation disk (metal3 semantics:
+// deviceName, hctl, serialNumber and wwn exact; model and vendor substrings;
+// minSizeGigabytes a lower bound; rotational a drive type).
+type RootDeviceHints struct {
+	DeviceName         string `yaml:"deviceName"`
+	HCTL               string `yaml:"hctl"`
+	Model              string `yaml:"model"`
+	Vendor             string `yaml:"vendor"`
+	SerialNumber       string `yaml:"serialNumber"`
+	MinSizeGigabytes   int    `yaml:"minSizeGigabytes"`
+	WWN                string `yaml:"wwn"`
+	WWNWithExtension   string `yaml:"wwnWithExtension"`
+	WWNVendorExtension string `yaml:"wwnVendorExtension"`
+	Rotational         *bool  `yaml:"rotational"`
+}
+
+// IsZero reports whether no hint is set.
+func (h RootDeviceHints) IsZero() bool { return h == RootDeviceHints{} }
+
+// LoadAgentConfig decodes agent-config.yaml. name is the file name used in
+// report entries. The config is nil when the file cannot be parsed at all.
+func LoadAgentConfig(name string, data []byte) (*AgentConfig, Report) {
+	if name == "" {
+		name = AgentConfigFile
+	}
+	ac := &AgentConfig{src: newSource(name)}
+	rep, ok := load(ac.src, data, ac)
+	if !ok {
+		return nil, rep
+	}
+	return ac, rep
+}
+
+// File is the file name the config was loaded from.
+func (ac *AgentConfig) File() string {
+	if ac.src == nil {
+		return AgentConfigFile
+	}
+	return ac.src.file
+}
+
+// NetworkConfigYAML returns the host's networkConfig as YAML text (nil when
+// the host has none), for consumers that want bytes rather than nodes.
+func (h Host) NetworkConfigYAML() ([]byte, error) {
+	if h.NetworkConfig == nil {
+		return nil, nil
+	}
+	return yaml.Marshal(h.NetworkConfig)
+}

@@ -1,0 +1,20 @@
+// Package inputs reads install-config.yaml and agent-config.yaml with the
+// schema openshift-install defines for agent-based installs, and validates
+// them with the installer's rules and messages
+// (shared/reference/abi-on-host.md §9–§10).
+//
+// Loading goes through a yaml.Node tree so that every problem carries the
+// file, line and column of the node it is about, and a field path in the
+// style of Kubernetes' field.ErrorList (hosts[1].interfaces[0].macAddress).
+// Problems are collected, not returned one at a time, into a Report: errors
+// block, warnings (unknown keys, ignored fields) never do.
+//
+//	ic, rep := inputs.LoadInstallConfig("install-config.yaml", icData)
+//	ac, rep2 := inputs.LoadAgentConfig("agent-config.yaml", acData)
+//	rep.Merge(rep2)
+//	rep.Merge(inputs.Validate(ic, ac)) // nil configs are skipped
+//	for _, w := range rep.Warnings() { ... }
+//	if err := rep.Err(); err != nil { ... } // errors.Is(err, inputs.ErrInvalid)
+//
+// The package imports only the standard library and gopkg.in/yaml.v3.
+package inputs

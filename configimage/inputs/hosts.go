@@ -1,0 +1,298 @@
+package inputs
+
+import (
+	"fmt"
+	"net/netip"
+	"net/url"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// agentConfig checks the fields of agent-config.yaml that stand alone
+// (AgentConfig.validateAgent and ConvertAgentConfig).
+func (v *validator) agentConfig() {
+	ac := v.ac
+	switch ac.APIVersion {
+	case AgentConfigVersion, "v1alpha1":
+	case "":
+		v.acErr("apiVersion", msgRequired("no version was provided"))
+	default:
+		v.acErr("apiVersion", msgInvalid(ac.APIVersion, "cannot upconvert from version "+ac.APIVersion))
+	}
+	if ac.Kind != "" && ac.Kind != "AgentConfig" {
+		v.acWarn("kind", msgInvalid(ac.Kind, `kind is ignored; expected "AgentConfig"`))
+	}
+	if ac.RendezvousIP != "" {
+		if err := checkIP(ac.RendezvousIP); err != nil {
+			v.acErr("rendezvousIP", msgInvalid(ac.RendezvousIP, err.Error()))
+		} else if v.ic != nil && v.ic.Networking != nil {
+			// assisted-service fails the host later (belongs-to-machine-cidr)
+			// when node zero is outside the machine networks; say it now.
+			a, _ := parseAddr(ac.RendezvousIP)
+			if m := parsedOnly(v.parsedNets().machine); len(m) > 0 && !inAny(a, m) {
+				v.acErr("rendezvousIP", msgInvalid(ac.RendezvousIP, "IP expected to be in one of the machine networks: "+joinCIDRs(m)))
+			}
+		}
+	}
+	if ac.BootArtifactsBaseURL != "" {
+		if err := checkURI(ac.BootArtifactsBaseURL); err != nil {
+			v.acErr("bootArtifactsBaseURL", msgInvalid(ac.BootArtifactsBaseURL, err.Error()))
+		} else if u, _ := url.Parse(ac.BootArtifactsBaseURL); u.Scheme != "http" && u.Scheme != "https" {
+			v.acErr("bootArtifactsBaseURL", msgNotSupported(u.Scheme, []string{"http", "https"}))
+		} else if u.Host == "" {
+			v.acErr("bootArtifactsBaseURL", msgInvalid(ac.BootArtifactsBaseURL, "must name a host, e.g. http://192.168.111.1:8080/"))
+		}
+	}
+	for i, s := range ac.AdditionalNTPSources {
+		if !checkNTPSource(s) {
+			v.acErr(index("additionalNTPSources", i), msgInvalid(s, "NTP server is not a valid IP or domain name"))
+		}
+	}
+}
+
+// hostView is one host from either file, with the paths of its fields.
+type hostView struct {
+	path       string
+	hostname   string
+	nameField  string // "hostname" or "name"
+	role       string
+	hints      *RootDeviceHints
+	interfaces []ifaceView
+	network    *yaml.Node
+	errf       func(path, msg string)
+}
+
+type ifaceView struct {
+	path string // path of the MAC field
+	mac  string
+}
+
+// collectHosts returns the hosts the install will use: agent-config's, or
+// install-config's platform.baremetal.hosts when agent-config lists none
+// (AgentHosts.Generate).
+func (v *validator) collectHosts() []hostView {
+	var icHosts []BareMetalHost
+	if v.ic != nil && v.ic.Platform.BareMetal != nil {
+		icHosts = v.ic.Platform.BareMetal.Hosts
+	}
+	if v.ac != nil && len(v.ac.Hosts) > 0 {
+		if len(icHosts) > 0 {
+			v.icWarn("platform.baremetal.hosts", "hosts from install-config.yaml are ignored; agent-config.yaml lists hosts")
+		}
+		out := make([]hostView, len(v.ac.Hosts))
+		for i, h := range v.ac.Hosts {
+			path := index("hosts", i)
+			hv := hostView{path: path, hostname: h.Hostname, nameField: "hostname", role: h.Role,
+				hints: &v.ac.Hosts[i].RootDeviceHints, network: h.NetworkConfig, errf: v.acErr}
+			for j, ifc := range h.Interfaces {
+				hv.interfaces = append(hv.interfaces, ifaceView{path: index(path+".interfaces", j) + ".macAddress", mac: ifc.MacAddress})
+			}
+			out[i] = hv
+		}
+		return out
+	}
+	out := make([]hostView, len(icHosts))
+	for i, h := range icHosts {
+		path := index("platform.baremetal.hosts", i)
+		hv := hostView{path: path, hostname: h.Name, nameField: "name", role: h.Role, hints: h.RootDeviceHints,
+			network: h.NetworkConfig, errf: v.icErr}
+		if h.BootMACAddress == "" {
+			v.icErr(path+".bootMACAddress", msgRequired("host bootMACAddress is required"))
+		} else {
+			hv.interfaces = append(hv.interfaces, ifaceView{path: path + ".bootMACAddress", mac: h.BootMACAddress})
+		}
+		out[i] = hv
+	}
+	return out
+}
+
+var supportedRoles = []string{"master", "arbiter", "worker"}
+
+// hosts checks every host and the hosts against the replica counts.
+func (v *validator) hosts() {
+	hosts := v.collectHosts()
+	macs := map[string]bool{}
+	names := map[string]bool{}
+	for _, h := range hosts {
+		if len(h.interfaces) == 0 && h.nameField == "hostname" {
+			h.errf(h.path+".interfaces", msgRequired("at least one interface must be defined for each node"))
+		}
+		for _, ifc := range h.interfaces {
+			switch {
+			case ifc.mac == "":
+				h.errf(ifc.path, msgRequired("each interface must have a MAC address defined"))
+				continue
+			case checkMAC(ifc.mac) != nil:
+				h.errf(ifc.path, msgInvalid(ifc.mac, checkMAC(ifc.mac).Error()))
+			}
+			m := normalMAC(ifc.mac)
+			if macs[m] {
+				h.errf(ifc.path, msgInvalid(ifc.mac, "duplicate MAC address found"))
+			}
+			macs[m] = true
+		}
+		if h.hostname != "" {
+			if err := checkHostname(h.hostname); err != nil {
+				h.errf(h.path+"."+h.nameField, msgInvalid(h.hostname, err.Error()))
+			}
+			if names[h.hostname] {
+				h.errf(h.path+"."+h.nameField, msgDuplicate(h.hostname))
+			}
+			names[h.hostname] = true
+		}
+		if h.role != "" && !contains(supportedRoles, h.role) {
+			h.errf(h.path+".role", msgNotSupported(h.role, supportedRoles))
+		}
+		if h.hints != nil {
+			v.rootDeviceHints(h, *h.hints)
+		}
+		if h.network != nil && h.network.Kind != yaml.MappingNode {
+			h.errf(h.path+".networkConfig", "must be a mapping: nmstate YAML with interfaces, dns-resolver and routes, found "+kindName(h.network))
+		}
+	}
+	v.rendezvousHost(hosts)
+	if v.ic != nil {
+		v.hostCounts(hosts)
+	}
+}
+
+// rootDeviceHints is ValidateHostRootDeviceHints plus the agent rules on
+// WWN extensions.
+func (v *validator) rootDeviceHints(h hostView, r RootDeviceHints) {
+	path := h.path + ".rootDeviceHints"
+	if r.DeviceName != "" {
+		sub := strings.TrimPrefix(r.DeviceName, "/dev/")
+		if sub == r.DeviceName {
+			h.errf(path+".deviceName", msgInvalid(r.DeviceName, "Device Name of root device hint must be a /dev/ path"))
+		}
+		if strings.Contains(strings.TrimPrefix(sub, "disk/by-path/"), "/") {
+			h.errf(path+".deviceName", msgInvalid(r.DeviceName, "Device Name of root device hint must be path in /dev/ or /dev/disk/by-path/"))
+		}
+	}
+	if r.MinSizeGigabytes < 0 {
+		h.errf(path+".minSizeGigabytes", msgInvalid(bare(fmt.Sprint(r.MinSizeGigabytes)), "must be greater than or equal to 0"))
+	}
+	if r.WWNWithExtension != "" {
+		h.errf(path+".wwnWithExtension", msgForbidden("WWN extensions are not supported in root device hints"))
+	}
+	if r.WWNVendorExtension != "" {
+		h.errf(path+".wwnVendorExtension", msgForbidden("WWN vendor extensions are not supported in root device hints"))
+	}
+}
+
+// rendezvousHost is validateRendezvousIPNotWorker, plus a warning when
+// static network configs exist and none of them carries the rendezvous IP.
+func (v *validator) rendezvousHost(hosts []hostView) {
+	if v.ac == nil || v.ac.RendezvousIP == "" {
+		return
+	}
+	rv, ok := parseAddr(v.ac.RendezvousIP)
+	if !ok {
+		return
+	}
+	anyStatic, found := false, false
+	for _, h := range hosts {
+		ips := networkConfigIPs(h.network, h.path+".networkConfig")
+		if len(ips) > 0 {
+			anyStatic = true
+		}
+		p, has := ips[rv]
+		if !has {
+			continue
+		}
+		found = true
+		if h.role == "worker" {
+			h.errf(p, msgForbidden("Host "+h.hostname+" has role 'worker' and has the rendezvousIP assigned to it. "+
+				"The rendezvousIP must be assigned to a control plane host."))
+		}
+	}
+	if anyStatic && !found {
+		v.acWarn("rendezvousIP", "no host's networkConfig assigns "+v.ac.RendezvousIP+"; node zero must get it from DHCP")
+	}
+}
+
+// networkConfigIPs returns the static addresses of an nmstate config
+// (interfaces[].ipv4|ipv6.address[].ip) with the path of each.
+func networkConfigIPs(n *yaml.Node, path string) map[netip.Addr]string {
+	out := map[netip.Addr]string{}
+	ifaces := mapGet(n, "interfaces")
+	if ifaces == nil || ifaces.Kind != yaml.SequenceNode {
+		return out
+	}
+	for i, ifc := range ifaces.Content {
+		for _, fam := range []string{"ipv4", "ipv6"} {
+			addrs := mapGet(mapGet(ifc, fam), "address")
+			if addrs == nil || addrs.Kind != yaml.SequenceNode {
+				continue
+			}
+			for j, a := range addrs.Content {
+				ip := mapGet(a, "ip")
+				if ip == nil || ip.Kind != yaml.ScalarNode {
+					continue
+				}
+				if addr, ok := parseAddr(ip.Value); ok {
+					if _, dup := out[addr]; !dup {
+						out[addr] = fmt.Sprintf("%s.interfaces[%d].%s.address[%d].ip", path, i, fam, j)
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// mapGet returns the value of key in a mapping node (aliases not followed:
+// raw nodes were checked when loaded, and this is a best-effort read).
+func mapGet(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// hostCounts compares the hosts with the replica counts: more hosts of a
+// role than replicas is an error, fewer a warning (hosts without a role
+// fill control plane first, then arbiter, then compute).
+func (v *validator) hostCounts(hosts []hostView) {
+	masters, arbiters, workers := v.ic.ReplicaCounts()
+	want := map[string]int64{"master": masters, "arbiter": arbiters, "worker": workers}
+	label := map[string]string{"master": "ControlPlane", "arbiter": "Arbiter", "worker": "Compute"}
+	count := map[string]int64{}
+	reported := map[string]bool{}
+	over := false
+	for _, h := range hosts {
+		if !contains(supportedRoles, h.role) {
+			continue
+		}
+		count[h.role]++
+		if count[h.role] > want[h.role] && !reported[h.role] {
+			reported[h.role], over = true, true
+			n := int64(0)
+			for _, o := range hosts {
+				if o.role == h.role {
+					n++
+				}
+			}
+			h.errf(h.path+".role", msgForbidden(fmt.Sprintf("the number of %s hosts defined (%d) exceeds the configured %s replicas (%d)",
+				h.role, n, label[h.role], want[h.role])))
+		}
+	}
+	total := masters + arbiters + workers
+	switch n := int64(len(hosts)); {
+	case total >= 0 && n > total && !over:
+		h := hosts[total]
+		h.errf(h.path, msgForbidden(fmt.Sprintf("the number of hosts defined (%d) exceeds the total of configured ControlPlane, Arbiter and Compute replicas (%d)", n, total)))
+	case n > 0 && n < total:
+		path, errf := "hosts", v.acWarn
+		if hosts[0].nameField == "name" {
+			path, errf = "platform.baremetal.hosts", v.icWarn
+		}
+		errf(path, fmt.Sprintf("%d of %d hosts are defined; the others register without host-specific settings (role, disk, network)", n, total))
+	}
+}
