@@ -29,6 +29,7 @@ func commands() []command {
 	return []command{
 		{"service", "run the embedded assisted service alone (--dir, --listen)", runService},
 		{"agent", "run the host agent against an assisted v2 service (--url, --infra-env-id)", runAgent},
+		{"create", "create cluster-manifests --dir D: the ZTP manifests from install-config.yaml and agent-config.yaml", runCreate},
 		{"load-config-image", "extract a config image into a host root (--root, --file ISO | --device DEV|auto)", runLoadConfigImage},
 		{"loadtest", "measure the service under real or simulated agents (--agents, --hosts, --runs)", runLoadtest},
 		{"version", "print the version", func(_ context.Context, _ []string, stdout, _ io.Writer) error {

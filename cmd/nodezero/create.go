@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"regexp"
+
+	"github.com/nodezero/nodezero/configimage"
+	"github.com/nodezero/nodezero/configimage/manifests"
+)
+
+// defaultRelease is the payload nodezero installs when no --release-image
+// is given.
+const defaultRelease = "quay.io/openshift-release-dev/ocp-release:4.18.0-x86_64"
+
+// runCreate is `nodezero create <asset>`.
+func runCreate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return errors.New("create: which asset? cluster-manifests")
+	}
+	switch args[0] {
+	case "cluster-manifests":
+		return runCreateClusterManifests(ctx, args[1:], stdout, stderr)
+	}
+	return fmt.Errorf("create: unknown asset %q: cluster-manifests", args[0])
+}
+
+var versionRE = regexp.MustCompile(`:(\d+\.\d+\.\d+[^-@]*)`)
+
+func releaseFlags(fs *flag.FlagSet) func() configimage.Release {
+	image := fs.String("release-image", defaultRelease, "OpenShift release image the install is for")
+	version := fs.String("version", "", "OpenShift version (default: from the release image's tag)")
+	return func() configimage.Release {
+		v := *version
+		if m := versionRE.FindStringSubmatch(*image); v == "" && m != nil {
+			v = m[1]
+		}
+		return configimage.Release{Image: *image, Version: v}
+	}
+}
+
+// loadInstallDir reads and validates an install directory, printing the
+// warnings and returning every error at once.
+func loadInstallDir(dir string, rel configimage.Release, stderr io.Writer) (*manifests.Set, error) {
+	ic, ac, rep := configimage.LoadInputs(dir)
+	for _, w := range rep.Warnings() {
+		fmt.Fprintln(stderr, w.String())
+	}
+	if err := rep.Err(); err != nil {
+		return nil, fmt.Errorf("the inputs in %s have errors:\n%s", dir, errorLines(rep.Errors()))
+	}
+	spec, err := configimage.SpecFrom(ic, ac, rel)
+	if err != nil {
+		return nil, err
+	}
+	if spec.ExtraManifests, err = configimage.ExtraManifests(dir); err != nil {
+		return nil, err
+	}
+	return manifests.Generate(spec)
+}
+
+func errorLines[T fmt.Stringer](es []T) string {
+	var s string
+	for _, e := range es {
+		s += e.String() + "\n"
+	}
+	return s
+}
+
+func runCreateClusterManifests(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("create cluster-manifests", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dir := fs.String("dir", ".", "install directory holding install-config.yaml and agent-config.yaml")
+	release := releaseFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	set, err := loadInstallDir(*dir, release(), stderr)
+	if err != nil {
+		return err
+	}
+	if err := manifests.Write(*dir, set); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "nodezero create cluster-manifests: wrote %s/%s\n", *dir, manifests.ClusterManifestsDir)
+	return nil
+}
