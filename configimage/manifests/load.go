@@ -1,0 +1,421 @@
+package manifests
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// ErrInvalid is wrapped by the *Error Load returns.
+var ErrInvalid = errors.New("invalid manifests")
+
+// maxFileSize bounds a manifest file: the largest real ones (extra
+// manifests with CRDs) are well under it.
+const maxFileSize = 16 << 20
+
+// Problem is one finding of Load, placed as precisely as the input allows.
+type Problem struct {
+	File         string // as opened: the directory given to Load joined with the name
+	Line, Column int    // 1-based; 0 when unknown
+	Path         string // field path, e.g. spec.networking.networkType; "" for the file
+	Message      string
+}
+
+func (p Problem) String() string {
+	var b strings.Builder
+	b.WriteString(p.File)
+	if p.Line > 0 {
+		fmt.Fprintf(&b, ":%d", p.Line)
+		if p.Column > 0 {
+			fmt.Fprintf(&b, ":%d", p.Column)
+		}
+	}
+	b.WriteString(": ")
+	if p.Path != "" {
+		b.WriteString(p.Path)
+		b.WriteString(": ")
+	}
+	b.WriteString(p.Message)
+	return b.String()
+}
+
+// Error lists every problem Load found.
+type Error struct {
+	Problems []Problem
+}
+
+func (e *Error) Error() string {
+	lines := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		lines[i] = p.String()
+	}
+	return "invalid manifests:\n" + strings.Join(lines, "\n")
+}
+
+// Unwrap lets callers test errors.Is(err, ErrInvalid).
+func (e *Error) Unwrap() error { return ErrInvalid }
+
+// Load reads a set written by Write: dir/cluster-manifests/*.yaml and
+// dir/openshift/*.y*ml.
+func Load(dir string) (*Set, error) {
+	return LoadFrom(filepath.Join(dir, ClusterManifestsDir), filepath.Join(dir, ExtraManifestsDir))
+}
+
+// LoadFrom reads the ZTP manifests in manifestsDir and the extra manifests
+// in extraDir (which may be missing). It reports every problem at once;
+// unknown fields are warnings (Set.Warnings), not errors. Like the
+// installer's loaders it fills defaults: platform names in lower case are
+// rewritten (OCPBUGS-7495), userManagedNetworking follows the platform
+// when unset, networkType defaults to OVNKubernetes, cpuArchitecture is
+// turned into its RPM name and the pull secret JSON is re-indented.
+func LoadFrom(manifestsDir, extraDir string) (*Set, error) {
+	l := &loader{}
+	s := &Set{
+		ClusterDeployment:   new(ClusterDeployment),
+		AgentClusterInstall: new(AgentClusterInstall),
+		ClusterImageSet:     new(ClusterImageSet),
+		InfraEnv:            new(InfraEnv),
+		PullSecret:          new(Secret),
+	}
+	cd := l.single(filepath.Join(manifestsDir, ClusterDeploymentFile), s.ClusterDeployment, TypeMeta{HiveAPIVersion, KindClusterDeploy})
+	aci := l.single(filepath.Join(manifestsDir, AgentClusterInstallFile), s.AgentClusterInstall, TypeMeta{HiveExtAPIVersion, KindAgentCluster})
+	cis := l.single(filepath.Join(manifestsDir, ClusterImageSetFile), s.ClusterImageSet, TypeMeta{HiveAPIVersion, KindClusterImageSet})
+	ie := l.single(filepath.Join(manifestsDir, InfraEnvFile), s.InfraEnv, TypeMeta{AgentAPIVersion, KindInfraEnv})
+	ps := l.single(filepath.Join(manifestsDir, PullSecretFile), s.PullSecret, TypeMeta{SecretAPIVersion, KindSecret})
+	if cd != nil {
+		l.checkClusterDeployment(cd, s.ClusterDeployment)
+	}
+	if aci != nil {
+		l.checkAgentClusterInstall(aci, s.AgentClusterInstall)
+	}
+	if cis != nil && s.ClusterImageSet.Spec.ReleaseImage == "" {
+		cis.fail("spec.releaseImage", "required")
+	}
+	if ie != nil {
+		l.checkInfraEnv(ie, s.InfraEnv)
+	}
+	if ps != nil {
+		l.checkPullSecret(ps, s.PullSecret)
+	}
+	s.NMStateConfigs = l.nmStateConfigs(filepath.Join(manifestsDir, NMStateConfigFile))
+	s.ExtraManifests = l.extraManifests(extraDir)
+	if len(l.probs) > 0 {
+		return nil, &Error{Problems: l.probs}
+	}
+	s.Warnings = l.warns
+	return s, nil
+}
+
+type loader struct {
+	probs, warns []Problem
+}
+
+// doc is one decoded document: where its fields are, to place problems.
+type doc struct {
+	l     *loader
+	file  string
+	paths map[string]*yaml.Node // field path → value node
+	keys  map[string]*yaml.Node // field path → its key node
+	lines map[int]string        // line → the first scalar's field path
+}
+
+func (d *doc) fail(p, msg string) {
+	d.l.probs = append(d.l.probs, d.problem(p, msg))
+}
+
+func (d *doc) problem(p, msg string) Problem {
+	pr := Problem{File: d.file, Path: p, Message: msg}
+	// The value at p, else the key of its closest parent that is there.
+	n := d.paths[p]
+	if k := d.keys[p]; k != nil && n != nil && n.Kind != yaml.ScalarNode {
+		n = k // a collection: its key reads better than its first entry
+	}
+	for q := p; n == nil && q != ""; {
+		i := strings.LastIndexAny(q, ".[")
+		if i < 0 {
+			q = ""
+		} else {
+			q = q[:i]
+		}
+		if n = d.keys[q]; n == nil {
+			n = d.paths[q]
+		}
+	}
+	if n != nil {
+		pr.Line, pr.Column = n.Line, n.Column
+	}
+	return pr
+}
+
+// read returns the file's bytes, or nil after recording why not. A missing
+// optional file returns nil silently.
+func (l *loader) read(file string, optional bool) []byte {
+	f, err := os.Open(file)
+	if err != nil {
+		if !(optional && errors.Is(err, fs.ErrNotExist)) {
+			msg := err.Error()
+			if errors.Is(err, fs.ErrNotExist) {
+				msg = "missing: the file is required"
+			}
+			l.probs = append(l.probs, Problem{File: file, Message: msg})
+		}
+		return nil
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
+	if err != nil {
+		l.probs = append(l.probs, Problem{File: file, Message: err.Error()})
+		return nil
+	}
+	if len(b) > maxFileSize {
+		l.probs = append(l.probs, Problem{File: file, Message: fmt.Sprintf("larger than %d bytes", maxFileSize)})
+		return nil
+	}
+	return b
+}
+
+// single decodes a one-document manifest file into out.
+func (l *loader) single(file string, out any, want TypeMeta) *doc {
+	data := l.read(file, false)
+	if data == nil {
+		return nil
+	}
+	docs, ok := l.parse(file, data)
+	if !ok {
+		return nil
+	}
+	switch {
+	case len(docs) == 0:
+		l.probs = append(l.probs, Problem{File: file, Message: "empty: want one " + want.Kind})
+		return nil
+	case len(docs) > 1:
+		l.probs = append(l.probs, Problem{File: file, Line: docs[1].Line, Message: fmt.Sprintf("%d documents: want one %s", len(docs), want.Kind)})
+		return nil
+	}
+	return l.decode(file, docs[0], out, want)
+}
+
+// parse splits data into its non-empty documents' root nodes.
+func (l *loader) parse(file string, data []byte) ([]*yaml.Node, bool) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var out []*yaml.Node
+	for {
+		var n yaml.Node
+		err := dec.Decode(&n)
+		if errors.Is(err, io.EOF) {
+			return out, true
+		}
+		if err != nil {
+			l.yamlError(file, nil, err)
+			return nil, false
+		}
+		if len(n.Content) == 0 {
+			continue
+		}
+		root := n.Content[0]
+		if root.Kind == yaml.ScalarNode && root.ShortTag() == "!!null" {
+			continue
+		}
+		out = append(out, root)
+	}
+}
+
+// decode checks root against out's type (unknown fields are warnings),
+// decodes it and checks apiVersion and kind.
+func (l *loader) decode(file string, root *yaml.Node, out any, want TypeMeta) *doc {
+	d := &doc{l: l, file: file, paths: map[string]*yaml.Node{}, keys: map[string]*yaml.Node{}, lines: map[int]string{}}
+	if root.Kind != yaml.MappingNode {
+		l.probs = append(l.probs, Problem{File: file, Line: root.Line, Column: root.Column, Message: "want a mapping with apiVersion, kind, metadata"})
+		return nil
+	}
+	root = withoutStatus(root)
+	d.walk(root, typeOf(out), "", 0)
+	if err := root.Decode(out); err != nil {
+		l.yamlError(file, d, err)
+		return nil
+	}
+	got := typeMetaOf(out)
+	if got.APIVersion != want.APIVersion {
+		d.fail("apiVersion", fmt.Sprintf("got %q, want %q", got.APIVersion, want.APIVersion))
+	}
+	if got.Kind != want.Kind {
+		d.fail("kind", fmt.Sprintf("got %q, want %q", got.Kind, want.Kind))
+	}
+	return d
+}
+
+// withoutStatus returns root without its status: status is the cluster's
+// output, which the installer writes empty and nobody reads.
+func withoutStatus(root *yaml.Node) *yaml.Node {
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if root.Content[i].Value == "status" {
+			cp := *root
+			cp.Content = append(append([]*yaml.Node(nil), root.Content[:i]...), root.Content[i+2:]...)
+			return &cp
+		}
+	}
+	return root
+}
+
+var lineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+
+// yamlError records a yaml.v3 error: syntax errors and each type error
+// with its line, and the field path on that line when known.
+func (l *loader) yamlError(file string, d *doc, err error) {
+	var msgs []string
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		msgs = te.Errors
+	} else {
+		msgs = []string{err.Error()}
+	}
+	for _, m := range msgs {
+		p := Problem{File: file, Message: strings.TrimPrefix(m, "yaml: ")}
+		if sm := lineRE.FindStringSubmatch(m); sm != nil {
+			p.Line, _ = strconv.Atoi(sm[1])
+			p.Message = sm[2]
+			if d != nil {
+				p.Path = d.lines[p.Line]
+			}
+		}
+		l.probs = append(l.probs, p)
+	}
+}
+
+// nmStateConfigs reads the optional multi-document nmstateconfig.yaml.
+func (l *loader) nmStateConfigs(file string) []*NMStateConfig {
+	data := l.read(file, true)
+	if data == nil {
+		return nil
+	}
+	docs, ok := l.parse(file, data)
+	if !ok {
+		return nil
+	}
+	var out []*NMStateConfig
+	for _, root := range docs {
+		c := new(NMStateConfig)
+		d := l.decode(file, root, c, TypeMeta{AgentAPIVersion, KindNMStateConfig})
+		if d == nil {
+			continue
+		}
+		if len(c.Metadata.Labels) == 0 {
+			// validateNMStateLabels: the InfraEnv selects these by label.
+			d.fail("metadata.labels", fmt.Sprintf("%s does not have any label set", c.Metadata.Name))
+		}
+		for i, ifc := range c.Spec.Interfaces {
+			if ifc.Name == "" || ifc.MACAddress == "" {
+				d.fail(fmt.Sprintf("spec.interfaces[%d]", i), "name and macAddress are required")
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// extraManifests reads extraDir/*.y*ml (agent-installer-client's glob),
+// sorted by name, checking that each parses as YAML.
+func (l *loader) extraManifests(dir string) []ExtraManifest {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			l.probs = append(l.probs, Problem{File: dir, Message: err.Error()})
+		}
+		return nil
+	}
+	var out []ExtraManifest
+	for _, e := range entries {
+		if ok, _ := path.Match("*.y*ml", e.Name()); !ok || e.IsDir() {
+			continue
+		}
+		file := filepath.Join(dir, e.Name())
+		data := l.read(file, false)
+		if data == nil {
+			continue
+		}
+		if _, ok := l.parse(file, data); !ok {
+			continue
+		}
+		out = append(out, ExtraManifest{Name: e.Name(), Data: data})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Semantic checks: what the installer's loaders and agent-installer-client
+// refuse, with their wording where they have one.
+
+func (l *loader) checkClusterDeployment(d *doc, cd *ClusterDeployment) {
+	if cd.Spec.ClusterName == "" {
+		d.fail("spec.clusterName", "required")
+	}
+	if cd.Spec.BaseDomain == "" {
+		d.fail("spec.baseDomain", "required")
+	}
+}
+
+func (l *loader) checkAgentClusterInstall(d *doc, aci *AgentClusterInstall) {
+	sp := &aci.Spec
+	if sp.ProvisionRequirements.ControlPlaneAgents < 1 {
+		d.fail("spec.provisionRequirements.controlPlaneAgents", "must be at least 1")
+	}
+	if sp.PlatformType != "" {
+		p, ok := hivePlatform(sp.PlatformType)
+		if !ok {
+			d.fail("spec.platformType", fmt.Sprintf(`Unsupported value: %q: supported values: "BareMetal", "External", "None", "Nutanix", "VSphere"`, sp.PlatformType))
+		}
+		sp.PlatformType = p
+	}
+	if sp.Networking.UserManagedNetworking == nil {
+		sp.Networking.UserManagedNetworking = defaultUserManagedNetworking(sp.PlatformType)
+	}
+	if (sp.PlatformType == PlatformNone || sp.PlatformType == PlatformExternal) && !*sp.Networking.UserManagedNetworking {
+		d.fail("spec.networking.userManagedNetworking", fmt.Sprintf("Forbidden: %s platform requires user-managed networking", sp.PlatformType))
+	}
+	if sp.Networking.NetworkType == "" {
+		sp.Networking.NetworkType = "OVNKubernetes"
+	}
+	if o, ok := aci.Metadata.Annotations[InstallConfigOverridesAnnotation]; ok && !json.Valid([]byte(o)) {
+		d.fail("metadata.annotations", InstallConfigOverridesAnnotation+": not valid JSON")
+	}
+}
+
+func (l *loader) checkInfraEnv(d *doc, ie *InfraEnv) {
+	ie.Spec.CPUArchitecture = RPMArch(ie.Spec.CPUArchitecture)
+	switch ie.Spec.CPUArchitecture {
+	case "", "x86_64", "aarch64", "ppc64le", "s390x":
+	default:
+		d.fail("spec.cpuArchitecture", fmt.Sprintf("%q is not supported: use x86_64, aarch64, ppc64le or s390x", ie.Spec.CPUArchitecture))
+	}
+}
+
+func (l *loader) checkPullSecret(d *doc, s *Secret) {
+	ps, ok := s.StringData[PullSecretKey]
+	switch {
+	case len(s.StringData) == 0:
+		d.fail("stringData", "the pull secret is empty")
+	case !ok:
+		d.fail("stringData", "the pull secret key '.dockerconfigjson' is not defined")
+	case ps == "":
+		d.fail("stringData", "the pull secret does not contain any data")
+	default:
+		n, err := normalizeDockerConfig(ps)
+		if err != nil {
+			d.fail("stringData", fmt.Sprintf("the pull secret is not valid JSON: %v", err))
+			return
+		}
+		s.StringData[PullSecretKey] = n
+	}
+}
