@@ -6,9 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -54,8 +51,8 @@ func gzipped(t testing.TB, data []byte) []byte {
 	return buf.Bytes()
 }
 
-// archive is a cpio archive of regular files, names kept as given.
-func archive(t testing.TB, files ...string) []byte {
+// cpioArchive is a cpio archive of regular files, names kept as given.
+func cpioArchive(t testing.TB, files ...string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	w := cpio.NewWriter(&buf)
@@ -109,7 +106,7 @@ func patchRecord(t *testing.T, img []byte, ident string, extent uint32) []byte {
 const rv = configimage.RendezvousEnvPath
 
 func TestReadRefusesHostileImages(t *testing.T) {
-	valid := archive(t, "/etc/issue", "hi", rv, "NODE_ZERO_IP=192.0.2.10\n")
+	valid := cpioArchive(t, "/etc/issue", "hi", rv, "NODE_ZERO_IP=192.0.2.10\n")
 	trailer := valid[len(valid)-124:]
 	tests := []struct {
 		name string
@@ -117,12 +114,12 @@ func TestReadRefusesHostileImages(t *testing.T) {
 		lim  configimage.Limits
 		want []error
 	}{
-		{"path traversal", func(t *testing.T) []byte { return configImage(t, archive(t, "../etc/passwd", "x", rv, "")) }, configimage.Limits{}, []error{configimage.ErrMemberPath}},
-		{"absolute escape after clean", func(t *testing.T) []byte { return configImage(t, archive(t, "/../../etc/passwd", "x", rv, "")) }, configimage.Limits{}, []error{configimage.ErrMemberPath}},
-		{"relative", func(t *testing.T) []byte { return configImage(t, archive(t, "etc/passwd", "x", rv, "")) }, configimage.Limits{}, []error{configimage.ErrMemberPath}},
-		{"not clean", func(t *testing.T) []byte { return configImage(t, archive(t, "/etc/./passwd", "x", rv, "")) }, configimage.Limits{}, []error{configimage.ErrMemberPath}},
+		{"path traversal", func(t *testing.T) []byte { return configImage(t, cpioArchive(t, "../etc/passwd", "x", rv, "")) }, configimage.Limits{}, []error{configimage.ErrMemberPath}},
+		{"absolute escape after clean", func(t *testing.T) []byte { return configImage(t, cpioArchive(t, "/../../etc/passwd", "x", rv, "")) }, configimage.Limits{}, []error{configimage.ErrMemberPath}},
+		{"relative", func(t *testing.T) []byte { return configImage(t, cpioArchive(t, "etc/passwd", "x", rv, "")) }, configimage.Limits{}, []error{configimage.ErrMemberPath}},
+		{"not clean", func(t *testing.T) []byte { return configImage(t, cpioArchive(t, "/etc/./passwd", "x", rv, "")) }, configimage.Limits{}, []error{configimage.ErrMemberPath}},
 		{"duplicate", func(t *testing.T) []byte {
-			return configImage(t, archive(t, "/etc/issue", "a", "/etc/issue", "b", rv, ""))
+			return configImage(t, cpioArchive(t, "/etc/issue", "a", "/etc/issue", "b", rv, ""))
 		}, configimage.Limits{}, []error{configimage.ErrDuplicateMember}},
 		{"symlink member", func(t *testing.T) []byte {
 			return configImage(t, append(rawMember("/etc/assisted/link", 0o120777, "/etc/shadow"), trailer...))
@@ -182,102 +179,5 @@ func TestReadNamesWrongLabel(t *testing.T) {
 	_, err := configimage.Read(bytes.NewReader(img), int64(len(img)), configimage.Limits{})
 	if err == nil || !strings.Contains(err.Error(), `"OTHER"`) {
 		t.Errorf("Read = %v, want an error naming the label \"OTHER\"", err)
-	}
-}
-
-// fuzzImage is the image a fuzz input stands for: 16 zero sectors (the ISO
-// system area, left out of the seeds), the input, zeros to a whole sector.
-func fuzzImage(data []byte) []byte {
-	n := 16*2048 + len(data)
-	img := make([]byte, n+(2048-n%2048)%2048)
-	copy(img[16*2048:], data)
-	return img
-}
-
-// TestImageFuzzSeeds checks the committed seeds of FuzzImageRead are
-// config images. UPDATE_FUZZ_SEEDS=1 rewrites them (a flag would clash with
-// the package's golden-file -update).
-func TestImageFuzzSeeds(t *testing.T) {
-	seeds := map[string][]byte{"config-image": build(t, imageMembers())}
-	for name, img := range seeds {
-		p := filepath.Join("testdata", "fuzz", "FuzzImageRead", name)
-		if os.Getenv("UPDATE_FUZZ_SEEDS") == "1" {
-			data := bytes.TrimRight(img[16*2048:], "\x00")
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(p, fmt.Appendf(nil, "go test fuzz v1\n[]byte(%q)\n", data), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		text, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatalf("%v (UPDATE_FUZZ_SEEDS=1 go test -run TestImageFuzzSeeds)", err)
-		}
-		var data []byte
-		if _, err := fmt.Sscanf(strings.TrimPrefix(string(text), "go test fuzz v1\n"), "[]byte(%q)", &data); err != nil {
-			t.Fatalf("%s: %v", p, err)
-		}
-		img := fuzzImage(data)
-		if _, err := configimage.Read(bytes.NewReader(img), int64(len(img)), configimage.Limits{}); err != nil {
-			t.Errorf("seed %s: Read = %v, want a valid config image", p, err)
-		}
-	}
-}
-
-// FuzzImageRead reads any bytes as a config image. It must not panic, and
-// whatever it accepts must be safe to extract.
-func FuzzImageRead(f *testing.F) {
-	lim := configimage.Limits{MaxArchiveSize: 1 << 20, MaxMemberSize: 1 << 16, MaxTotalSize: 1 << 20, MaxMembers: 64}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		img := fuzzImage(data)
-		members, err := configimage.Read(bytes.NewReader(img), int64(len(img)), lim)
-		if err != nil {
-			return
-		}
-		seen := map[string]bool{}
-		for _, m := range members {
-			if !strings.HasPrefix(m.Path, "/") || filepath.Clean(m.Path) != m.Path || strings.Contains(m.Path+"/", "/../") {
-				t.Fatalf("accepted unsafe path %q", m.Path)
-			}
-			if typ := m.Mode.Type(); typ != 0 && typ != fs.ModeDir {
-				t.Fatalf("accepted %q of type %v", m.Path, typ)
-			}
-			if seen[m.Path] {
-				t.Fatalf("accepted %q twice", m.Path)
-			}
-			seen[m.Path] = true
-		}
-	})
-}
-
-func BenchmarkBuild(b *testing.B) {
-	ms := realisticMembers()
-	var total int64
-	for _, m := range ms {
-		total += int64(len(m.Data))
-	}
-	b.SetBytes(total)
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := configimage.Build(ms, imageTime); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-func BenchmarkReadExtract(b *testing.B) {
-	img := build(b, realisticMembers())
-	b.SetBytes(int64(len(img)))
-	b.ReportAllocs()
-	root := b.TempDir()
-	for b.Loop() {
-		ms, err := configimage.Read(bytes.NewReader(img), int64(len(img)), configimage.Limits{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := configimage.Extract(ms, root); err != nil {
-			b.Fatal(err)
-		}
 	}
 }

@@ -54,7 +54,7 @@ func realisticMembers() []configimage.Member {
 	return append(ms, configimage.Member{Path: configimage.RendezvousEnvPath, Mode: 0o644, Data: []byte("NODE_ZERO_IP=192.0.2.10\n")})
 }
 
-func build(t testing.TB, ms []configimage.Member) []byte {
+func buildConfigImage(t testing.TB, ms []configimage.Member) []byte {
 	t.Helper()
 	img, err := configimage.Build(ms, imageTime)
 	if err != nil {
@@ -64,7 +64,7 @@ func build(t testing.TB, ms []configimage.Member) []byte {
 }
 
 func TestBuildRead(t *testing.T) {
-	img := build(t, imageMembers())
+	img := buildConfigImage(t, imageMembers())
 	got, err := configimage.Read(bytes.NewReader(img), int64(len(img)), configimage.Limits{})
 	if err != nil {
 		t.Fatal(err)
@@ -79,7 +79,7 @@ func TestBuildRead(t *testing.T) {
 }
 
 func TestBuildReproducible(t *testing.T) {
-	a, b := build(t, realisticMembers()), build(t, realisticMembers())
+	a, b := buildConfigImage(t, realisticMembers()), buildConfigImage(t, realisticMembers())
 	if !bytes.Equal(a, b) {
 		t.Errorf("two builds of the same members differ")
 	}
@@ -123,10 +123,10 @@ func TestBuildRefuses(t *testing.T) {
 	}
 }
 
-// needTool returns the path of command name. When it is missing the test
+// needImageTool returns the path of command name. When it is missing the test
 // fails under CI=true, where every tool must be installed, and is skipped
 // elsewhere with the reason.
-func needTool(t *testing.T, name string) string {
+func needImageTool(t *testing.T, name string) string {
 	t.Helper()
 	p, err := exec.LookPath(name)
 	if err != nil {
@@ -163,10 +163,10 @@ func runTool(t *testing.T, dir string, stdin []byte, name string, args ...string
 // the image: blkid finds it by label, xorriso copies config.gz out, gzip
 // and GNU cpio unpack it.
 func TestToolsReadBuiltImage(t *testing.T) {
-	blkid, xorriso, gnuCpio := needTool(t, "blkid"), needTool(t, "xorriso"), needTool(t, "cpio")
+	blkid, xorriso, gnuCpio := needImageTool(t, "blkid"), needImageTool(t, "xorriso"), needImageTool(t, "cpio")
 	dir := t.TempDir()
 	iso := filepath.Join(dir, "agentconfig.noarch.iso")
-	if err := os.WriteFile(iso, build(t, imageMembers()), 0o644); err != nil {
+	if err := os.WriteFile(iso, buildConfigImage(t, imageMembers()), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out := runTool(t, dir, nil, blkid, "-o", "export", iso)
@@ -324,5 +324,36 @@ func TestExtractStaysInRoot(t *testing.T) {
 	}
 	if got := listTree(t, outside); len(got) > 0 {
 		t.Errorf("Extract wrote outside the root: %v", got)
+	}
+}
+
+func BenchmarkBuild(b *testing.B) {
+	ms := realisticMembers()
+	var total int64
+	for _, m := range ms {
+		total += int64(len(m.Data))
+	}
+	b.SetBytes(total)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := configimage.Build(ms, imageTime); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkReadExtract(b *testing.B) {
+	img := buildConfigImage(b, realisticMembers())
+	b.SetBytes(int64(len(img)))
+	b.ReportAllocs()
+	root := b.TempDir()
+	for b.Loop() {
+		ms, err := configimage.Read(bytes.NewReader(img), int64(len(img)), configimage.Limits{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := configimage.Extract(ms, root); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
