@@ -342,6 +342,19 @@ func BenchmarkBuild(b *testing.B) {
 	}
 }
 
+// BenchmarkRead is the parsing part of BenchmarkReadExtract, whose time
+// is mostly the fsyncs.
+func BenchmarkRead(b *testing.B) {
+	img := buildConfigImage(b, realisticMembers())
+	b.SetBytes(int64(len(img)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := configimage.Read(bytes.NewReader(img), int64(len(img)), configimage.Limits{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func BenchmarkReadExtract(b *testing.B) {
 	img := buildConfigImage(b, realisticMembers())
 	b.SetBytes(int64(len(img)))
