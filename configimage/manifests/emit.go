@@ -26,7 +26,7 @@ import (
 // self-referring aliases could grow without limit; these bound it. Real
 // manifests and nmstate documents are far smaller and shallower.
 const (
-	maxEmitNodes = 100_000
+	maxEmitNodes = 20_000
 	maxEmitDepth = 64
 )
 

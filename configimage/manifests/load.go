@@ -81,7 +81,13 @@ func Load(dir string) (*Set, error) {
 // when unset, networkType defaults to OVNKubernetes, cpuArchitecture is
 // turned into its RPM name and the pull secret JSON is re-indented.
 func LoadFrom(manifestsDir, extraDir string) (*Set, error) {
-	l := &loader{}
+	return loadFS(os.DirFS(manifestsDir), manifestsDir, os.DirFS(extraDir), extraDir)
+}
+
+// loadFS reads the manifests from mfs and the extra manifests from xfs;
+// mdir and xdir name them in problems.
+func loadFS(mfs fs.FS, mdir string, xfs fs.FS, xdir string) (*Set, error) {
+	l := &loader{mfs: mfs, mdir: mdir}
 	s := &Set{
 		ClusterDeployment:   new(ClusterDeployment),
 		AgentClusterInstall: new(AgentClusterInstall),
@@ -89,11 +95,11 @@ func LoadFrom(manifestsDir, extraDir string) (*Set, error) {
 		InfraEnv:            new(InfraEnv),
 		PullSecret:          new(Secret),
 	}
-	cd := l.single(filepath.Join(manifestsDir, ClusterDeploymentFile), s.ClusterDeployment, TypeMeta{HiveAPIVersion, KindClusterDeploy})
-	aci := l.single(filepath.Join(manifestsDir, AgentClusterInstallFile), s.AgentClusterInstall, TypeMeta{HiveExtAPIVersion, KindAgentCluster})
-	cis := l.single(filepath.Join(manifestsDir, ClusterImageSetFile), s.ClusterImageSet, TypeMeta{HiveAPIVersion, KindClusterImageSet})
-	ie := l.single(filepath.Join(manifestsDir, InfraEnvFile), s.InfraEnv, TypeMeta{AgentAPIVersion, KindInfraEnv})
-	ps := l.single(filepath.Join(manifestsDir, PullSecretFile), s.PullSecret, TypeMeta{SecretAPIVersion, KindSecret})
+	cd := l.single(ClusterDeploymentFile, s.ClusterDeployment, TypeMeta{HiveAPIVersion, KindClusterDeploy})
+	aci := l.single(AgentClusterInstallFile, s.AgentClusterInstall, TypeMeta{HiveExtAPIVersion, KindAgentCluster})
+	cis := l.single(ClusterImageSetFile, s.ClusterImageSet, TypeMeta{HiveAPIVersion, KindClusterImageSet})
+	ie := l.single(InfraEnvFile, s.InfraEnv, TypeMeta{AgentAPIVersion, KindInfraEnv})
+	ps := l.single(PullSecretFile, s.PullSecret, TypeMeta{SecretAPIVersion, KindSecret})
 	if cd != nil {
 		l.checkClusterDeployment(cd, s.ClusterDeployment)
 	}
@@ -109,8 +115,8 @@ func LoadFrom(manifestsDir, extraDir string) (*Set, error) {
 	if ps != nil {
 		l.checkPullSecret(ps, s.PullSecret)
 	}
-	s.NMStateConfigs = l.nmStateConfigs(filepath.Join(manifestsDir, NMStateConfigFile))
-	s.ExtraManifests = l.extraManifests(extraDir)
+	s.NMStateConfigs = l.nmStateConfigs(NMStateConfigFile)
+	s.ExtraManifests = l.extraManifests(xfs, xdir)
 	if len(l.probs) > 0 {
 		return nil, &Error{Problems: l.probs}
 	}
@@ -119,6 +125,8 @@ func LoadFrom(manifestsDir, extraDir string) (*Set, error) {
 }
 
 type loader struct {
+	mfs          fs.FS  // the manifests directory
+	mdir         string // its name, for problems
 	probs, warns []Problem
 }
 
@@ -159,10 +167,10 @@ func (d *doc) problem(p, msg string) Problem {
 	return pr
 }
 
-// read returns the file's bytes, or nil after recording why not. A missing
-// optional file returns nil silently.
-func (l *loader) read(file string, optional bool) []byte {
-	f, err := os.Open(file)
+// read returns the bytes of name in fsys, or nil after recording why not
+// under file. A missing optional file returns nil silently.
+func (l *loader) read(fsys fs.FS, name, file string, optional bool) []byte {
+	f, err := fsys.Open(name)
 	if err != nil {
 		if !(optional && errors.Is(err, fs.ErrNotExist)) {
 			msg := err.Error()
@@ -187,8 +195,9 @@ func (l *loader) read(file string, optional bool) []byte {
 }
 
 // single decodes a one-document manifest file into out.
-func (l *loader) single(file string, out any, want TypeMeta) *doc {
-	data := l.read(file, false)
+func (l *loader) single(name string, out any, want TypeMeta) *doc {
+	file := filepath.Join(l.mdir, name)
+	data := l.read(l.mfs, name, file, false)
 	if data == nil {
 		return nil
 	}
@@ -295,8 +304,9 @@ func (l *loader) yamlError(file string, d *doc, err error) {
 }
 
 // nmStateConfigs reads the optional multi-document nmstateconfig.yaml.
-func (l *loader) nmStateConfigs(file string) []*NMStateConfig {
-	data := l.read(file, true)
+func (l *loader) nmStateConfigs(name string) []*NMStateConfig {
+	file := filepath.Join(l.mdir, name)
+	data := l.read(l.mfs, name, file, true)
 	if data == nil {
 		return nil
 	}
@@ -327,8 +337,8 @@ func (l *loader) nmStateConfigs(file string) []*NMStateConfig {
 
 // extraManifests reads extraDir/*.y*ml (agent-installer-client's glob),
 // sorted by name, checking that each parses as YAML.
-func (l *loader) extraManifests(dir string) []ExtraManifest {
-	entries, err := os.ReadDir(dir)
+func (l *loader) extraManifests(fsys fs.FS, dir string) []ExtraManifest {
+	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			l.probs = append(l.probs, Problem{File: dir, Message: err.Error()})
@@ -341,7 +351,7 @@ func (l *loader) extraManifests(dir string) []ExtraManifest {
 			continue
 		}
 		file := filepath.Join(dir, e.Name())
-		data := l.read(file, false)
+		data := l.read(fsys, e.Name(), file, false)
 		if data == nil {
 			continue
 		}

@@ -2,10 +2,14 @@ package manifests
 
 import (
 	"errors"
+	"io/fs"
+	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -198,29 +202,25 @@ func TestLoadInstallerFiles(t *testing.T) {
 
 // FuzzLoad feeds arbitrary bytes to each manifest file in turn. Load must
 // not panic, and what it accepts must survive Write and Load unchanged.
+// It loads from memory (fstest.MapFS) to keep each run short.
 func FuzzLoad(f *testing.F) {
-	for _, name := range []string{AgentClusterInstallFile, NMStateConfigFile, PullSecretFile} {
-		b, err := os.ReadFile(filepath.Join("testdata", "golden-compact", ClusterManifestsDir, name))
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(uint8(0), b)
-		f.Add(uint8(1), b)
+	set, err := Generate(compactSpec())
+	if err != nil {
+		f.Fatal(err)
+	}
+	base := filesFS(f, set)
+	for i, name := range []string{AgentClusterInstallFile, NMStateConfigFile, PullSecretFile} {
+		f.Add(uint8(i), base[ClusterManifestsDir+"/"+name].Data)
 	}
 	f.Add(uint8(1), []byte("apiVersion: agent-install.openshift.io/v1beta1\nkind: NMStateConfig\nmetadata: {labels: {a: b}}\nspec:\n  config: &a {x: [*a]}\n"))
-	f.Add(uint8(2), []byte("a: &a [*a, *a]\nb: &b [*a, *a]\n"))
-	files := []string{AgentClusterInstallFile, NMStateConfigFile, ClusterDeploymentFile, ClusterImageSetFile, InfraEnvFile, PullSecretFile}
-	base := writeSet(f)
+	f.Add(uint8(1), []byte("apiVersion: agent-install.openshift.io/v1beta1\nkind: NMStateConfig\nmetadata: {labels: {a: b}}\nspec:\n  config:\n    a: &a [x, x, x, x, x, x, x, x]\n    b: &b [*a, *a, *a, *a, *a, *a, *a, *a]\n    c: &c [*b, *b, *b, *b, *b, *b, *b, *b]\n    d: &d [*c, *c, *c, *c, *c, *c, *c, *c]\n    e: [*d, *d, *d, *d, *d, *d, *d, *d]\n"))
+	f.Add(uint8(6), []byte("a: [b\n"))
+	files := []string{AgentClusterInstallFile, NMStateConfigFile, PullSecretFile, ClusterDeploymentFile, ClusterImageSetFile, InfraEnvFile, "../" + ExtraManifestsDir + "/x.yaml"}
 	f.Fuzz(func(t *testing.T, which uint8, data []byte) {
-		dir := t.TempDir()
-		if err := os.CopyFS(dir, os.DirFS(base)); err != nil {
-			t.Fatal(err)
-		}
-		name := files[int(which)%len(files)]
-		if err := os.WriteFile(filepath.Join(dir, ClusterManifestsDir, name), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		set, err := Load(dir)
+		fsys := fstest.MapFS{}
+		maps.Copy(fsys, base)
+		fsys[path.Clean(ClusterManifestsDir+"/"+files[int(which)%len(files)])] = &fstest.MapFile{Data: data}
+		set, err := loadMap(fsys)
 		if err != nil {
 			if !errors.Is(err, ErrInvalid) {
 				t.Fatalf("Load: error %v does not wrap ErrInvalid", err)
@@ -228,11 +228,7 @@ func FuzzLoad(f *testing.F) {
 			return
 		}
 		set.Warnings = nil
-		out := t.TempDir()
-		if err := Write(out, set); err != nil {
-			t.Fatalf("Write of a loaded set: %v", err)
-		}
-		again, err := Load(out)
+		again, err := loadMap(filesFS(t, set))
 		if err != nil {
 			t.Fatalf("Load of a written set: %v", err)
 		}
@@ -241,4 +237,24 @@ func FuzzLoad(f *testing.F) {
 			t.Fatalf("Load(Write(Load(x))) differs (-first +second):\n%s", diff)
 		}
 	})
+}
+
+// filesFS is set's files in memory, laid out as Write lays them out.
+func filesFS(t testing.TB, set *Set) fstest.MapFS {
+	t.Helper()
+	files, err := set.Files()
+	if err != nil {
+		t.Fatalf("Files of a loaded set: %v", err)
+	}
+	fsys := fstest.MapFS{}
+	for _, f := range files {
+		fsys[f.Name] = &fstest.MapFile{Data: f.Data}
+	}
+	return fsys
+}
+
+func loadMap(fsys fstest.MapFS) (*Set, error) {
+	m, _ := fs.Sub(fsys, ClusterManifestsDir)
+	x, _ := fs.Sub(fsys, ExtraManifestsDir)
+	return loadFS(m, ClusterManifestsDir, x, ExtraManifestsDir)
 }

@@ -1,0 +1,16 @@
+// Package register is what the agent-based installer's
+// agent-installer-client does on node zero (assisted-service
+// cmd/agentbasedinstaller, reference assisted-service.md §10), spoken over
+// HTTP to any assisted v2 service with the user token:
+//
+//   - RegisterCluster and RegisterInfraEnv turn the ZTP manifests into a
+//     cluster and an infra-env, reusing what a previous run registered;
+//   - PendingUploads and SavePending keep the install-config overrides and
+//     extra manifests the client would upload next, for a service that
+//     cannot take them yet;
+//   - ApplyHostConfigs applies the per-host roles and root device hints of
+//     HOST_CONFIG_DIR as hosts come in, and WriteFailures writes what is
+//     still wrong where install-status reads it;
+//   - ExpectedHosts and StartDecision say when the installation may start
+//     (start-cluster-installation.sh).
+package register

@@ -1,0 +1,271 @@
+package register
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/nodezero/nodezero/configimage/manifests"
+	v2 "github.com/nodezero/nodezero/daemon/v2"
+)
+
+// DefaultFailuresFile is where install-status.sh reads the hosts that
+// could not be configured (agent-installer-client failureOutputPath).
+const DefaultFailuresFile = "/var/run/agent-installer/host-config-failures"
+
+// Result is one pass of ApplyHostConfigs.
+type Result struct {
+	Updated  []HostUpdate // updates the service accepted in this pass
+	Failures []Failure    // hosts not configured as asked, and configs no host matched
+}
+
+// Done reports whether every configured host is registered and
+// configured.
+func (r Result) Done() bool { return len(r.Failures) == 0 }
+
+// Missing returns the names of the configs no registered host matched.
+func (r Result) Missing() []string {
+	var out []string
+	for _, f := range r.Failures {
+		if f.Missing {
+			out = append(out, f.Config)
+		}
+	}
+	return out
+}
+
+// HostUpdate is one accepted update.
+type HostUpdate struct {
+	HostID, Hostname, Config string
+	Role                     string // the role set; "" = unchanged
+	DiskID                   string // the installation disk chosen; "" = unchanged
+}
+
+// Failure is one line of host-config-failures.
+type Failure struct {
+	Hostname string // the host's name, or the config's when no host matched
+	Config   string // the host config directory's name
+	HostID   string // "" when no host matched
+	Reason   string
+	Missing  bool // no registered host with an inventory has the config's MACs
+
+	// Set when no eligible disk matches the hints (or the host has no
+	// eligible disk): the hints and the eligible disks, described.
+	Hints         *manifests.RootDeviceHints
+	EligibleDisks []string
+}
+
+// String is the failure as host-config-failures holds it.
+func (f Failure) String() string { return f.Hostname + ": " + f.Reason }
+
+// ApplyHostConfigs is one pass of agent-installer-client configure
+// (host_config.go ApplyHostConfigs): it reads the host configs in dir
+// (manifests.LoadHostConfigs; see manifests.DefaultHostConfigDir),
+// matches the infra-env's hosts that have sent an inventory by MAC
+// (case-insensitively), and updates each matched host's role and
+// installation disk where they differ from the config. Callers repeat it
+// with a backoff until Result.Done. Errors are for what a retry cannot
+// mend by waiting: unreadable configs, an unreachable service.
+func ApplyHostConfigs(ctx context.Context, c *v2.Client, infraEnvID, dir string) (Result, error) {
+	var res Result
+	configs, err := manifests.LoadHostConfigs(dir)
+	if err != nil {
+		return res, err
+	}
+	hosts, err := c.ListHosts(ctx, infraEnvID)
+	if err != nil {
+		return res, fmt.Errorf("apply host configs: %w", err)
+	}
+	matched := make([]bool, len(configs))
+	for _, h := range hosts {
+		if h == nil || h.Inventory == "" {
+			continue // not yet: configs are applied once the inventory is in
+		}
+		var inv v2.Inventory
+		if err := json.Unmarshal([]byte(h.Inventory), &inv); err != nil {
+			return res, fmt.Errorf("apply host configs: host %s: inventory: %w", h.ID, err)
+		}
+		i := matchByMAC(configs, &inv)
+		if i < 0 {
+			continue
+		}
+		matched[i] = true
+		up, fail, err := applyOne(ctx, c, h, &inv, &configs[i])
+		if err != nil {
+			return res, err
+		}
+		if up != nil {
+			res.Updated = append(res.Updated, *up)
+		}
+		if fail != nil {
+			res.Failures = append(res.Failures, *fail)
+		}
+	}
+	for i, hc := range configs {
+		if !matched[i] {
+			res.Failures = append(res.Failures, Failure{Hostname: hc.Name, Config: hc.Name, Reason: "Host not registered", Missing: true})
+		}
+	}
+	return res, nil
+}
+
+// matchByMAC returns the index of the first config holding one of the
+// inventory's MACs, -1 when none does.
+func matchByMAC(configs []manifests.HostConfig, inv *v2.Inventory) int {
+	for i, hc := range configs {
+		for _, nic := range inv.Interfaces {
+			if nic == nil || nic.MACAddress == "" {
+				continue
+			}
+			for _, m := range hc.MACs {
+				if strings.EqualFold(nic.MACAddress, m) {
+					return i
+				}
+			}
+		}
+	}
+	return -1
+}
+
+// applyOne brings one host in line with its config.
+func applyOne(ctx context.Context, c *v2.Client, h *v2.Host, inv *v2.Inventory, hc *manifests.HostConfig) (*HostUpdate, *Failure, error) {
+	name := hostName(h, inv, hc)
+	var p v2.HostUpdateParams
+	up := HostUpdate{HostID: h.ID, Hostname: name, Config: hc.Name}
+
+	// Installation disk: keep the current one when the hints accept it,
+	// else the first acceptable one, else the sentinel.
+	acceptable := AcceptableDisks(inv.Disks, hc.Hints)
+	noMatch := len(acceptable) == 0
+	keep := false
+	for _, d := range acceptable {
+		if h.InstallationDiskID != "" && (diskID(d) == h.InstallationDiskID || d.Path == h.InstallationDiskID) {
+			keep = true
+		}
+	}
+	if !keep {
+		up.DiskID = NotFoundByHints
+		if !noMatch {
+			up.DiskID = diskID(acceptable[0])
+		}
+		p.DisksSelectedConfig = []*v2.DiskConfigParams{{ID: up.DiskID, Role: v2.DiskRoleInstall}}
+	}
+
+	// Role: set unless the host has it already, explicitly or as the
+	// role the service suggests for an auto-assign host. (The client
+	// compares with suggested_role only, which re-sends a role the user
+	// set differently by hand.)
+	if hc.Role != "" && string(h.Role) != hc.Role && !(h.Role == v2.HostRoleAutoAssign && string(h.SuggestedRole) == hc.Role) {
+		up.Role = hc.Role
+		r := v2.HostUpdateParamsHostRole(hc.Role)
+		p.HostRole = &r
+	}
+
+	var refused *v2.APIError
+	if up.DiskID != "" || up.Role != "" {
+		_, err := c.UpdateHost(ctx, h.InfraEnvID, h.ID, p)
+		if err != nil && !errors.As(err, &refused) {
+			return nil, nil, fmt.Errorf("apply host configs: host %s: %w", name, err)
+		}
+	}
+	var reasons []string
+	if refused != nil {
+		reasons = append(reasons, updateRefused(h, up, refused))
+	}
+	if noMatch {
+		reasons = append(reasons, noDiskMatches(hc.Hints, inv, refused == nil))
+	}
+	if len(reasons) > 0 {
+		f := &Failure{Hostname: name, Config: hc.Name, HostID: h.ID, Reason: strings.Join(reasons, "; ")}
+		if noMatch {
+			f.Hints = hc.Hints
+			f.EligibleDisks = eligibleDisks(inv)
+		}
+		return nil, f, nil
+	}
+	if up.DiskID == "" && up.Role == "" {
+		return nil, nil, nil
+	}
+	return &up, nil, nil
+}
+
+// updateRefused is the client's UpdateFailure.DescribeFailure.
+func updateRefused(h *v2.Host, up HostUpdate, err *v2.APIError) string {
+	var changes []string
+	if up.DiskID != "" {
+		changes = append(changes, fmt.Sprintf("installation disk to %s (from %s)", up.DiskID, h.InstallationDiskID))
+	}
+	if up.Role != "" {
+		changes = append(changes, fmt.Sprintf("role to %s (from %s)", up.Role, h.SuggestedRole))
+	}
+	reason := err.Reason
+	if reason == "" {
+		reason = "unknown reason"
+	}
+	return fmt.Sprintf("Failed to update host %s: %s", strings.Join(changes, " and "), reason)
+}
+
+func noDiskMatches(h *manifests.RootDeviceHints, inv *v2.Inventory, first bool) string {
+	what := "no eligible disk matches root device hints"
+	if first {
+		what = "No eligible disk matches root device hints"
+	}
+	disks := eligibleDisks(inv)
+	list := "none"
+	if len(disks) > 0 {
+		list = strings.Join(disks, ", ")
+	}
+	return fmt.Sprintf("%s (%s); eligible disks: %s", what, h, list)
+}
+
+func eligibleDisks(inv *v2.Inventory) []string {
+	var out []string
+	for _, d := range inv.Disks {
+		if eligible(d) {
+			out = append(out, describeDisk(d))
+		}
+	}
+	return out
+}
+
+// hostName names the host as the user knows it: the name the service was
+// given, else the inventory's hostname, else the config's.
+func hostName(h *v2.Host, inv *v2.Inventory, hc *manifests.HostConfig) string {
+	switch {
+	case h.RequestedHostname != "":
+		return h.RequestedHostname
+	case inv.Hostname != "":
+		return inv.Hostname
+	}
+	return hc.Name
+}
+
+// WriteFailures records res's failures where install-status reads them,
+// one "<hostname>: <reason>" line each (agent-installer-client
+// recordFailures), or removes the file when there are none.
+func WriteFailures(path string, res Result) error {
+	if len(res.Failures) == 0 {
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("write host config failures: %w", err)
+		}
+		return nil
+	}
+	var b strings.Builder
+	for _, f := range res.Failures {
+		b.WriteString(oneLine(f.String()))
+		b.WriteByte('\n')
+	}
+	if err := writeAtomic(path, []byte(b.String()), 0o644); err != nil {
+		return fmt.Errorf("write host config failures: %w", err)
+	}
+	return nil
+}
+
+// oneLine keeps a failure on its line: a service reason may hold newlines.
+func oneLine(s string) string {
+	return strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(s)
+}

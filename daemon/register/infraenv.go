@@ -1,0 +1,102 @@
+package register
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"strings"
+
+	"github.com/nodezero/nodezero/configimage/manifests"
+	v2 "github.com/nodezero/nodezero/daemon/v2"
+)
+
+// RegisterInfraEnv returns the service's infra-env, registering it from the
+// manifests when there is none yet (agent-installer-client
+// registerInfraEnv). clusterID binds it to the cluster; "" registers it
+// unbound (late binding), as the client does when there is no cluster.
+func RegisterInfraEnv(ctx context.Context, c *v2.Client, set *manifests.Set, clusterID string) (*v2.InfraEnv, error) {
+	list, err := c.ListInfraEnvs(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	switch len(list) {
+	case 0:
+	case 1:
+		return list[0], nil
+	default:
+		return nil, fmt.Errorf("register infra-env: found %d infra-envs: %w", len(list), ErrMultiple)
+	}
+	p, err := InfraEnvParams(set, clusterID)
+	if err != nil {
+		return nil, err
+	}
+	return c.RegisterInfraEnv(ctx, *p)
+}
+
+// InfraEnvParams maps the manifests to the create request as
+// assisted-service's CreateInfraEnvParams does
+// (internal/controller/controllers/infraenv_controller.go), with the
+// NMStateConfigs as static network configuration (register.go
+// processNMStateConfig) and the full ISO image type (IMAGE_TYPE_ISO's
+// default).
+//
+// static_network_config carries network_yaml only: this module's wire
+// type for mac_interface_map (v2.MACInterfaceMap, a list of strings) does
+// not have the swagger's shape (a list of {mac_address, logical_nic_name}),
+// and sending it would be refused by a real assisted-service. Node zero
+// does not need the map: every host gets its keyfiles from the config
+// image, not from the infra-env.
+func InfraEnvParams(set *manifests.Set, clusterID string) (*v2.InfraEnvCreateParams, error) {
+	if err := complete(set); err != nil {
+		return nil, err
+	}
+	ie := set.InfraEnv
+	sp := ie.Spec
+	p := &v2.InfraEnvCreateParams{
+		Name:                         ie.Metadata.Name,
+		ImageType:                    v2.ImageTypeFullISO,
+		IgnitionConfigOverride:       sp.IgnitionConfigOverride,
+		PullSecret:                   set.PullSecret.PullSecret(),
+		SSHAuthorizedKey:             &sp.SSHAuthorizedKey,
+		CPUArchitecture:              v2.InfraEnvCreateParamsCPUArchitecture(sp.CPUArchitecture),
+		AdditionalTrustBundle:        sp.AdditionalTrustBundle,
+		NetworkDiscoveryDelaySeconds: sp.NetworkDiscoveryDelaySeconds,
+	}
+	if clusterID != "" {
+		p.ClusterID = &clusterID
+	}
+	if pr := sp.Proxy; pr != nil {
+		p.Proxy = &v2.Proxy{HTTPProxy: ptr(pr.HTTPProxy), HTTPSProxy: ptr(pr.HTTPSProxy), NoProxy: ptr(pr.NoProxy)}
+	}
+	if len(sp.AdditionalNTPSources) > 0 {
+		p.AdditionalNTPSources = ptr(strings.Join(sp.AdditionalNTPSources, ","))
+	}
+	if len(sp.NTPSources) > 0 {
+		p.NTPSources = ptr(strings.Join(sp.NTPSources, ","))
+	}
+	for _, k := range sp.KernelArguments {
+		p.KernelArguments = append(p.KernelArguments, &v2.KernelArgument{Operation: v2.KernelArgumentOperation(k.Operation), Value: k.Value})
+	}
+	for _, nm := range set.NMStateConfigs {
+		if err := labelsMatch(nm, ie); err != nil {
+			return nil, err
+		}
+		p.StaticNetworkConfig = append(p.StaticNetworkConfig, &v2.HostStaticNetworkConfig{NetworkYaml: string(nm.Spec.Config)})
+	}
+	return p, nil
+}
+
+// labelsMatch is validateNMStateConfigAndInfraEnv: an NMStateConfig's
+// labels must equal the InfraEnv's selector exactly.
+func labelsMatch(nm *manifests.NMStateConfig, ie *manifests.InfraEnv) error {
+	sel := ie.Spec.NMStateConfigLabelSelector.MatchLabels
+	switch {
+	case len(nm.Metadata.Labels) == 0:
+		return fmt.Errorf("%w: nmstateconfig %s should have at least one label set matching the infra-env label selector", ErrManifests, nm.Metadata.Name)
+	case len(sel) == 0:
+		return fmt.Errorf("%w: infraenv does not have any labels set with NMStateConfigLabelSelector.MatchLabels", ErrManifests)
+	case !maps.Equal(sel, nm.Metadata.Labels):
+		return fmt.Errorf("%w: infraenv and nmstateconfig %s labels do not match", ErrManifests, nm.Metadata.Name)
+	}
+	return nil
+}
