@@ -40,12 +40,8 @@ func RegisterInfraEnv(ctx context.Context, c *v2.Client, set *manifests.Set, clu
 // processNMStateConfig) and the full ISO image type (IMAGE_TYPE_ISO's
 // default).
 //
-// static_network_config carries network_yaml only: this module's wire
-// type for mac_interface_map (v2.MACInterfaceMap, a list of strings) does
-// not have the swagger's shape (a list of {mac_address, logical_nic_name}),
-// and sending it would be refused by a real assisted-service. Node zero
-// does not need the map: every host gets its keyfiles from the config
-// image, not from the infra-env.
+// Each host's static_network_config carries its nmstate YAML and the map
+// from its MACs to the interface names the YAML uses.
 func InfraEnvParams(set *manifests.Set, clusterID string) (*v2.InfraEnvCreateParams, error) {
 	if err := complete(set); err != nil {
 		return nil, err
@@ -81,7 +77,11 @@ func InfraEnvParams(set *manifests.Set, clusterID string) (*v2.InfraEnvCreatePar
 		if err := labelsMatch(nm, ie); err != nil {
 			return nil, err
 		}
-		p.StaticNetworkConfig = append(p.StaticNetworkConfig, &v2.HostStaticNetworkConfig{NetworkYaml: string(nm.Spec.Config)})
+		hc := &v2.HostStaticNetworkConfig{NetworkYaml: string(nm.Spec.Config)}
+		for _, itf := range nm.Spec.Interfaces {
+			hc.MACInterfaceMap = append(hc.MACInterfaceMap, &v2.MACInterfaceMapItem{MACAddress: itf.MACAddress, LogicalNicName: itf.Name})
+		}
+		p.StaticNetworkConfig = append(p.StaticNetworkConfig, hc)
 	}
 	return p, nil
 }

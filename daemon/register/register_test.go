@@ -92,6 +92,7 @@ type infraEnvView struct {
 	Name, ClusterID, SSHKey, CPUArch, ImageType, NTP string
 	HTTPProxy, NoProxy                               string
 	NetworkYAML                                      []string
+	MACs                                             []string // mac=name per host config
 }
 
 func viewInfraEnv(t *testing.T, ie *v2.InfraEnv) infraEnvView {
@@ -108,6 +109,9 @@ func viewInfraEnv(t *testing.T, ie *v2.InfraEnv) infraEnvView {
 		}
 		for _, c := range snc {
 			v.NetworkYAML = append(v.NetworkYAML, c.NetworkYaml)
+			for _, m := range c.MACInterfaceMap {
+				v.MACs = append(v.MACs, m.MACAddress+"="+m.LogicalNicName)
+			}
 		}
 	}
 	return v
@@ -129,6 +133,9 @@ func wantInfraEnv(set *manifests.Set, clusterID string) infraEnvView {
 	}
 	for _, nm := range set.NMStateConfigs {
 		v.NetworkYAML = append(v.NetworkYAML, string(nm.Spec.Config))
+		for _, itf := range nm.Spec.Interfaces {
+			v.MACs = append(v.MACs, itf.MACAddress+"="+itf.Name)
+		}
 	}
 	return v
 }

@@ -95,7 +95,16 @@ type HostStaticNetworkConfig struct {
 	MACInterfaceMap MACInterfaceMap `json:"mac_interface_map,omitempty"`
 }
 
-type MACInterfaceMap []string
+type MACInterfaceMap []*MACInterfaceMapItem
+
+// MACInterfaceMapItem is one entry of mac_interface_map (an inline object
+// in the swagger).
+type MACInterfaceMapItem struct {
+	// mac address present on the host
+	MACAddress string `json:"mac_address"`
+	// nic name used in the yaml, which relates 1:1 to the mac address
+	LogicalNicName string `json:"logical_nic_name,omitempty"`
+}
 
 // List of kernel arugment objects that define the operations and values to be applied.
 type KernelArguments []*KernelArgument
