@@ -9,6 +9,7 @@ import (
 	"regexp"
 
 	"github.com/nodezero/nodezero/configimage"
+	"github.com/nodezero/nodezero/configimage/inputs"
 	"github.com/nodezero/nodezero/configimage/manifests"
 )
 
@@ -24,8 +25,10 @@ func runCreate(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	switch args[0] {
 	case "cluster-manifests":
 		return runCreateClusterManifests(ctx, args[1:], stdout, stderr)
+	case "config-image":
+		return runCreateConfigImage(ctx, args[1:], stdout, stderr)
 	}
-	return fmt.Errorf("create: unknown asset %q: cluster-manifests", args[0])
+	return fmt.Errorf("create: unknown asset %q: cluster-manifests or config-image", args[0])
 }
 
 var versionRE = regexp.MustCompile(`:(\d+\.\d+\.\d+[^-@]*)`)
@@ -45,21 +48,27 @@ func releaseFlags(fs *flag.FlagSet) func() configimage.Release {
 // loadInstallDir reads and validates an install directory, printing the
 // warnings and returning every error at once.
 func loadInstallDir(dir string, rel configimage.Release, stderr io.Writer) (*manifests.Set, error) {
+	set, _, err := loadInstall(dir, rel, stderr)
+	return set, err
+}
+
+func loadInstall(dir string, rel configimage.Release, stderr io.Writer) (*manifests.Set, *inputs.AgentConfig, error) {
 	ic, ac, rep := configimage.LoadInputs(dir)
 	for _, w := range rep.Warnings() {
 		fmt.Fprintln(stderr, w.String())
 	}
 	if err := rep.Err(); err != nil {
-		return nil, fmt.Errorf("the inputs in %s have errors:\n%s", dir, errorLines(rep.Errors()))
+		return nil, nil, fmt.Errorf("the inputs in %s have errors:\n%s", dir, errorLines(rep.Errors()))
 	}
 	spec, err := configimage.SpecFrom(ic, ac, rel)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if spec.ExtraManifests, err = configimage.ExtraManifests(dir); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return manifests.Generate(spec)
+	set, err := manifests.Generate(spec)
+	return set, ac, err
 }
 
 func errorLines[T fmt.Stringer](es []T) string {

@@ -49,16 +49,22 @@ const validity = 10 * 365 * 24 * time.Hour
 // State is what an install directory keeps so that a rebuild gives the same
 // bytes: every key, certificate and the password. Save it with mode 0600.
 type State struct {
-	Version          int               `json:"version"`
-	ECPrivateKeyPEM  string            `json:"ec_private_key_pem"`
-	KubeadminPass    string            `json:"kubeadmin_password"`
-	KubeadminHash    string            `json:"kubeadmin_password_hash"`
-	SignerKeyPEM     map[string]string `json:"signer_key_pem"`
-	SignerCertPEM    map[string]string `json:"signer_cert_pem"`
-	AdminCertPEM     string            `json:"admin_client_cert_pem"`
-	AdminKeyPEM      string            `json:"admin_client_key_pem"`
-	GeneratedAtUnix  int64             `json:"generated_at"`
-	ClusterAPIServer string            `json:"api_server,omitempty"`
+	Version         int               `json:"version"`
+	ECPrivateKeyPEM string            `json:"ec_private_key_pem"`
+	KubeadminPass   string            `json:"kubeadmin_password"`
+	KubeadminHash   string            `json:"kubeadmin_password_hash"`
+	SignerKeyPEM    map[string]string `json:"signer_key_pem"`
+	SignerCertPEM   map[string]string `json:"signer_cert_pem"`
+	AdminCertPEM    string            `json:"admin_client_cert_pem"`
+	AdminKeyPEM     string            `json:"admin_client_key_pem"`
+	GeneratedAtUnix int64             `json:"generated_at"`
+	// Tokens are the service tokens by scheme (agentAuth, userAuth,
+	// watcherAuth), signed once with the token key by the caller and kept:
+	// ECDSA signatures differ on every signing.
+	Tokens map[string]string `json:"tokens,omitempty"`
+	// InfraEnvID is the infra-env id the service is told to use.
+	InfraEnvID       string `json:"infra_env_id,omitempty"`
+	ClusterAPIServer string `json:"api_server,omitempty"`
 }
 
 // ErrState: a saved state that cannot be used.

@@ -154,33 +154,43 @@ func loadHostConfig(dir string) (HostConfig, bool, error) {
 	return hc, true, nil
 }
 
+// HostConfigFiles renders one host config directory: mac_addresses,
+// role only when set, root-device-hints.yaml only when a hint is given.
+// Names are relative to the directory.
+func HostConfigFiles(hc HostConfig) ([]File, error) {
+	if hc.Name == "" || strings.ContainsAny(hc.Name, `/\`) || hc.Name == "." || hc.Name == ".." {
+		return nil, fmt.Errorf("host config: bad directory name %q", hc.Name)
+	}
+	var macs strings.Builder
+	for _, m := range hc.MACs {
+		macs.WriteString(strings.ToLower(m))
+		macs.WriteByte('\n')
+	}
+	files := []File{{MACAddressesFile, []byte(macs.String())}}
+	if hc.Role != "" {
+		files = append(files, File{RoleFile, []byte(hc.Role)})
+	}
+	if !hc.Hints.Empty() {
+		b, err := marshal(hc.Hints)
+		if err != nil {
+			return nil, fmt.Errorf("host config %s: %w", hc.Name, err)
+		}
+		files = append(files, File{RootDeviceHintsFile, b})
+	}
+	return files, nil
+}
+
 // WriteHostConfigs writes one directory per config under dir, in the
-// layout LoadHostConfigs reads: root-device-hints.yaml only when a hint
-// is given, role only when set.
+// layout LoadHostConfigs reads (HostConfigFiles).
 func WriteHostConfigs(dir string, configs []HostConfig) error {
 	for _, hc := range configs {
-		if hc.Name == "" || strings.ContainsAny(hc.Name, `/\`) || hc.Name == "." || hc.Name == ".." {
-			return fmt.Errorf("write host configs: bad directory name %q", hc.Name)
+		files, err := HostConfigFiles(hc)
+		if err != nil {
+			return fmt.Errorf("write host configs: %w", err)
 		}
 		d := filepath.Join(dir, hc.Name)
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return fmt.Errorf("write host configs: %w", err)
-		}
-		var macs strings.Builder
-		for _, m := range hc.MACs {
-			macs.WriteString(strings.ToLower(m))
-			macs.WriteByte('\n')
-		}
-		files := []File{{MACAddressesFile, []byte(macs.String())}}
-		if hc.Role != "" {
-			files = append(files, File{RoleFile, []byte(hc.Role)})
-		}
-		if !hc.Hints.Empty() {
-			b, err := marshal(hc.Hints)
-			if err != nil {
-				return fmt.Errorf("write host configs: %s: %w", hc.Name, err)
-			}
-			files = append(files, File{RootDeviceHintsFile, b})
 		}
 		for _, f := range files {
 			if err := writeFileAtomic(filepath.Join(d, f.Name), f.Data); err != nil {

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/nodezero/nodezero/configimage"
+	"github.com/nodezero/nodezero/configimage/credentials"
+	"github.com/nodezero/nodezero/daemon/auth"
+)
+
+// stateFile keeps an install directory's generated secrets, like
+// openshift-install's .openshift_install_state.json: a second run gives
+// the same config image.
+const stateFile = ".nodezero_state.json"
+
+// runCreateConfigImage is `nodezero create config-image --dir D`.
+func runCreateConfigImage(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("create config-image", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dir := fs.String("dir", ".", "install directory holding install-config.yaml and agent-config.yaml")
+	release := releaseFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	rel := release()
+	set, ac, err := loadInstall(*dir, rel, stderr)
+	if err != nil {
+		return err
+	}
+	st, err := loadOrCreateState(*dir)
+	if err != nil {
+		return err
+	}
+	acRaw, _ := os.ReadFile(filepath.Join(*dir, configimage.AgentConfigFile))
+	a := &configimage.Assembly{Manifests: set, AgentConfig: ac, AgentConfigRaw: acRaw, State: st, ReleaseImage: rel.Image}
+	img, err := a.Image()
+	if err != nil {
+		return err
+	}
+	iso := filepath.Join(*dir, "agentconfig.noarch.iso")
+	if err := writeAtomic(iso, img, 0o644); err != nil {
+		return err
+	}
+	authDir := filepath.Join(*dir, "auth")
+	if err := os.MkdirAll(authDir, 0o700); err != nil {
+		return err
+	}
+	if err := writeAtomic(filepath.Join(authDir, "kubeconfig"), st.Kubeconfig(set.ClusterDeployment.Spec.ClusterName, set.ClusterDeployment.Spec.BaseDomain), 0o600); err != nil {
+		return err
+	}
+	if err := writeAtomic(filepath.Join(authDir, "kubeadmin-password"), []byte(st.KubeadminPass), 0o600); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "nodezero create config-image: wrote %s (%d bytes), %s/kubeconfig and %s/kubeadmin-password\n", iso, len(img), authDir, authDir)
+	return nil
+}
+
+// loadOrCreateState reads dir's state file, or makes the key, tokens,
+// password and certificates and saves them (0600).
+func loadOrCreateState(dir string) (*credentials.State, error) {
+	p := filepath.Join(dir, stateFile)
+	b, err := os.ReadFile(p)
+	if err == nil {
+		st, err := credentials.Parse(b)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w (remove it to generate new credentials)", p, err)
+		}
+		return st, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	st, err := credentials.New(nil, time.Now().Truncate(time.Second))
+	if err != nil {
+		return nil, err
+	}
+	key, err := st.TokenKey()
+	if err != nil {
+		return nil, err
+	}
+	st.Tokens = map[string]string{}
+	for _, s := range auth.Schemes {
+		tok, err := auth.Sign(key, s, time.Time{})
+		if err != nil {
+			return nil, err
+		}
+		st.Tokens[string(s)] = tok
+	}
+	st.InfraEnvID = uuid.NewString()
+	b, err = st.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	if err := writeAtomic(p, b, 0o600); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// writeAtomic replaces path with data: temp file, fsync, rename.
+func writeAtomic(path string, data []byte, mode os.FileMode) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if err := f.Chmod(mode); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}

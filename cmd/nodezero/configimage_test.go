@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/nodezero/nodezero/configimage"
+	"github.com/nodezero/nodezero/configimage/manifests"
+	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/daemon/register"
+)
+
+// TestConfigImageToRegisteredCluster: for each input set, create the
+// config image (twice: same bytes), load it into a host root with the
+// command, start node zero's service with the image's public key, and
+// register the cluster and infra-env from the manifests the host now has,
+// as node zero does: the registered cluster says what the inputs say.
+func TestConfigImageToRegisteredCluster(t *testing.T) {
+	for _, set := range []string{"compact", "static", "sno", "ipv6", "dualstack"} {
+		t.Run(set, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			dir := filepath.Join(t.TempDir(), "install")
+			copyDir(t, filepath.Join("..", "..", "configimage", "inputs", "testdata", set), dir)
+			runBinary(t, "create", "config-image", "--dir", dir)
+			iso := filepath.Join(dir, "agentconfig.noarch.iso")
+			first, err := os.ReadFile(iso)
+			if err != nil {
+				t.Fatal(err)
+			}
+			runBinary(t, "create", "config-image", "--dir", dir)
+			if again, _ := os.ReadFile(iso); !bytes.Equal(first, again) {
+				t.Error("a second create gave different bytes")
+			}
+			members, err := configimage.Read(bytes.NewReader(first), int64(len(first)), configimage.Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if last := members[len(members)-1].Path; last != configimage.RendezvousEnvPath {
+				t.Errorf("last member %s, want %s", last, configimage.RendezvousEnvPath)
+			}
+			for _, f := range []string{"auth/kubeconfig", "auth/kubeadmin-password"} {
+				if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Mode().Perm() != 0o600 {
+					t.Errorf("%s: %v %v", f, fi, err)
+				}
+			}
+
+			root := filepath.Join(t.TempDir(), "host")
+			runBinary(t, "load-config-image", "--root", root, "--file", iso)
+			env := readEnv(t, filepath.Join(root, configimage.AssistedServiceEnvPath))
+			rv := readEnv(t, filepath.Join(root, configimage.RendezvousEnvPath))
+
+			svcDir := t.TempDir()
+			p := start(t, filepath.Join(svcDir, "service.log"), []string{"EC_PUBLIC_KEY_PEM=" + env["EC_PUBLIC_KEY_PEM"]},
+				"service", "--dir", svcDir, "--listen", "127.0.0.1:0")
+			waitFor(t, "the service", 20*time.Second, func() (bool, string) { return listeningRE.MatchString(p.output()), p.output() })
+			addr := listeningRE.FindStringSubmatch(p.output())[1]
+			c, err := v2.NewClient("http://"+addr, v2.WithUserToken(rv["USER_AUTH_TOKEN"]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ms, err := manifests.LoadFrom(filepath.Join(root, configimage.ManifestsDir), filepath.Join(root, configimage.ExtraManifestsDir))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cl, err := register.RegisterCluster(ctx, c, ms)
+			if err != nil {
+				t.Fatalf("register cluster with the image's user token: %v", err)
+			}
+			if _, err := register.RegisterInfraEnv(ctx, c, ms, cl.ID); err != nil {
+				t.Fatalf("register infra-env: %v", err)
+			}
+			ic, ac, rep := configimage.LoadInputs(dir)
+			if rep.HasErrors() {
+				t.Fatal(rep.Error())
+			}
+			masters, _, _ := ic.ReplicaCounts()
+			if cl.Name != ic.Metadata.Name || cl.BaseDNSDomain != ic.BaseDomain || cl.ControlPlaneCount != masters {
+				t.Errorf("cluster %s.%s cp=%d, want %s.%s cp=%d", cl.Name, cl.BaseDNSDomain, cl.ControlPlaneCount, ic.Metadata.Name, ic.BaseDomain, masters)
+			}
+			api, _ := ic.Platform.VIPs()
+			if len(cl.APIVIPs) != len(api) || (len(api) > 0 && string(cl.APIVIPs[0].IP) != api[0]) {
+				t.Errorf("api vips %v, want %v", cl.APIVIPs, api)
+			}
+			if cl.OCPReleaseImage != defaultRelease {
+				t.Errorf("release image %q", cl.OCPReleaseImage)
+			}
+			if ac != nil && rv["NODE_ZERO_IP"] != ac.RendezvousIP {
+				t.Errorf("NODE_ZERO_IP = %q, want %q", rv["NODE_ZERO_IP"], ac.RendezvousIP)
+			}
+			// A second registration, as after a restart, finds the same cluster.
+			again, err := register.RegisterCluster(ctx, c, ms)
+			if err != nil || again.ID != cl.ID {
+				t.Errorf("second registration: %v, id %v", err, again)
+			}
+		})
+	}
+}
+
+func readEnv(t *testing.T, path string) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := configimage.ParseEnv(path, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}

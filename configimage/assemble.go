@@ -1,0 +1,160 @@
+package configimage
+
+import (
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"net/netip"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/nodezero/nodezero/configimage/credentials"
+	"github.com/nodezero/nodezero/configimage/inputs"
+	"github.com/nodezero/nodezero/configimage/manifests"
+)
+
+// On-host directories of the config image's members
+// (reference/abi-on-host.md §2, §8.3).
+const (
+	ManifestsDir      = "/etc/assisted/manifests"
+	ExtraManifestsDir = "/etc/assisted/extra-manifests"
+	HostConfigDir     = "/etc/assisted/hostconfig"
+	HostnamesDir      = "/etc/assisted/hostnames"
+	TLSDir            = "/opt/agent/tls"
+	PullSecretPath    = "/root/.docker/config.json"
+)
+
+// Token scheme names, as credentials.State.Tokens keys them.
+const (
+	TokenAgent   = "agentAuth"
+	TokenUser    = "userAuth"
+	TokenWatcher = "watcherAuth"
+)
+
+// Assembly is everything a config image is made of.
+type Assembly struct {
+	Manifests      *manifests.Set
+	AgentConfig    *inputs.AgentConfig
+	AgentConfigRaw []byte // copied to /etc/assisted/manifests/agent-config.yaml, as ABI does
+	State          *credentials.State
+	ReleaseImage   string
+}
+
+// Members lists the config image's files in the order ABI writes them,
+// /etc/assisted/rendezvous-host.env last.
+func (a *Assembly) Members() ([]Member, error) {
+	if a.AgentConfig == nil || a.AgentConfig.RendezvousIP == "" {
+		return nil, fmt.Errorf("%s: rendezvousIP: required for a config image: the hosts need to know which of them is node zero", AgentConfigFile)
+	}
+	rv, err := netip.ParseAddr(a.AgentConfig.RendezvousIP)
+	if err != nil {
+		return nil, fmt.Errorf("%s: rendezvousIP: %w", AgentConfigFile, err)
+	}
+	for _, k := range []string{TokenAgent, TokenUser, TokenWatcher} {
+		if a.State.Tokens[k] == "" {
+			return nil, fmt.Errorf("config image: the %s token is missing from the credentials state", k)
+		}
+	}
+	var ms []Member
+	dirs := map[string]bool{}
+	add := func(p string, mode fs.FileMode, data []byte) {
+		for d := path.Dir(p); d != "/" && !dirs[d]; d = path.Dir(d) {
+			dirs[d] = true
+		}
+		ms = append(ms, Member{Path: p, Mode: mode, Data: data})
+	}
+	files, err := a.Manifests.Files()
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range files {
+		switch {
+		case strings.HasPrefix(f.Name, manifests.ClusterManifestsDir+"/"):
+			add(path.Join(ManifestsDir, path.Base(f.Name)), 0o600, f.Data)
+		case strings.HasPrefix(f.Name, manifests.ExtraManifestsDir+"/"):
+			add(path.Join(ExtraManifestsDir, path.Base(f.Name)), 0o644, f.Data)
+		}
+	}
+	if len(a.AgentConfigRaw) > 0 {
+		add(path.Join(ManifestsDir, AgentConfigFile), 0o600, a.AgentConfigRaw)
+	}
+	for i, h := range a.AgentConfig.Hosts {
+		name := h.Hostname
+		if name == "" {
+			name = fmt.Sprintf("host-%d", i)
+		}
+		hc := manifests.HostConfig{Name: name, Role: h.Role, Hints: hints(h.RootDeviceHints)}
+		for _, itf := range h.Interfaces {
+			hc.MACs = append(hc.MACs, strings.ToLower(itf.MacAddress))
+		}
+		hfs, err := manifests.HostConfigFiles(hc)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range hfs {
+			add(path.Join(HostConfigDir, name, f.Name), 0o644, f.Data)
+		}
+		if h.Hostname != "" && len(hc.MACs) > 0 {
+			add(path.Join(HostnamesDir, hc.MACs[0]), 0o644, []byte(h.Hostname))
+		}
+	}
+	masters, workers := a.Manifests.AgentClusterInstall.Spec.ProvisionRequirements.ControlPlaneAgents, a.Manifests.AgentClusterInstall.Spec.ProvisionRequirements.WorkerAgents
+	add(StartClusterEnvPath, 0o644, StartClusterEnv(masters, workers))
+	pub, err := a.State.PublicKeyPEM()
+	if err != nil {
+		return nil, err
+	}
+	version := strings.TrimPrefix(a.Manifests.ClusterImageSet.Metadata.Name, "openshift-")
+	rel, _ := json.Marshal([]map[string]string{{"cpu_architecture": "x86_64", "openshift_version": version, "url": a.ReleaseImage, "version": version}})
+	add(AssistedServiceEnvPath, 0o644, AssistedServiceEnv(ServiceEnv{
+		InfraEnvID: a.State.InfraEnvID, PublicKeyPEM: pub, ReleaseImages: string(rel),
+		UserToken: a.State.Tokens[TokenUser], WatcherToken: a.State.Tokens[TokenWatcher],
+	}))
+	for _, name := range sortedKeys(a.State.TLSFiles()) {
+		mode := fs.FileMode(0o644)
+		if strings.HasSuffix(name, ".key") || strings.HasSuffix(name, ".hash") {
+			mode = 0o600
+		}
+		add(path.Join(TLSDir, name), mode, a.State.TLSFiles()[name])
+	}
+	add(PullSecretPath, 0o600, []byte(a.Manifests.PullSecret.PullSecret()))
+	add(RendezvousEnvPath, 0o644, RendezvousEnv(rv, a.State.Tokens[TokenAgent], a.State.Tokens[TokenUser], WorkflowInstall))
+	// Parent directories first, so a reader sees them before their files.
+	var out []Member
+	for _, d := range sortedKeys(dirs) {
+		out = append(out, Member{Path: d, Mode: fs.ModeDir | 0o755})
+	}
+	return append(out, ms...), nil
+}
+
+// Image builds the config image with every timestamp at the state's
+// generation time: the same inputs and state give the same bytes.
+func (a *Assembly) Image() ([]byte, error) {
+	ms, err := a.Members()
+	if err != nil {
+		return nil, err
+	}
+	return Build(ms, time.Unix(a.State.GeneratedAtUnix, 0).UTC())
+}
+
+func hints(h inputs.RootDeviceHints) *manifests.RootDeviceHints {
+	if h.IsZero() {
+		return nil
+	}
+	return &manifests.RootDeviceHints{
+		DeviceName: h.DeviceName, HCTL: h.HCTL, Model: h.Model, Vendor: h.Vendor, SerialNumber: h.SerialNumber,
+		MinSizeGigabytes: h.MinSizeGigabytes, WWN: h.WWN, WWNWithExtension: h.WWNWithExtension,
+		WWNVendorExtension: h.WWNVendorExtension, Rotational: h.Rotational,
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
