@@ -10,8 +10,8 @@ import (
 
 	"github.com/nodezero/nodezero/configimage"
 	"github.com/nodezero/nodezero/configimage/manifests"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/daemon/register"
+	v2 "github.com/nodezero/nodezero/daemon/v2"
 )
 
 // TestConfigImageToRegisteredCluster: for each input set, create the
