@@ -1,0 +1,127 @@
+package register
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/nodezero/nodezero/configimage/manifests"
+	v2 "github.com/nodezero/nodezero/daemon/v2"
+)
+
+// RunConfig is what Run needs on node zero.
+type RunConfig struct {
+	Client        *v2.Client // the user token's client of the local service
+	Set           *manifests.Set
+	HostConfigDir string // /etc/assisted/hostconfig; "" = no host configs
+	FailuresFile  string // /var/run/agent-installer/host-config-failures; "" = not written
+	PendingFile   string // where install-config overrides and extra manifests wait; "" = not written
+	Interval      time.Duration
+	Status        func(string) // the one-line status, for the console and issue.d; nil = none
+	Logger        *slog.Logger
+}
+
+// Run does on node zero what ABI's agent-register-cluster,
+// agent-register-infraenv, apply-host-config and start-cluster-installation
+// units do one after another: register the cluster and infra-env from the
+// manifests (idempotently: a restart finds them), apply the host configs as
+// hosts appear, and start the installation once exactly the expected hosts
+// are known and the cluster is ready. It says what it waits for through
+// Status at every turn and returns the cluster id once the service has
+// accepted the install, or the context's error.
+func Run(ctx context.Context, cfg RunConfig) (string, error) {
+	if cfg.Interval <= 0 {
+		cfg.Interval = 2 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	say := func(s string) {
+		if cfg.Status != nil {
+			cfg.Status(s)
+		}
+	}
+	var cluster *v2.Cluster
+	var infraEnv *v2.InfraEnv
+	// Registration retries until the service answers: on node zero it
+	// starts alongside this loop.
+	for {
+		var err error
+		if cluster == nil {
+			cluster, err = RegisterCluster(ctx, cfg.Client, cfg.Set)
+		}
+		if err == nil && infraEnv == nil {
+			infraEnv, err = RegisterInfraEnv(ctx, cfg.Client, cfg.Set, cluster.ID)
+		}
+		if err == nil {
+			break
+		}
+		if errors.Is(err, ErrMultiple) || errors.Is(err, ErrManifests) {
+			return "", err // retrying cannot fix these
+		}
+		say("Registering the cluster with the service: " + err.Error())
+		cfg.Logger.Warn("registration failed; retrying", "err", err)
+		if err := sleep(ctx, cfg.Interval); err != nil {
+			return "", err
+		}
+	}
+	if cfg.PendingFile != "" {
+		if p, err := PendingUploads(cluster, cfg.Set); err == nil && !p.Empty() {
+			if err := SavePending(cfg.PendingFile, p); err != nil {
+				cfg.Logger.Warn("install-config overrides and extra manifests not saved", "err", err)
+			}
+		}
+	}
+	masters, workers := ExpectedHosts(cfg.Set)
+	for {
+		if cfg.HostConfigDir != "" {
+			res, err := ApplyHostConfigs(ctx, cfg.Client, infraEnv.ID, cfg.HostConfigDir)
+			if err != nil {
+				cfg.Logger.Warn("applying host configs", "err", err)
+			}
+			if cfg.FailuresFile != "" {
+				if err := WriteFailures(cfg.FailuresFile, res); err != nil {
+					cfg.Logger.Warn("writing host config failures", "err", err)
+				}
+			}
+		}
+		c, cerr := cfg.Client.GetCluster(ctx, cluster.ID)
+		hosts, herr := cfg.Client.ListHosts(ctx, infraEnv.ID)
+		if err := errors.Join(cerr, herr); err != nil {
+			say("Waiting for the service: " + err.Error())
+		} else {
+			start, status := StartDecision(c, hosts, masters, workers)
+			say(status)
+			if start {
+				_, err := cfg.Client.InstallCluster(ctx, cluster.ID)
+				switch {
+				case err == nil:
+					say(fmt.Sprintf("Cluster installation started with %d control plane and %d worker hosts", masters, workers))
+					return cluster.ID, nil
+				case v2.IsStatus(err, 409):
+					// The cluster left ready in between: wait for it again,
+					// as start-cluster-installation does.
+					cfg.Logger.Info("install refused, cluster no longer ready", "err", err)
+				default:
+					say("Starting the installation failed: " + err.Error())
+				}
+			}
+		}
+		if err := sleep(ctx, cfg.Interval); err != nil {
+			return "", err
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
