@@ -19,6 +19,8 @@ import (
 	"fmt"
 	"io/fs"
 	"time"
+
+	"github.com/nodezero/nodezero/configimage/stmode"
 )
 
 // Header describes one member.
@@ -58,18 +60,6 @@ const (
 	numFields
 )
 
-// POSIX file type bits of the mode field.
-const (
-	sIFMT   = 0o170000
-	sIFSOCK = 0o140000
-	sIFLNK  = 0o120000
-	sIFREG  = 0o100000
-	sIFBLK  = 0o060000
-	sIFDIR  = 0o040000
-	sIFCHR  = 0o020000
-	sIFIFO  = 0o010000
-)
-
 // Errors a caller can test with errors.Is. Member-specific ones come
 // wrapped in a *MemberError.
 var (
@@ -103,49 +93,20 @@ type MemberError struct {
 func (e *MemberError) Error() string { return fmt.Sprintf("cpio: member %q: %v", e.Name, e.Err) }
 func (e *MemberError) Unwrap() error { return e.Err }
 
-// unixMode converts a directory or regular-file mode to st_mode bits.
-func unixMode(m fs.FileMode) uint32 {
-	u := uint32(m.Perm())
-	if m&fs.ModeSetuid != 0 {
-		u |= 0o4000
-	}
-	if m&fs.ModeSetgid != 0 {
-		u |= 0o2000
-	}
-	if m&fs.ModeSticky != 0 {
-		u |= 0o1000
-	}
-	if m.IsDir() {
-		return u | sIFDIR
-	}
-	return u | sIFREG
-}
-
 // fileMode converts st_mode bits to an fs.FileMode, or the sentinel that
 // refuses the type.
 func fileMode(u uint32) (fs.FileMode, error) {
-	m := fs.FileMode(u & 0o777)
-	if u&0o4000 != 0 {
-		m |= fs.ModeSetuid
-	}
-	if u&0o2000 != 0 {
-		m |= fs.ModeSetgid
-	}
-	if u&0o1000 != 0 {
-		m |= fs.ModeSticky
-	}
-	switch u & sIFMT {
-	case sIFREG:
+	m := stmode.FromUnix(u)
+	switch {
+	case m.IsRegular(), m.IsDir():
 		return m, nil
-	case sIFDIR:
-		return m | fs.ModeDir, nil
-	case sIFLNK:
+	case m&fs.ModeSymlink != 0:
 		return 0, ErrSymlink
-	case sIFBLK, sIFCHR:
+	case m&fs.ModeDevice != 0:
 		return 0, ErrDevice
-	case sIFIFO:
+	case m&fs.ModeNamedPipe != 0:
 		return 0, ErrFIFO
-	case sIFSOCK:
+	case m&fs.ModeSocket != 0:
 		return 0, ErrSocket
 	}
 	return 0, fmt.Errorf("mode %#o: %w", u, ErrFileType)

@@ -6,6 +6,8 @@ import (
 	"io"
 	"io/fs"
 	"strings"
+
+	"github.com/nodezero/nodezero/configimage/stmode"
 )
 
 // ErrWriteTooLong is returned by Write past the size in the header.
@@ -40,7 +42,7 @@ func (w *Writer) WriteHeader(h *Header) error {
 	w.ino++
 	var f [numFields]uint32
 	f[fIno] = w.ino
-	f[fMode] = unixMode(h.Mode)
+	f[fMode] = stmode.ToUnix(h.Mode)
 	f[fNlink] = 1
 	f[fMtime] = uint32(h.ModTime.Unix())
 	f[fFilesize] = uint32(h.Size)

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"io/fs"
 	"time"
+
+	"github.com/nodezero/nodezero/configimage/stmode"
 )
 
 // System Use Sharing Protocol (SUSP 1.12) and Rock Ridge (RRIP 1.09)
@@ -44,16 +46,7 @@ const (
 )
 
 // POSIX file type bits as PX stores them.
-const (
-	sIFMT   = 0o170000
-	sIFSOCK = 0o140000
-	sIFLNK  = 0o120000
-	sIFREG  = 0o100000
-	sIFBLK  = 0o060000
-	sIFDIR  = 0o040000
-	sIFCHR  = 0o020000
-	sIFIFO  = 0o010000
-)
+const ()
 
 // The extension reference of RRIP 1.09 as mkisofs and libisofs write it;
 // readers look at the identifier only.
@@ -85,7 +78,7 @@ func erEntry() []byte {
 
 func pxEntry(mode fs.FileMode, nlink uint32) []byte {
 	body := make([]byte, pxLen-suspHeaderLen)
-	putBoth32(body[0:], unixMode(mode))
+	putBoth32(body[0:], stmode.ToUnix(mode))
 	putBoth32(body[8:], nlink)
 	// uid and gid stay 0 (root).
 	return suspEntry("PX", body...)
@@ -122,57 +115,6 @@ func ceEntry(block, offset, length uint32) []byte {
 	putBoth32(body[8:], offset)
 	putBoth32(body[16:], length)
 	return suspEntry("CE", body...)
-}
-
-// unixMode converts an fs.FileMode of a directory or regular file to the
-// POSIX st_mode PX carries.
-func unixMode(m fs.FileMode) uint32 {
-	u := uint32(m.Perm())
-	if m&fs.ModeSetuid != 0 {
-		u |= 0o4000
-	}
-	if m&fs.ModeSetgid != 0 {
-		u |= 0o2000
-	}
-	if m&fs.ModeSticky != 0 {
-		u |= 0o1000
-	}
-	if m.IsDir() {
-		return u | sIFDIR
-	}
-	return u | sIFREG
-}
-
-// fileMode converts a PX st_mode to an fs.FileMode.
-func fileMode(u uint32) fs.FileMode {
-	m := fs.FileMode(u & 0o777)
-	if u&0o4000 != 0 {
-		m |= fs.ModeSetuid
-	}
-	if u&0o2000 != 0 {
-		m |= fs.ModeSetgid
-	}
-	if u&0o1000 != 0 {
-		m |= fs.ModeSticky
-	}
-	switch u & sIFMT {
-	case sIFDIR:
-		m |= fs.ModeDir
-	case sIFLNK:
-		m |= fs.ModeSymlink
-	case sIFBLK:
-		m |= fs.ModeDevice
-	case sIFCHR:
-		m |= fs.ModeDevice | fs.ModeCharDevice
-	case sIFIFO:
-		m |= fs.ModeNamedPipe
-	case sIFSOCK:
-		m |= fs.ModeSocket
-	case sIFREG:
-	default:
-		m |= fs.ModeIrregular
-	}
-	return m
 }
 
 // rrInfo is what the reader takes from a record's Rock Ridge entries.
@@ -235,7 +177,7 @@ func parseSUSP(area []byte, info *rrInfo) (next *continuation, ok bool) {
 			if len(body) < 4 {
 				return nil, false
 			}
-			info.mode = fileMode(binary.LittleEndian.Uint32(body[0:]))
+			info.mode = stmode.FromUnix(binary.LittleEndian.Uint32(body[0:]))
 			info.hasMode = true
 		case "TF":
 			info.modTime = parseTF(body, info.modTime)
