@@ -347,11 +347,7 @@ func (t *txn) clusterFacts(c *clusterRec) machine.ClusterFacts {
 	for _, h := range c.sorted() {
 		f.Hosts = append(f.Hosts, hostState(h))
 	}
-	for _, o := range c.c.MonitoredOperators {
-		if o != nil {
-			f.Operators = append(f.Operators, *o)
-		}
-	}
+	f.Operators = f2ops(c.c.MonitoredOperators)
 	if c.c.Progress != nil {
 		f.FinalizingStage = c.c.Progress.FinalizingStage
 		f.FinalizingStageStartedAt = c.c.Progress.FinalizingStageStartedAt.Time()
@@ -385,6 +381,7 @@ func (t *txn) updateProgress(c *clusterRec) bool {
 	return true
 }
 
+// f2ops dereferences the monitored operators for the machine package.
 func f2ops(ops []*v2.MonitoredOperator) []v2.MonitoredOperator {
 	out := make([]v2.MonitoredOperator, 0, len(ops))
 	for _, o := range ops {
