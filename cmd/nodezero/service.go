@@ -14,6 +14,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/nodezero/nodezero/configimage/manifests"
 	"github.com/nodezero/nodezero/daemon/api"
 	"github.com/nodezero/nodezero/daemon/assisted"
 	"github.com/nodezero/nodezero/daemon/auth"
@@ -30,6 +31,7 @@ func runService(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	monitor := fs.Duration("monitor-interval", 5*time.Second, "how often time-based rules (disconnection, timeouts) are checked")
 	disconnect := fs.Duration("disconnection-timeout", 3*time.Minute, "a host that has not checked in for this long is disconnected")
 	evalDelay := fs.Duration("evaluation-delay", 5*time.Millisecond, "window in which agents' changes share one cluster-wide evaluation (0: evaluate within each request)")
+	hostConfigDir := fs.String("host-config-dir", "", "the config image's host configs (/etc/assisted/hostconfig on node zero): the installation disk follows their root device hints and the service validates them (off when empty)")
 	pprofAddr := fs.String("pprof", "", "serve Go's net/http/pprof profiles on this address, e.g. 127.0.0.1:6060 (off by default; for load tests)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -64,6 +66,15 @@ func runService(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
+	var hostConfigs []manifests.HostConfig
+	if *hostConfigDir != "" {
+		if hostConfigs, err = manifests.LoadHostConfigs(*hostConfigDir); err != nil {
+			return fmt.Errorf("--host-config-dir: %w", err)
+		}
+		if hostConfigs == nil {
+			hostConfigs = []manifests.HostConfig{} // configured, but none: still validated
+		}
+	}
 	st, err := store.Open(ctx, filepath.Join(*dir, "nodezero.db"), store.Options{})
 	if err != nil {
 		return err
@@ -72,6 +83,7 @@ func runService(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	svc, err := assisted.New(assisted.Config{
 		Store: st, Logger: log.With("subsystem", "assisted"),
 		MonitorInterval: *monitor, DisconnectionTimeout: *disconnect, EvaluationDelay: *evalDelay,
+		HostConfigs: hostConfigs,
 	})
 	if err != nil {
 		return err

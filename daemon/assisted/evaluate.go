@@ -160,7 +160,7 @@ func (t *txn) refreshHost(h *hostRec) {
 		if h.inv != nil && h.results != nil {
 			d := validation.Diff(h.results, rep.Results)
 			for _, ch := range d.Failed {
-				t.hostEvent(h, evHostValFailed, sevWarning, fmt.Sprintf("Host %s: validation '%s' %s", h.name(), ch.ID, ch.FailureWording()))
+				t.hostEvent(h, evHostValFailed, sevWarning, fmt.Sprintf("Host %s: validation '%s' %s", h.name(), ch.ID, ch.FailureWording())+ownMessage(ch))
 			}
 			for _, ch := range d.Fixed {
 				t.hostEvent(h, evHostValFixed, sevInfo, fmt.Sprintf("Host %s: validation '%s' is now fixed", h.name(), ch.ID))
@@ -268,14 +268,14 @@ func (t *txn) refreshCluster(c *clusterRec) {
 	if t.s.clusters[c.c.ID] != c {
 		return
 	}
-	rep := t.s.val.ValidateCluster(validation.ClusterInput{Cluster: &c.c, Hosts: hostEntries(c)})
+	rep := t.s.val.ValidateCluster(validation.ClusterInput{Cluster: &c.c, Hosts: hostEntries(c), Now: t.s.cfg.Now()})
 	changed := false
 	if len(rep.Results) > 0 {
 		if info, ok := t.newInfo(rep.Results, c.results, c.c.ValidationsInfo); ok {
 			if c.results != nil {
 				d := validation.Diff(c.results, rep.Results)
 				for _, ch := range d.Failed {
-					t.clusterEvent(c, evClusterValFailed, sevWarning, fmt.Sprintf("Cluster validation '%s' %s", ch.ID, ch.FailureWording()))
+					t.clusterEvent(c, evClusterValFailed, sevWarning, fmt.Sprintf("Cluster validation '%s' %s", ch.ID, ch.FailureWording())+ownMessage(ch))
 				}
 				for _, ch := range d.Fixed {
 					t.clusterEvent(c, evClusterValFixed, sevInfo, fmt.Sprintf("Cluster validation '%s' is now fixed", ch.ID))
@@ -535,4 +535,16 @@ func hostsReadStatus(st v2.ClusterStatus) bool {
 		return false
 	}
 	return true
+}
+
+// ownMessage is what a failure event of one of nodezero's own validations
+// adds: its message, which names what to fix (the host config, its hints,
+// the eligible disks). assisted's own validations keep assisted's event
+// text.
+func ownMessage(ch validation.Change) string {
+	switch ch.ID {
+	case string(v2.HostValidationIDInstallationDiskMatchesHints), string(v2.ClusterValidationIDConfiguredHostsRegistered):
+		return ": " + ch.Message
+	}
+	return ""
 }

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nodezero/nodezero/configimage/manifests"
 	"github.com/nodezero/nodezero/daemon/machine"
 	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/daemon/validation"
@@ -42,6 +43,15 @@ type Config struct {
 	EvaluationDelay time.Duration
 	// DisabledHostValidations / DisabledClusterValidations report "disabled".
 	DisabledHostValidations, DisabledClusterValidations []string
+	// HostConfigs are node zero's host configs from the config image
+	// (/etc/assisted/hostconfig): the installation disk follows their root
+	// device hints, and two validations of nodezero's own say when a
+	// configured host's disks match none or it never registers. Nil: no
+	// such validations (validation.Validator.HostConfigs).
+	HostConfigs []manifests.HostConfig
+	// HostConfigGrace is how long a host config may match no host before
+	// that is a failure (0: validation.DefaultHostConfigGrace).
+	HostConfigGrace time.Duration
 }
 
 func (c *Config) setDefaults() {
@@ -115,6 +125,7 @@ func New(cfg Config) (*Service, error) {
 		Requirements: req, DisconnectionTimeout: cfg.DisconnectionTimeout,
 		DisabledHost:    validation.NewIDSet(cfg.DisabledHostValidations...),
 		DisabledCluster: validation.NewIDSet(cfg.DisabledClusterValidations...),
+		HostConfigs:     cfg.HostConfigs, HostConfigGrace: cfg.HostConfigGrace,
 	}
 	s.timeouts = machine.DefaultTimeouts()
 	s.timeouts.HostDisconnection = cfg.DisconnectionTimeout

@@ -84,6 +84,8 @@ var (
 		v2.HostValidationIDMetallbRequirementsSatisfied,
 		v2.HostValidationIDLokiRequirementsSatisfied,
 		v2.HostValidationIDOpenshiftLoggingRequirementsSatisfied,
+		// nodezero's own: a configured host whose hints match no disk.
+		v2.HostValidationIDInstallationDiskMatchesHints,
 	}
 
 	// HostValidationsHandledApart gate some rules outside the groups:
@@ -170,6 +172,8 @@ var (
 		v2.ClusterValidationIDMetallbRequirementsSatisfied,
 		v2.ClusterValidationIDLokiRequirementsSatisfied,
 		v2.ClusterValidationIDOpenshiftLoggingRequirementsSatisfied,
+		// nodezero's own: every host config matches a registered host.
+		v2.ClusterValidationIDConfiguredHostsRegistered,
 	}
 
 	// ClusterValidationsNotGating are computed and shown but gate nothing in

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nodezero/nodezero/configimage/manifests"
 	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/daemon/validation"
 )
 
 // DefaultFailuresFile is where install-status.sh reads the hosts that
@@ -89,7 +90,7 @@ func ApplyHostConfigs(ctx context.Context, c *v2.Client, infraEnvID, dir string)
 		if err := json.Unmarshal([]byte(h.Inventory), &inv); err != nil {
 			return res, fmt.Errorf("apply host configs: host %s: inventory: %w", h.ID, err)
 		}
-		i := matchByMAC(configs, &inv)
+		i := validation.MatchHostConfig(configs, &inv)
 		if i < 0 {
 			continue
 		}
@@ -113,24 +114,6 @@ func ApplyHostConfigs(ctx context.Context, c *v2.Client, infraEnvID, dir string)
 	return res, nil
 }
 
-// matchByMAC returns the index of the first config holding one of the
-// inventory's MACs, -1 when none does.
-func matchByMAC(configs []manifests.HostConfig, inv *v2.Inventory) int {
-	for i, hc := range configs {
-		for _, nic := range inv.Interfaces {
-			if nic == nil || nic.MACAddress == "" {
-				continue
-			}
-			for _, m := range hc.MACs {
-				if strings.EqualFold(nic.MACAddress, m) {
-					return i
-				}
-			}
-		}
-	}
-	return -1
-}
-
 // applyOne brings one host in line with its config.
 func applyOne(ctx context.Context, c *v2.Client, h *v2.Host, inv *v2.Inventory, hc *manifests.HostConfig) (*HostUpdate, *Failure, error) {
 	name := hostName(h, inv, hc)
@@ -139,18 +122,18 @@ func applyOne(ctx context.Context, c *v2.Client, h *v2.Host, inv *v2.Inventory, 
 
 	// Installation disk: keep the current one when the hints accept it,
 	// else the first acceptable one, else the sentinel.
-	acceptable := AcceptableDisks(inv.Disks, hc.Hints)
+	acceptable := validation.AcceptableDisks(inv.Disks, hc.Hints)
 	noMatch := len(acceptable) == 0
 	keep := false
 	for _, d := range acceptable {
-		if h.InstallationDiskID != "" && (diskID(d) == h.InstallationDiskID || d.Path == h.InstallationDiskID) {
+		if h.InstallationDiskID != "" && (validation.DiskID(d) == h.InstallationDiskID || d.Path == h.InstallationDiskID) {
 			keep = true
 		}
 	}
 	if !keep {
-		up.DiskID = NotFoundByHints
+		up.DiskID = validation.NotFoundByHints
 		if !noMatch {
-			up.DiskID = diskID(acceptable[0])
+			up.DiskID = validation.DiskID(acceptable[0])
 		}
 		p.DisksSelectedConfig = []*v2.DiskConfigParams{{ID: up.DiskID, Role: v2.DiskRoleInstall}}
 	}
@@ -177,7 +160,7 @@ func applyOne(ctx context.Context, c *v2.Client, h *v2.Host, inv *v2.Inventory, 
 		reasons = append(reasons, updateRefused(h, up, refused))
 	}
 	if noMatch {
-		reasons = append(reasons, noDiskMatches(hc.Hints, inv, refused == nil))
+		reasons = append(reasons, validation.NoDiskMatchesHints(hc.Hints, inv))
 	}
 	if len(reasons) > 0 {
 		f := &Failure{Hostname: name, Config: hc.Name, HostID: h.ID, Reason: strings.Join(reasons, "; ")}
@@ -209,25 +192,10 @@ func updateRefused(h *v2.Host, up HostUpdate, err *v2.APIError) string {
 	return fmt.Sprintf("Failed to update host %s: %s", strings.Join(changes, " and "), reason)
 }
 
-func noDiskMatches(h *manifests.RootDeviceHints, inv *v2.Inventory, first bool) string {
-	what := "no eligible disk matches root device hints"
-	if first {
-		what = "No eligible disk matches root device hints"
-	}
-	disks := eligibleDisks(inv)
-	list := "none"
-	if len(disks) > 0 {
-		list = strings.Join(disks, ", ")
-	}
-	return fmt.Sprintf("%s (%s); eligible disks: %s", what, h, list)
-}
-
 func eligibleDisks(inv *v2.Inventory) []string {
 	var out []string
-	for _, d := range inv.Disks {
-		if eligible(d) {
-			out = append(out, describeDisk(d))
-		}
+	for _, d := range validation.AcceptableDisks(inv.Disks, nil) {
+		out = append(out, validation.DescribeDisk(d))
 	}
 	return out
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/nodezero/nodezero/configimage/manifests"
 	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/daemon/validation"
 )
 
 func TestApplyHostConfigs(t *testing.T) {
@@ -91,7 +92,7 @@ func TestApplyHostConfigs(t *testing.T) {
 	f := failures["master-2"]
 	for _, want := range []string{
 		"Failed to update host installation disk to /dev/not-found-by-hints (from ",
-		"no eligible disk matches root device hints (minSizeGigabytes=600, rotational=true)",
+		"No eligible disk matches root device hints (minSizeGigabytes=600, rotational=true)",
 		"eligible disks: /dev/sda (", "/dev/sdb (by-path /dev/disk/by-path/pci-0000:00:1f.2-ata-sdb, hctl 1:0:0:0",
 		"500 GB)", "/dev/nvme0n1 (",
 	} {
@@ -162,6 +163,8 @@ func TestApplyHostConfigsBadHints(t *testing.T) {
 	}
 }
 
+// TestAcceptableDisks pins validation.AcceptableDisks on the inventories
+// ApplyHostConfigs sees (this package's fixture).
 func TestAcceptableDisks(t *testing.T) {
 	inv := inventory("h", macOf(0), 0)
 	inv.Disks[3].InstallationEligibility = &v2.DiskInstallationEligibility{NotEligibleReasons: []string{"too small"}}
@@ -191,7 +194,7 @@ func TestAcceptableDisks(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []string
-			for _, d := range AcceptableDisks(inv.Disks, tt.hints) {
+			for _, d := range validation.AcceptableDisks(inv.Disks, tt.hints) {
 				got = append(got, d.Name)
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {

@@ -6,6 +6,7 @@ import (
 	"net"
 	"sort"
 	"strings"
+	"time"
 
 	v2 "github.com/nodezero/nodezero/daemon/v2"
 )
@@ -38,6 +39,8 @@ var clusterRules = []clusterRule{
 	{v2.ClusterValidationIDNetworkPrefixValid, CategoryNetwork, clusterNetworkPrefixValid},
 	{v2.ClusterValidationIDNTPServerConfigured, CategoryNetwork, clusterNTPServerConfigured},
 	{v2.ClusterValidationIDNetworksSameAddressFamilies, CategoryNetwork, clusterSameAddressFamilies},
+	// nodezero's own, shown only with host configs (hints.go).
+	{v2.ClusterValidationIDConfiguredHostsRegistered, CategoryHostsData, clusterConfiguredHostsRegistered},
 }
 
 var nonIgnorableCluster = []string{
@@ -63,6 +66,7 @@ type ClusterInput struct {
 	// VIPUse is the hosts' data on addresses in use (see VIPUse); nil until
 	// hosts report it, and then only the address checks apply to VIPs.
 	VIPUse *VIPUse
+	Now    time.Time // for the time-based validations
 }
 
 type clusterContext struct {
@@ -73,6 +77,7 @@ type clusterContext struct {
 	hasInventories bool
 	sno            bool
 	cpc            int64
+	now            time.Time
 }
 
 // validatedClusterStatuses: assisted evaluates cluster validations only
@@ -91,7 +96,7 @@ func (v *Validator) ValidateCluster(in ClusterInput) Report {
 		return rep
 	}
 	c := &clusterContext{v: v, c: in.Cluster, hosts: in.Hosts, use: in.VIPUse,
-		sno: isSNO(in.Cluster), cpc: controlPlaneCount(in.Cluster)}
+		sno: isSNO(in.Cluster), cpc: controlPlaneCount(in.Cluster), now: in.Now}
 	for _, h := range in.Hosts {
 		if h.Inventory != nil {
 			c.hasInventories = true
@@ -108,7 +113,10 @@ func (v *Validator) ValidateCluster(in ClusterInput) Report {
 		} else {
 			st, msg = r.Fn(c)
 		}
-		rep.Conditions[id] = st == StatusSuccess || st == StatusDisabled || ignore.ignores(id)
+		rep.Conditions[id] = st == StatusSuccess || st == statusHidden || st == StatusDisabled || ignore.ignores(id)
+		if st == statusHidden {
+			continue
+		}
 		rep.Results = append(rep.Results, Result{ID: id, Status: st, Message: msg, Category: r.Category})
 	}
 	sort.SliceStable(rep.Results, func(i, j int) bool {

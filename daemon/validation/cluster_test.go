@@ -3,6 +3,7 @@ package validation
 import (
 	"testing"
 
+	"github.com/nodezero/nodezero/configimage/manifests"
 	v2 "github.com/nodezero/nodezero/daemon/v2"
 )
 
@@ -293,6 +294,7 @@ func TestClusterValidationsDisabled(t *testing.T) {
 			s.in.Cluster.PullSecretSet = false
 			s.in.Cluster.BaseDNSDomain = ""
 			s.v.DisabledCluster = NewIDSet(string(id))
+			s.v.HostConfigs = []manifests.HostConfig{}
 			rep := s.v.ValidateCluster(s.in)
 			got := findResult(t, rep, string(id))
 			if got.Status != StatusDisabled || got.Message != "Validation disabled by configuration" {

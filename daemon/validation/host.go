@@ -45,6 +45,8 @@ var hostRules = []hostRule{
 	{v2.HostValidationIDTimeSyncedBetweenHostAndService, CategoryNetwork, hostTimeSynced, manualRebootStages},
 	{v2.HostValidationIDHasDefaultRoute, CategoryNetwork, hostDefaultRoute, nil},
 	{v2.HostValidationIDCompatibleWithClusterPlatform, CategoryHardware, hostCompatibleWithPlatform, nil},
+	// nodezero's own, shown only with host configs (hints.go).
+	{v2.HostValidationIDInstallationDiskMatchesHints, CategoryHardware, hostDiskMatchesHints, nil},
 }
 
 // nonIgnorableHost may not be forced by a cluster's ignore list.

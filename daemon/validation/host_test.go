@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nodezero/nodezero/configimage/manifests"
 	v2 "github.com/nodezero/nodezero/daemon/v2"
 )
 
@@ -369,6 +370,7 @@ func TestHostValidationsUnbound(t *testing.T) {
 
 func TestHostValidationsOrder(t *testing.T) {
 	s := newHostScene()
+	s.v.HostConfigs = []manifests.HostConfig{} // shows the validations about them
 	rep := s.run()
 	var got []string
 	for _, r := range rep.Results {

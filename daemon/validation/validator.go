@@ -4,6 +4,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/nodezero/nodezero/configimage/manifests"
 	v2 "github.com/nodezero/nodezero/daemon/v2"
 )
 
@@ -30,6 +31,12 @@ type Validator struct {
 	// AllowVirtualInterfaces keeps interfaces of any type in network
 	// calculations (assisted's ENABLE_VIRTUAL_INTERFACES).
 	AllowVirtualInterfaces bool
+	// HostConfigs are the config image's host configs (hints.go). Nil
+	// leaves out the validations about them; the installation disk is
+	// chosen by a matching config's root device hints.
+	HostConfigs []manifests.HostConfig
+	// HostConfigGrace: see DefaultHostConfigGrace (0: that).
+	HostConfigGrace time.Duration
 }
 
 // HostEntry is a host with its parsed inventory (nil before the first one).
@@ -162,6 +169,11 @@ func (v *Validator) ProcessInventory(c *v2.Cluster, h *v2.Host, inv *v2.Inventor
 	current := h.InstallationDiskID
 	if current == "" {
 		current = h.InstallationDiskPath
+	}
+	if hc := v.hostConfig(inv); hc != nil && !hc.Hints.Empty() {
+		if ok := AcceptableDisks(inv.Disks, hc.Hints); len(ok) > 0 {
+			return SelectInstallationDisk(ok, current)
+		}
 	}
 	return SelectInstallationDisk(inv.Disks, current)
 }

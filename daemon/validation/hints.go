@@ -1,0 +1,197 @@
+package validation
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/nodezero/nodezero/configimage/manifests"
+	v2 "github.com/nodezero/nodezero/daemon/v2"
+)
+
+// Host configs are the config image's /etc/assisted/hostconfig/<name>/
+// directories: a host's MACs, role and root device hints. agent-installer-
+// client applies them over the API; the service knows them too (Validator.
+// HostConfigs) so that it can choose the installation disk by the hints
+// itself and say plainly, as validations, when a configured host's disks
+// match none or a configured host never registers.
+
+// DefaultHostConfigGrace is how long after the cluster's registration a
+// host config may match no registered host before that is a failure
+// rather than a wait: long enough for a host to boot and register.
+const DefaultHostConfigGrace = 10 * time.Minute
+
+// NotFoundByHints is the installation disk id agent-installer-client asks
+// for when no eligible disk matches a host's root device hints. No disk has
+// it, so the service refuses the update (cmd/agentbasedinstaller/
+// host_config.go applyRootDeviceHints).
+const NotFoundByHints = "/dev/not-found-by-hints"
+
+// HintsMatch applies the hints to one disk as assisted-service's
+// GetAcceptableDisksWithHints does (internal/host/hostutil): every hint
+// given must hold. deviceName equals the disk's path or by-path link (the
+// installer refuses other /dev/disk links in hints); model and vendor are
+// substrings; hctl, serialNumber and wwn are exact; the size is counted in
+// decimal gigabytes, rounded down; rotational means drive type HDD. The WWN
+// extensions are ignored, as there. Nil hints match every disk.
+func HintsMatch(h *manifests.RootDeviceHints, d *v2.Disk) bool {
+	if h == nil {
+		return true
+	}
+	switch {
+	case h.DeviceName != "" && h.DeviceName != d.Path && h.DeviceName != d.ByPath:
+	case h.HCTL != "" && h.HCTL != d.HCTL:
+	case h.Model != "" && !strings.Contains(d.Model, h.Model):
+	case h.Vendor != "" && !strings.Contains(d.Vendor, h.Vendor):
+	case h.SerialNumber != "" && h.SerialNumber != d.Serial:
+	case h.MinSizeGigabytes != 0 && d.SizeBytes/1_000_000_000 < int64(h.MinSizeGigabytes):
+	case h.WWN != "" && h.WWN != d.WWN:
+	case h.Rotational != nil && *h.Rotational != (d.DriveType == v2.DriveTypeHDD):
+	default:
+		return true
+	}
+	return false
+}
+
+// diskEligible reports whether the disk is fit to install on.
+func diskEligible(d *v2.Disk) bool {
+	return d != nil && d.InstallationEligibility != nil && d.InstallationEligibility.Eligible
+}
+
+// AcceptableDisks returns the eligible disks that match h, in inventory
+// order; nil hints accept every eligible disk.
+func AcceptableDisks(disks []*v2.Disk, h *manifests.RootDeviceHints) []*v2.Disk {
+	var out []*v2.Disk
+	for _, d := range disks {
+		if diskEligible(d) && HintsMatch(h, d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// DescribeDisk names a disk for a message: its path and what hints can
+// select it by.
+func DescribeDisk(d *v2.Disk) string {
+	var attrs []string
+	for _, a := range []struct{ k, v string }{
+		{"by-path", d.ByPath}, {"hctl", d.HCTL}, {"model", d.Model}, {"vendor", d.Vendor},
+		{"serial", d.Serial}, {"wwn", d.WWN}, {"type", string(d.DriveType)},
+	} {
+		if a.v != "" {
+			attrs = append(attrs, a.k+" "+a.v)
+		}
+	}
+	attrs = append(attrs, fmt.Sprintf("%d GB", d.SizeBytes/1_000_000_000))
+	return fmt.Sprintf("%s (%s)", DiskPath(d), strings.Join(attrs, ", "))
+}
+
+// DescribeEligibleDisks lists the inventory's eligible disks for a
+// message, "none" when there are none.
+func DescribeEligibleDisks(inv *v2.Inventory) string {
+	var out []string
+	for _, d := range inv.Disks {
+		if diskEligible(d) {
+			out = append(out, DescribeDisk(d))
+		}
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, ", ")
+}
+
+// NoDiskMatchesHints is the message for a host whose eligible disks match
+// none of its hints.
+func NoDiskMatchesHints(h *manifests.RootDeviceHints, inv *v2.Inventory) string {
+	return fmt.Sprintf("No eligible disk matches root device hints (%s); eligible disks: %s", h, DescribeEligibleDisks(inv))
+}
+
+// MatchHostConfig returns the index of the first config holding one of the
+// inventory's MACs (compared case-insensitively), -1 when none does.
+func MatchHostConfig(configs []manifests.HostConfig, inv *v2.Inventory) int {
+	if inv == nil {
+		return -1
+	}
+	for i, hc := range configs {
+		for _, nic := range inv.Interfaces {
+			if nic == nil || nic.MACAddress == "" {
+				continue
+			}
+			for _, m := range hc.MACs {
+				if strings.EqualFold(nic.MACAddress, m) {
+					return i
+				}
+			}
+		}
+	}
+	return -1
+}
+
+// hostConfig returns the host config of an inventory, nil when none.
+func (v *Validator) hostConfig(inv *v2.Inventory) *manifests.HostConfig {
+	if i := MatchHostConfig(v.HostConfigs, inv); i >= 0 {
+		return &v.HostConfigs[i]
+	}
+	return nil
+}
+
+func (v *Validator) hostConfigGrace() time.Duration {
+	if v.HostConfigGrace > 0 {
+		return v.HostConfigGrace
+	}
+	return DefaultHostConfigGrace
+}
+
+// hostDiskMatchesHints is installation-disk-matches-root-device-hints.
+func hostDiskMatchesHints(c *hostContext) (Status, string) {
+	if c.v.HostConfigs == nil {
+		return statusHidden, ""
+	}
+	if c.inv == nil {
+		return StatusPending, "Missing inventory"
+	}
+	hc := c.v.hostConfig(c.inv)
+	switch {
+	case hc == nil:
+		return StatusSuccess, "No host config matches this host's MAC addresses"
+	case hc.Hints.Empty():
+		return StatusSuccess, fmt.Sprintf("Host config %s has no root device hints", hc.Name)
+	case len(AcceptableDisks(c.inv.Disks, hc.Hints)) == 0:
+		return StatusFailure, fmt.Sprintf("Host config %s: %s", hc.Name, NoDiskMatchesHints(hc.Hints, c.inv))
+	}
+	return StatusSuccess, fmt.Sprintf("An eligible disk matches the root device hints of host config %s (%s)", hc.Name, hc.Hints)
+}
+
+// clusterConfiguredHostsRegistered is configured-hosts-registered: every
+// host config matches a host of the cluster that sent an inventory.
+func clusterConfiguredHostsRegistered(c *clusterContext) (Status, string) {
+	if c.v.HostConfigs == nil {
+		return statusHidden, ""
+	}
+	matched := make([]bool, len(c.v.HostConfigs))
+	for _, h := range c.hosts {
+		if i := MatchHostConfig(c.v.HostConfigs, h.Inventory); i >= 0 {
+			matched[i] = true
+		}
+	}
+	var missing []string
+	for i, hc := range c.v.HostConfigs {
+		if !matched[i] {
+			macs := append([]string(nil), hc.MACs...)
+			sort.Strings(macs)
+			missing = append(missing, fmt.Sprintf("%s (MAC %s)", hc.Name, strings.Join(macs, ", ")))
+		}
+	}
+	if len(missing) == 0 {
+		return StatusSuccess, fmt.Sprintf("Every configured host is registered (%d)", len(c.v.HostConfigs))
+	}
+	list := strings.Join(missing, "; ")
+	since := c.now.Sub(c.c.CreatedAt)
+	if c.c.CreatedAt.IsZero() || since < c.v.hostConfigGrace() {
+		return StatusPending, "Waiting for configured hosts to register: " + list
+	}
+	return StatusFailure, fmt.Sprintf("No host with these MAC addresses has registered in %s: %s. Check that each is booted from the factory image and reaches the rendezvous IP, or correct its MAC addresses in agent-config.yaml",
+		since.Round(time.Minute), list)
+}
