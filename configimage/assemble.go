@@ -120,6 +120,15 @@ func (a *Assembly) Members() ([]Member, error) {
 		add(path.Join(TLSDir, name), mode, a.State.TLSFiles()[name])
 	}
 	add(PullSecretPath, 0o600, []byte(a.Manifests.PullSecret.PullSecret()))
+	add(ClientIDConfPath, 0o644, ClientIDConf())
+	if b := DefaultEnvConf(proxyOf(a.Manifests)); b != nil {
+		add(DefaultEnvConfPath, 0o644, b)
+	}
+	if a.Manifests.InfraEnv != nil {
+		if b := ChronyConf(a.Manifests.InfraEnv.Spec.AdditionalNTPSources); b != nil {
+			add(ChronyConfPath, 0o644, b)
+		}
+	}
 	add(RendezvousEnvPath, 0o644, RendezvousEnv(rv, a.State.Tokens[TokenAgent], a.State.Tokens[TokenUser], WorkflowInstall))
 	// Parent directories first, so a reader sees them before their files.
 	var out []Member

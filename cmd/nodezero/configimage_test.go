@@ -67,6 +67,15 @@ func TestConfigImageToRegisteredCluster(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			hostFiles := []string{configimage.ClientIDConfPath}
+			if len(ms.InfraEnv.Spec.AdditionalNTPSources) > 0 {
+				hostFiles = append(hostFiles, configimage.ChronyConfPath)
+			}
+			for _, f := range hostFiles {
+				if _, err := os.Stat(filepath.Join(root, f)); err != nil {
+					t.Errorf("host file: %v", err)
+				}
+			}
 			cl, err := register.RegisterCluster(ctx, c, ms)
 			if err != nil {
 				t.Fatalf("register cluster with the image's user token: %v", err)
