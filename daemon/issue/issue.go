@@ -178,7 +178,7 @@ func (b *Board) write(name string, data []byte) (bool, error) {
 	}
 	tmp := f.Name()
 	defer os.Remove(tmp) // after a successful rename there is nothing to remove
-	if _, err := f.Write(data); err == nil {
+	if _, err = f.Write(data); err == nil {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
