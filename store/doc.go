@@ -4,10 +4,11 @@
 // It owns the schema (embedded migrations/NNNN_name.sql files applied in
 // order, one transaction each, recorded in schema_migrations), the
 // connection settings (WAL, foreign_keys=ON, busy_timeout, synchronous=FULL,
-// immediate transactions) and the rows: clusters, infra-envs, hosts, events
-// and pending steps. It knows nothing of the assisted API: a row carries the
-// columns the store indexes and filters on, plus the caller's document as
-// opaque JSON (Doc), stored as TEXT and returned byte for byte.
+// immediate transactions) and the rows: clusters, infra-envs, hosts, events,
+// pending steps and clusters' custom manifests. It knows nothing of the
+// assisted API: a row carries the columns the store indexes and filters on,
+// plus the caller's document as opaque JSON (Doc), stored as TEXT and
+// returned byte for byte; a manifest carries its file as a BLOB instead.
 //
 // Every write runs in one transaction (Store.Update), so a status change
 // commits together with the facts and events that caused it, or not at
@@ -27,9 +28,10 @@
 //     ErrConflict; a write inside View is ErrReadOnly. All are wrapped with
 //     the operation, so test them with errors.Is.
 //   - Deleting an infra-env deletes its hosts; deleting a cluster deletes
-//     the hosts bound to it and leaves its infra-envs unbound; deleting a
-//     host deletes its pending steps. Events are never deleted with the rows
-//     they mention. migrations/0001_init.sql says why.
+//     the hosts bound to it and its manifests, and leaves its infra-envs
+//     unbound; deleting a host deletes its pending steps. Events are never
+//     deleted with the rows they mention. migrations/0001_init.sql and
+//     0002_manifests.sql say why.
 //
 // store imports no other package of this module.
 package store

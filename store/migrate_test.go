@@ -88,13 +88,29 @@ func tableExists(t *testing.T, s *Store, name string) bool {
 	return n == 1
 }
 
+// baseApplied is what schema_migrations holds once every embedded
+// migration is applied. Tests that add a migration of their own number it
+// from 0900 up, past the embedded ones.
+func baseApplied(t *testing.T) []appliedMigration {
+	t.Helper()
+	ms, err := migrations(baseMigrations(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]appliedMigration, len(ms))
+	for i, m := range ms {
+		out[i] = appliedMigration{m.version, m.file}
+	}
+	return out
+}
+
 func TestOpenFresh(t *testing.T) {
 	s := openTest(t, Options{})
-	want := []appliedMigration{{1, "0001_init.sql"}}
+	want := []appliedMigration{{1, "0001_init.sql"}, {2, "0002_manifests.sql"}}
 	if diff := cmp.Diff(want, applied(t, s)); diff != "" {
 		t.Errorf("schema_migrations (-want +got):\n%s", diff)
 	}
-	for _, table := range []string{"clusters", "infra_envs", "hosts", "steps", "events"} {
+	for _, table := range []string{"clusters", "infra_envs", "hosts", "steps", "events", "manifests"} {
 		if !tableExists(t, s, table) {
 			t.Errorf("table %s missing after fresh open", table)
 		}
@@ -136,7 +152,7 @@ func TestReopenIsNoop(t *testing.T) {
 	}
 	mustUpdate(t, s, func(tx *Tx) error { return tx.PutCluster(Cluster{ID: "c1", Status: "ready", Doc: []byte(`{}`)}) })
 	var appliedAt int64
-	s.reader.QueryRow(`SELECT applied_at FROM schema_migrations`).Scan(&appliedAt)
+	s.reader.QueryRow(`SELECT applied_at FROM schema_migrations WHERE version = 1`).Scan(&appliedAt)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -145,11 +161,11 @@ func TestReopenIsNoop(t *testing.T) {
 	if err != nil {
 		t.Fatalf("reopen: %v", err)
 	}
-	if diff := cmp.Diff([]appliedMigration{{1, "0001_init.sql"}}, applied(t, s)); diff != "" {
+	if diff := cmp.Diff(baseApplied(t), applied(t, s)); diff != "" {
 		t.Errorf("schema_migrations after reopen (-want +got):\n%s", diff)
 	}
 	var again int64
-	s.reader.QueryRow(`SELECT applied_at FROM schema_migrations`).Scan(&again)
+	s.reader.QueryRow(`SELECT applied_at FROM schema_migrations WHERE version = 1`).Scan(&again)
 	if again != appliedAt {
 		t.Errorf("applied_at = %d after reopen, want %d (migration re-run)", again, appliedAt)
 	}
@@ -175,15 +191,15 @@ func TestLaterMigration(t *testing.T) {
 	mustUpdate(t, s, func(tx *Tx) error { return tx.PutCluster(Cluster{ID: "c1", Status: "ready", Doc: []byte(`{}`)}) })
 	s.Close()
 
-	next := with(base, "0002_add_notes.sql", `
+	next := with(base, "0900_add_notes.sql", `
 		ALTER TABLE clusters ADD COLUMN notes TEXT NOT NULL DEFAULT 'none';
 		CREATE TABLE extra (k TEXT PRIMARY KEY);`)
-	for i := range 2 { // the second open must not re-apply 0002
+	for i := range 2 { // the second open must not re-apply 0900
 		s, err = openFS(t, path, next)
 		if err != nil {
-			t.Fatalf("open %d with 0002: %v", i, err)
+			t.Fatalf("open %d with 0900: %v", i, err)
 		}
-		want := []appliedMigration{{1, "0001_init.sql"}, {2, "0002_add_notes.sql"}}
+		want := append(baseApplied(t), appliedMigration{900, "0900_add_notes.sql"})
 		if diff := cmp.Diff(want, applied(t, s)); diff != "" {
 			t.Errorf("open %d: schema_migrations (-want +got):\n%s", i, diff)
 		}
@@ -210,7 +226,7 @@ func TestBrokenMigrationRollsBack(t *testing.T) {
 	}
 	s.Close()
 
-	broken := with(base, "0002_broken.sql", `
+	broken := with(base, "0900_broken.sql", `
 		CREATE TABLE half_done (a TEXT);
 		INSERT INTO no_such_table VALUES (1);`)
 	_, err = openFS(t, path, broken)
@@ -218,15 +234,15 @@ func TestBrokenMigrationRollsBack(t *testing.T) {
 	if !errors.As(err, &merr) {
 		t.Fatalf("open with a broken migration: err = %v, want a *MigrationError", err)
 	}
-	if merr.File != "0002_broken.sql" {
-		t.Errorf("MigrationError.File = %q, want 0002_broken.sql", merr.File)
+	if merr.File != "0900_broken.sql" {
+		t.Errorf("MigrationError.File = %q, want 0900_broken.sql", merr.File)
 	}
 
 	s, err = openFS(t, path, base)
 	if err != nil {
 		t.Fatalf("reopen after the failure: %v", err)
 	}
-	if diff := cmp.Diff([]appliedMigration{{1, "0001_init.sql"}}, applied(t, s)); diff != "" {
+	if diff := cmp.Diff(baseApplied(t), applied(t, s)); diff != "" {
 		t.Errorf("schema_migrations after the failure (-want +got):\n%s", diff)
 	}
 	if tableExists(t, s, "half_done") {
@@ -237,7 +253,7 @@ func TestBrokenMigrationRollsBack(t *testing.T) {
 func TestBrokenMigrationOnFreshFileKeepsEarlierOnes(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "db")
 	base := baseMigrations(t)
-	broken := with(base, "0002_broken.sql", `CREATE TABLE half_done (a TEXT); SELECT * FROM nowhere;`)
+	broken := with(base, "0900_broken.sql", `CREATE TABLE half_done (a TEXT); SELECT * FROM nowhere;`)
 	if _, err := openFS(t, path, broken); err == nil {
 		t.Fatal("open with a broken migration succeeded")
 	}
@@ -245,7 +261,7 @@ func TestBrokenMigrationOnFreshFileKeepsEarlierOnes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]appliedMigration{{1, "0001_init.sql"}}, applied(t, s)); diff != "" {
+	if diff := cmp.Diff(baseApplied(t), applied(t, s)); diff != "" {
 		t.Errorf("schema_migrations (-want +got):\n%s", diff)
 	}
 }
@@ -253,7 +269,7 @@ func TestBrokenMigrationOnFreshFileKeepsEarlierOnes(t *testing.T) {
 func TestNewerSchemaRefused(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "db")
 	base := baseMigrations(t)
-	s, err := openFS(t, path, with(base, "0002_more.sql", `CREATE TABLE more (a);`))
+	s, err := openFS(t, path, with(base, "0900_more.sql", `CREATE TABLE more (a);`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,8 +322,8 @@ func TestOpenRejectsBadPath(t *testing.T) {
 
 func TestMigrationsApplyInNumericOrder(t *testing.T) {
 	fsys := with(with(baseMigrations(t),
-		"0010_fill.sql", `INSERT INTO later (v) VALUES ('filled');`),
-		"0002_make.sql", `CREATE TABLE later (v TEXT);`)
+		"0910_fill.sql", `INSERT INTO later (v) VALUES ('filled');`),
+		"0902_make.sql", `CREATE TABLE later (v TEXT);`)
 	s, err := openFS(t, filepath.Join(t.TempDir(), "db"), fsys)
 	if err != nil {
 		t.Fatalf("open: %v", err)

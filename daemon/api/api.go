@@ -174,6 +174,8 @@ func (s *server) wrap(rt Route) http.Handler {
 				s.log.Error("request failed", "op", rt.Operation, "err", err)
 			}
 			writeError(w, status, msg)
+		} else if f, ok := out.(*file); ok {
+			writeFile(w, status, f)
 		} else {
 			writeJSON(w, status, out)
 		}
@@ -212,6 +214,23 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(append(b, '\n'))
+}
+
+// file is a handler's answer that is a file, not JSON: a download.
+type file struct {
+	name string
+	data []byte
+}
+
+// writeFile sends f as assisted-service's file responder does: the bytes,
+// application/octet-stream, and the name in Content-Disposition.
+func writeFile(w http.ResponseWriter, status int, f *file) {
+	h := w.Header()
+	h.Set("Content-Type", "application/octet-stream")
+	h.Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", f.name))
+	h.Set("Content-Length", strconv.Itoa(len(f.data)))
+	w.WriteHeader(status)
+	_, _ = w.Write(f.data)
 }
 
 // writeError writes assisted-service's error body.

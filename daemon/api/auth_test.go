@@ -44,6 +44,13 @@ var specs = map[string]routeSpec{
 	"POST " + clusterPat + "/actions/install": {noBody, "", http.StatusConflict},
 	"POST " + clusterPat + "/actions/cancel":  {noBody, "", http.StatusConflict},
 	"POST " + clusterPat + "/actions/reset":   {noBody, "", http.StatusConflict},
+	"PATCH " + clusterPat + "/install-config": {constBody(`"{\"fips\":true}"`), "", http.StatusCreated},
+
+	"POST " + clusterPat + "/manifests":      {constBody(`{"folder":"openshift","file_name":"extra.yaml","content":"` + fixtureManifestB64 + `"}`), "", http.StatusCreated},
+	"GET " + clusterPat + "/manifests":       {noBody, "include_system_generated=true", http.StatusOK},
+	"PATCH " + clusterPat + "/manifests":     {constBody(`{"folder":"manifests","file_name":"fixture.yaml","updated_content":"YjogMgo="}`), "", http.StatusOK},
+	"DELETE " + clusterPat + "/manifests":    {noBody, "folder=manifests&file_name=fixture.yaml", http.StatusOK},
+	"GET " + clusterPat + "/manifests/files": {noBody, "folder=manifests&file_name=fixture.yaml", http.StatusOK},
 
 	"POST " + api.Base + "/infra-envs": {constBody(`{"name":"other","pull_secret":` + jsonString(pullSecret) + `}`), "", http.StatusCreated},
 	"GET " + api.Base + "/infra-envs":  {noBody, "", http.StatusOK},
@@ -303,6 +310,12 @@ func TestAuthPinned(t *testing.T) {
 		{"POST", hostPat + "/instructions", [10]int{u, ok, u, u, fb, u, u, u, u, u}},
 		{"PUT", hostPat + "/progress", [10]int{u, ok, u, u, fb, u, u, u, u, u}},
 		{"GET", api.Base + "/events", [10]int{u, u, ok, ok, u, fb, fb, fb, u, u}},
+		// The install-config and manifests routes are userAuth only: not
+		// even the watcher reads them.
+		{"PATCH", clusterPat + "/install-config", [10]int{u, u, ok, u, u, fb, fb, u, u, u}},
+		{"GET", clusterPat + "/manifests", [10]int{u, u, ok, u, u, fb, fb, u, u, u}},
+		{"GET", clusterPat + "/manifests/files", [10]int{u, u, ok, u, u, fb, fb, u, u, u}},
+		{"DELETE", clusterPat + "/manifests", [10]int{u, u, ok, u, u, fb, fb, u, u, u}},
 	}
 	for _, row := range rows {
 		key := row.method + " " + row.pattern

@@ -141,6 +141,50 @@ var badCases = []badCase{
 	{"update preparing host", "PATCH", b + "/infra-envs/{sno_infra_env_id}/hosts/{sno_host_id}", `{"host_name":"late"}`, false, 409, nil},
 	{"progress of preparing host", "PUT", b + "/infra-envs/{sno_infra_env_id}/hosts/{sno_host_id}/progress", `{"current_stage":"Installing"}`, true, 409, nil},
 
+	// Install-config overrides: a JSON string holding a JSON object.
+	{"install-config not a string", "PATCH", b + "/clusters/{cluster_id}/install-config", `{"fips":true}`, false, 400, []string{"(document)", "string"}},
+	{"install-config null", "PATCH", b + "/clusters/{cluster_id}/install-config", `null`, false, 400, []string{"JSON string"}},
+	{"install-config not JSON", "PATCH", b + "/clusters/{cluster_id}/install-config", `"{fips}"`, false, 400, []string{"install config overrides: not valid JSON"}},
+	{"install-config array", "PATCH", b + "/clusters/{cluster_id}/install-config", `"[]"`, false, 400, []string{"must be a JSON object, not an array"}},
+	{"install-config unknown cluster", "PATCH", b + "/clusters/{unknown}/install-config", `"{}"`, false, 404, []string{"{unknown}"}},
+	{"install-config installing", "PATCH", b + "/clusters/{sno_cluster_id}/install-config", `"{}"`, false, 409,
+		[]string{"cluster {sno_cluster_id} is not in pre-installation states, can't modify the install config overrides after installation has been started"}},
+
+	// Custom manifests, with assisted-service's messages.
+	{"manifest malformed", "POST", b + "/clusters/{cluster_id}/manifests", `{"file_name":`, false, 400, []string{"truncated"}},
+	{"manifest bad folder", "POST", b + "/clusters/{cluster_id}/manifests", `{"folder":"etc","file_name":"a.yaml","content":"YTogMQ=="}`, false, 400,
+		[]string{"folder in body should be one of [manifests openshift]"}},
+	{"manifest bad name", "POST", b + "/clusters/{cluster_id}/manifests", `{"file_name":"a.sh","content":"YTogMQ=="}`, false, 400, []string{"file_name in body should match"}},
+	{"manifest space", "POST", b + "/clusters/{cluster_id}/manifests", `{"file_name":"a b.yaml","content":"YTogMQ=="}`, false, 400,
+		[]string{"Cluster manifest a b.yaml for cluster {cluster_id} should not include a space in its name."}},
+	{"manifest empty", "POST", b + "/clusters/{cluster_id}/manifests", `{"file_name":"a.yaml"}`, false, 400,
+		[]string{"Manifest content of file manifests/a.yaml for cluster ID {cluster_id} is empty"}},
+	{"manifest not base64", "POST", b + "/clusters/{cluster_id}/manifests", `{"file_name":"a.yaml","content":"a: 1"}`, false, 400,
+		[]string{"failed to base64-decode cluster manifest content for cluster {cluster_id}"}},
+	{"manifest bad yaml", "POST", b + "/clusters/{cluster_id}/manifests", `{"file_name":"a.yaml","content":"YTogW2IK"}`, false, 400,
+		[]string{"Manifest content of file manifests/a.yaml for cluster ID {cluster_id} has an invalid YAML format"}},
+	{"manifest bad json", "POST", b + "/clusters/{cluster_id}/manifests", `{"file_name":"a.json","content":"YTogMQ=="}`, false, 400,
+		[]string{"Manifest content of file manifests/a.json for cluster ID {cluster_id} has an illegal JSON format"}},
+	{"manifest not distinct", "POST", b + "/clusters/{cluster_id}/manifests", `{"folder":"openshift","file_name":"fixture.yaml","content":"YTogMQ=="}`, false, 400,
+		[]string{"not distinct between {manifest, openshift} folders"}},
+	{"manifest unknown cluster", "POST", b + "/clusters/{unknown}/manifests", `{"file_name":"a.yaml","content":"YTogMQ=="}`, false, 404, []string{"{unknown}"}},
+	{"manifest installing", "POST", b + "/clusters/{sno_cluster_id}/manifests", `{"file_name":"a.yaml","content":"YTogMQ=="}`, false, 409,
+		[]string{"cluster {sno_cluster_id} is not in pre-installation states, can't modify manifests after installation has been started"}},
+	{"manifests list flag", "GET", b + "/clusters/{cluster_id}/manifests?include_system_generated=maybe", ``, false, 400, []string{"include_system_generated"}},
+	{"manifests list unknown cluster", "GET", b + "/clusters/{unknown}/manifests", ``, false, 404, nil},
+	{"manifest update required", "PATCH", b + "/clusters/{cluster_id}/manifests", `{}`, false, 400, []string{"folder in body is required", "file_name in body is required"}},
+	{"manifest update missing", "PATCH", b + "/clusters/{cluster_id}/manifests", `{"folder":"openshift","file_name":"fixture.yaml","updated_file_name":"b.yaml"}`, false, 404,
+		[]string{"Cluster manifest openshift/fixture.yaml doesn't exist in cluster {cluster_id}"}},
+	{"manifest update installing", "PATCH", b + "/clusters/{sno_cluster_id}/manifests", `{"folder":"manifests","file_name":"a.yaml","updated_file_name":"b.yaml"}`, false, 409, []string{"pre-installation"}},
+	{"manifest delete no name", "DELETE", b + "/clusters/{cluster_id}/manifests?folder=openshift", ``, false, 400, []string{"file_name in query is required"}},
+	{"manifest delete bad folder", "DELETE", b + "/clusters/{cluster_id}/manifests?folder=x&file_name=fixture.yaml", ``, false, 400, []string{"folder in query should be one of"}},
+	{"manifest delete installing", "DELETE", b + "/clusters/{sno_cluster_id}/manifests?file_name=a.yaml", ``, false, 409, []string{"pre-installation"}},
+	{"manifest download missing", "GET", b + "/clusters/{cluster_id}/manifests/files?folder=openshift&file_name=fixture.yaml", ``, false, 404,
+		[]string{"Cluster manifest openshift/fixture.yaml doesn't exist in cluster {cluster_id}"}},
+	{"manifest download directory", "GET", b + "/clusters/{cluster_id}/manifests/files?file_name=a%2Fb.yaml", ``, false, 400, []string{"should not include a directory"}},
+	{"manifest download no name", "GET", b + "/clusters/{cluster_id}/manifests/files", ``, false, 400, []string{"file_name in query is required"}},
+	{"manifest download unknown cluster", "GET", b + "/clusters/{unknown}/manifests/files?file_name=a.yaml", ``, false, 404, nil},
+
 	// Routes that do not exist.
 	{"unknown v2 path", "GET", b + "/nope", ``, false, 404, []string{"no route"}},
 	{"unknown path", "GET", "/nope", ``, false, 404, []string{"no route"}},
@@ -251,6 +295,13 @@ func TestBadInput(t *testing.T) {
 	}
 	if len(ies) != 2 {
 		t.Errorf("got %d infra-envs after the bad requests, want 2", len(ies))
+	}
+	ms, err := h.client.ListClusterManifests(ctx, f.clusterID)
+	if err != nil {
+		t.Fatalf("ListClusterManifests: %v", err)
+	}
+	if len(ms) != 1 || ms[0].FileName != fixtureManifest || ms[0].Folder != v2.ManifestFolderManifests {
+		t.Errorf("fixture manifests after the bad requests = %v, want only manifests/%s", ms, fixtureManifest)
 	}
 	got, err := h.client.GetCluster(ctx, f.clusterID)
 	if err != nil {

@@ -109,7 +109,8 @@ func signToken(tb testing.TB, key *ecdsa.PrivateKey, s auth.Scheme, exp time.Tim
 	return tok
 }
 
-// fixture is a cluster, an infra-env bound to it and one registered host.
+// fixture is a cluster with one custom manifest (manifests/fixture.yaml),
+// an infra-env bound to it and one registered host.
 type fixture struct {
 	clusterID, infraEnvID, hostID string
 }
@@ -140,8 +141,17 @@ func (h *harness) makeFixture() (fixture, error) {
 	if _, err := h.client.RegisterHost(ctx, ie.ID, v2.HostCreateParams{HostID: hostID}); err != nil {
 		return fixture{}, fmt.Errorf("RegisterHost: %w", err)
 	}
+	if _, err := h.client.CreateClusterManifest(ctx, cid, v2.CreateManifestParams{FileName: fixtureManifest, Content: fixtureManifestB64}); err != nil {
+		return fixture{}, fmt.Errorf("CreateClusterManifest: %w", err)
+	}
 	return fixture{clusterID: cid, infraEnvID: ie.ID, hostID: hostID}, nil
 }
+
+// The fixture's manifest, in folder "manifests": "kind: ConfigMap\n".
+const (
+	fixtureManifest    = "fixture.yaml"
+	fixtureManifestB64 = "a2luZDogQ29uZmlnTWFwCg=="
+)
 
 // path fills a route pattern's parameters with the fixture's ids.
 func (f fixture) path(pattern string) string {

@@ -41,6 +41,9 @@ func TestInternalErrorHidden(t *testing.T) {
 	}{
 		{"register cluster", "POST", b + "/clusters", validCluster, false},
 		{"update cluster", "PATCH", f.path(clusterPat), `{"name":"renamed"}`, false},
+		{"create manifest", "POST", f.path(clusterPat + "/manifests"), `{"file_name":"a.yaml","content":"YTogMQ=="}`, false},
+		{"download manifest", "GET", f.path(clusterPat+"/manifests/files") + "?file_name=" + fixtureManifest, ``, false},
+		{"install config", "PATCH", f.path(clusterPat + "/install-config"), `"{}"`, false},
 		{"list events", "GET", b + "/events", ``, false},
 		{"step reply", "POST", f.path(hostPat + "/instructions"), inventoryReply(), true},
 	}

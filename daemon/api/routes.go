@@ -37,6 +37,13 @@ func (s *server) table() []Route {
 		{"POST", cl + "/actions/install", "v2InstallCluster", user, 202, s.installCluster},
 		{"POST", cl + "/actions/cancel", "V2CancelInstallation", user, 202, s.cancelInstallation},
 		{"POST", cl + "/actions/reset", "v2ResetCluster", user, 202, s.resetCluster},
+		{"PATCH", cl + "/install-config", "v2UpdateClusterInstallConfig", user, 201, s.updateInstallConfig},
+
+		{"POST", cl + "/manifests", "V2CreateClusterManifest", user, 201, s.createManifest},
+		{"GET", cl + "/manifests", "V2ListClusterManifests", user, 200, s.listManifests},
+		{"PATCH", cl + "/manifests", "V2UpdateClusterManifest", user, 200, s.updateManifest},
+		{"DELETE", cl + "/manifests", "V2DeleteClusterManifest", user, 200, s.deleteManifest},
+		{"GET", cl + "/manifests/files", "v2DownloadClusterManifest", user, 200, s.downloadManifest},
 
 		{"POST", Base + "/infra-envs", "RegisterInfraEnv", user, 201, s.registerInfraEnv},
 		{"GET", Base + "/infra-envs", "ListInfraEnvs", userWatcher, 200, s.listInfraEnvs},

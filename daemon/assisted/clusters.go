@@ -258,6 +258,67 @@ func (s *Service) UpdateCluster(ctx context.Context, id string, p *v2.V2ClusterU
 	return s.GetCluster(id)
 }
 
+// UpdateInstallConfig sets the cluster's install-config overrides
+// (v2UpdateClusterInstallConfig): a JSON object, kept as the text given,
+// that the installer merges into the install-config it generates; ""
+// removes them. assisted-service decodes the overrides into its
+// install-config type and validates the result; without an installer here,
+// the overrides need only be a JSON object. Unlike assisted-service, which
+// takes them in any status, they are refused once the installation has
+// started (409, as the service's other status-bound requests): the
+// install-config is generated then, and a later change would be silently
+// ignored.
+func (s *Service) UpdateInstallConfig(ctx context.Context, id, overrides string) error {
+	var err error
+	s.view(func() { _, err = s.modifiableCluster(id, "the install config overrides") })
+	if err != nil {
+		return err
+	}
+	if err := checkInstallConfigOverrides(overrides); err != nil {
+		return err
+	}
+	return s.update(ctx, func(t *txn) error {
+		c, err := s.modifiableCluster(id, "the install config overrides")
+		if err != nil {
+			return err
+		}
+		c.c.InstallConfigOverrides = overrides
+		t.putCluster(c)
+		t.clusterEvent(c, evInstallConfigApplied, sevInfo, "Custom install config was applied to the cluster")
+		return nil
+	})
+}
+
+func checkInstallConfigOverrides(o string) error {
+	if o == "" {
+		return nil
+	}
+	var v any
+	if err := json.Unmarshal([]byte(o), &v); err != nil {
+		return badRequest("install config overrides: not valid JSON: %v", err)
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return badRequest("install config overrides: must be a JSON object, not %s", jsonKind(v))
+	}
+	return nil
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case []any:
+		return "an array"
+	case string:
+		return "a string"
+	case float64:
+		return "a number"
+	case bool:
+		return "a boolean"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
 // acceptsChanges is assisted's AcceptRegistration set: the statuses in which
 // hosts may register and the cluster may be updated.
 func acceptsChanges(st v2.ClusterStatus) bool {

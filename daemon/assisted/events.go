@@ -18,6 +18,7 @@ const (
 	evClusterPrepare       = "cluster_prepare_installation_started"
 	evClusterCanceled      = "cluster_installation_canceled"
 	evClusterReset         = "cluster_installation_reset"
+	evInstallConfigApplied = "install_config_applied"
 	evInfraEnvRegistered   = "infra_env_registered"
 	evInfraEnvDeregistered = "infra_env_deregistered"
 	evHostRegistered       = "host_registration_succeeded"

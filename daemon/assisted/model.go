@@ -22,6 +22,10 @@ type clusterRec struct {
 	hosts      map[hostKey]*hostRec
 	order      []*hostRec // hosts in sortedHosts order; nil after a host joins or leaves
 
+	// The custom manifests the cluster has, and their source; their
+	// content is in the store only (manifests.go).
+	manifests map[manifestKey]v2.ManifestSource
+
 	// Aggregates for host validations, recomputed by derive.
 	facts      *validation.ClusterFacts
 	nameCounts map[string]int

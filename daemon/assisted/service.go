@@ -177,6 +177,15 @@ func (s *Service) load(ctx context.Context) error {
 			}
 			clusters[r.c.ID] = r
 		}
+		ms, err := tx.Manifests("")
+		if err != nil {
+			return err
+		}
+		for _, m := range ms {
+			if c := clusters[m.ClusterID]; c != nil {
+				c.setManifest(manifestKey{folder: v2.ManifestFolder(m.Folder), name: m.FileName}, v2.ManifestSource(m.Source))
+			}
+		}
 		ies, err := tx.InfraEnvs()
 		if err != nil {
 			return err

@@ -23,6 +23,8 @@ type txn struct {
 	steps []func(*store.Tx) error
 	evs   []store.Event
 
+	manifests []func(*store.Tx) error // manifest rows, see manifestOp
+
 	coalesce bool                   // an agent's request: cluster-wide work goes to the evaluator
 	staleC   map[string]*clusterRec // aggregates to recompute
 	dirtyH   map[hostKey]*hostRec
@@ -199,7 +201,7 @@ func (t *txn) deleteStep(infraEnvID, hostID, stepID string) {
 }
 
 // commit marshals what changed into the writer's operations, parents before
-// children, deletes after puts, events last. It returns nil when nothing
+// children (manifests after their cluster), deletes after puts, events last. It returns nil when nothing
 // changed.
 func (t *txn) commit() *commit {
 	var ops []func(*store.Tx) error
@@ -234,6 +236,7 @@ func (t *txn) commit() *commit {
 			return tx.PutHost(row)
 		})
 	}
+	ops = append(ops, t.manifests...)
 	ops = append(ops, t.dels...)
 	ops = append(ops, t.steps...)
 	for _, e := range t.evs {

@@ -5,9 +5,9 @@
 //
 //   - RegisterCluster and RegisterInfraEnv turn the ZTP manifests into a
 //     cluster and an infra-env, reusing what a previous run registered;
-//   - PendingUploads and SavePending keep the install-config overrides and
-//     extra manifests the client would upload next, for a service that
-//     cannot take them yet;
+//   - ApplyInstallConfigOverrides and RegisterExtraManifests apply the
+//     AgentClusterInstall's install-config overrides and upload the extra
+//     manifests, comparing first so that a restart sends nothing twice;
 //   - ApplyHostConfigs applies the per-host roles and root device hints of
 //     HOST_CONFIG_DIR as hosts come in, and WriteFailures writes what is
 //     still wrong where install-status reads it;

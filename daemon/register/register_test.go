@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -295,48 +293,5 @@ func TestReleaseInfo(t *testing.T) {
 				t.Errorf("ReleaseInfo = %q, %q, %v; want %q, %q, error %v", v, a, err, tt.version, tt.arch, tt.err)
 			}
 		})
-	}
-}
-
-func TestPendingUploads(t *testing.T) {
-	set := manifestSet(t, compactSpec())
-	cluster := &v2.Cluster{ID: "c1"}
-	p, err := PendingUploads(cluster, set)
-	if err != nil {
-		t.Fatalf("PendingUploads: %v", err)
-	}
-	want := &Pending{ClusterID: "c1", InstallConfigOverrides: `{"fips":true}`, Manifests: []ManifestParams{
-		{FileName: "99-extra.yaml", Folder: "openshift", Content: "a2luZDogQ29uZmlnTWFwCg=="},
-	}}
-	if diff := cmp.Diff(want, p); diff != "" {
-		t.Errorf("PendingUploads (-want +got):\n%s", diff)
-	}
-	// The cluster has the overrides already (formatted differently).
-	cluster.InstallConfigOverrides = `{ "fips": true }`
-	if p, _ := PendingUploads(cluster, set); p.InstallConfigOverrides != "" {
-		t.Errorf("overrides already applied: got pending %q, want none", p.InstallConfigOverrides)
-	}
-
-	path := filepath.Join(t.TempDir(), "state", "pending-uploads.json")
-	if err := SavePending(path, want); err != nil {
-		t.Fatalf("SavePending: %v", err)
-	}
-	got, err := LoadPending(path)
-	if err != nil {
-		t.Fatalf("LoadPending: %v", err)
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("LoadPending(SavePending(p)) (-want +got):\n%s", diff)
-	}
-	if err := SavePending(path, &Pending{ClusterID: "c1"}); err != nil {
-		t.Fatalf("SavePending(empty): %v", err)
-	}
-	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("SavePending(empty): file still there (%v)", err)
-	}
-
-	set.AgentClusterInstall.Metadata.Annotations[manifests.InstallConfigOverridesAnnotation] = "{not json"
-	if _, err := PendingUploads(&v2.Cluster{ID: "c1"}, set); !errors.Is(err, ErrManifests) {
-		t.Errorf("PendingUploads(bad overrides): got %v, want ErrManifests", err)
 	}
 }

@@ -17,7 +17,6 @@ type RunConfig struct {
 	Set           *manifests.Set
 	HostConfigDir string // /etc/assisted/hostconfig; "" = no host configs
 	FailuresFile  string // /var/run/agent-installer/host-config-failures; "" = not written
-	PendingFile   string // where install-config overrides and extra manifests wait; "" = not written
 	Interval      time.Duration
 	Status        func(string) // the one-line status, for the console and issue.d; nil = none
 	Logger        *slog.Logger
@@ -25,12 +24,21 @@ type RunConfig struct {
 
 // Run does on node zero what ABI's agent-register-cluster,
 // agent-register-infraenv, apply-host-config and start-cluster-installation
-// units do one after another: register the cluster and infra-env from the
-// manifests (idempotently: a restart finds them), apply the host configs as
-// hosts appear, and start the installation once exactly the expected hosts
-// are known and the cluster is ready. It says what it waits for through
-// Status at every turn and returns the cluster id once the service has
-// accepted the install, or the context's error.
+// units do one after another: register the cluster from the manifests,
+// apply its install-config overrides and upload the extra manifests,
+// register the infra-env (all idempotently: a restart finds what a previous
+// run registered and sends nothing twice), apply the host configs as hosts
+// appear, and start the installation once exactly the expected hosts are
+// known and the cluster is ready. It says what it waits for through Status
+// at every turn and returns the cluster id once the service has accepted
+// the install, or the context's error.
+//
+// Registration is retried while the service cannot be reached or fails;
+// Run returns at once an error that retrying cannot fix: more than one
+// cluster or infra-env (ErrMultiple), manifests that cannot be registered
+// (ErrManifests), an extra manifest the cluster has with other content
+// (ErrManifestExists), or overrides or a manifest the service refused
+// with a 4xx.
 func Run(ctx context.Context, cfg RunConfig) (string, error) {
 	if cfg.Interval <= 0 {
 		cfg.Interval = 2 * time.Second
@@ -45,12 +53,34 @@ func Run(ctx context.Context, cfg RunConfig) (string, error) {
 	}
 	var cluster *v2.Cluster
 	var infraEnv *v2.InfraEnv
+	var overridesDone, manifestsDone bool
 	// Registration retries until the service answers: on node zero it
-	// starts alongside this loop.
+	// starts alongside this loop. Each step is done once: a retry resumes
+	// where the last attempt failed.
 	for {
-		var err error
+		var err, upload error
 		if cluster == nil {
 			cluster, err = RegisterCluster(ctx, cfg.Client, cfg.Set)
+		}
+		if err == nil && !overridesDone {
+			var sent bool
+			if sent, upload = ApplyInstallConfigOverrides(ctx, cfg.Client, cluster, cfg.Set); upload == nil {
+				overridesDone = true
+				if sent {
+					cfg.Logger.Info("install-config overrides applied", "cluster", cluster.ID)
+				}
+			}
+			err = upload
+		}
+		if err == nil && !manifestsDone {
+			var names []string
+			if names, upload = RegisterExtraManifests(ctx, cfg.Client, cluster.ID, cfg.Set); upload == nil {
+				manifestsDone = true
+				if len(names) > 0 {
+					cfg.Logger.Info("extra manifests uploaded", "cluster", cluster.ID, "manifests", names)
+				}
+			}
+			err = upload
 		}
 		if err == nil && infraEnv == nil {
 			infraEnv, err = RegisterInfraEnv(ctx, cfg.Client, cfg.Set, cluster.ID)
@@ -58,20 +88,18 @@ func Run(ctx context.Context, cfg RunConfig) (string, error) {
 		if err == nil {
 			break
 		}
-		if errors.Is(err, ErrMultiple) || errors.Is(err, ErrManifests) {
+		if errors.Is(err, ErrMultiple) || errors.Is(err, ErrManifests) || errors.Is(err, ErrManifestExists) {
 			return "", err // retrying cannot fix these
+		}
+		if code := v2.StatusCode(upload); code >= 400 && code < 500 {
+			// The service refused the overrides or a manifest (invalid, or
+			// the installation has started): sending it again cannot help.
+			return "", err
 		}
 		say("Registering the cluster with the service: " + err.Error())
 		cfg.Logger.Warn("registration failed; retrying", "err", err)
 		if err := sleep(ctx, cfg.Interval); err != nil {
 			return "", err
-		}
-	}
-	if cfg.PendingFile != "" {
-		if p, err := PendingUploads(cluster, cfg.Set); err == nil && !p.Empty() {
-			if err := SavePending(cfg.PendingFile, p); err != nil {
-				cfg.Logger.Warn("install-config overrides and extra manifests not saved", "err", err)
-			}
 		}
 	}
 	masters, workers := ExpectedHosts(cfg.Set)

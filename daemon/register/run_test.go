@@ -2,7 +2,7 @@ package register
 
 import (
 	"context"
-	"os"
+	"errors"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -40,8 +40,8 @@ func TestRunStartsTheInstall(t *testing.T) {
 	go func() {
 		id, err := Run(ctx, RunConfig{
 			Client: s.user, Set: set, HostConfigDir: hc, FailuresFile: filepath.Join(dir, "host-config-failures"),
-			PendingFile: filepath.Join(dir, "pending.json"), Interval: 20 * time.Millisecond,
-			Status: func(st string) { mu.Lock(); statuses = append(statuses, st); mu.Unlock() },
+			Interval: 20 * time.Millisecond,
+			Status:   func(st string) { mu.Lock(); statuses = append(statuses, st); mu.Unlock() },
 		})
 		done <- result{id, err}
 	}()
@@ -88,7 +88,53 @@ func TestRunStartsTheInstall(t *testing.T) {
 	if !waited || !strings.HasPrefix(statuses[len(statuses)-1], "Cluster installation started") {
 		t.Errorf("statuses do not say what Run waited for and did: %q", statuses)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "pending.json")); err != nil {
-		t.Errorf("install-config overrides not kept: %v", err)
+	checkUploads(t, s, r.id)
+
+	// A restart: Run again finds everything registered and sends nothing.
+	// The cluster is installing now, so a second PATCH or upload would be
+	// refused with a 409 and Run would return that error; it waits instead,
+	// until its context ends.
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel2()
+	if _, err := Run(ctx2, RunConfig{Client: s.user, Set: set, Interval: 20 * time.Millisecond}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("second Run = %v, want it to wait (context deadline exceeded)", err)
+	}
+	checkUploads(t, s, r.id)
+}
+
+// checkUploads asserts the cluster carries compactSpec's overrides and
+// extra manifest, each applied exactly once.
+func checkUploads(t *testing.T, s *service, clusterID string) {
+	t.Helper()
+	ctx := context.Background()
+	c, err := s.user.GetCluster(ctx, clusterID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.InstallConfigOverrides != `{"fips":true}` {
+		t.Errorf("install_config_overrides = %q, want the AgentClusterInstall's", c.InstallConfigOverrides)
+	}
+	ms, err := s.user.ListClusterManifests(ctx, clusterID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) != 1 || ms[0].Folder != "openshift" || ms[0].FileName != "99-extra.yaml" {
+		t.Errorf("manifests = %v, want openshift/99-extra.yaml", ms)
+	}
+	if b, err := s.user.DownloadClusterManifest(ctx, clusterID, "openshift", "99-extra.yaml"); err != nil || string(b) != "kind: ConfigMap\n" {
+		t.Errorf("99-extra.yaml = %q, %v; want the extra manifest", b, err)
+	}
+	evs, err := s.user.ListEvents(ctx, v2.EventsQuery{ClusterID: clusterID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, ev := range evs {
+		if ev.Name == "install_config_applied" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("install_config_applied events = %d, want 1", n)
 	}
 }

@@ -193,6 +193,7 @@ type call struct {
 	query  url.Values // may be nil
 	body   any        // JSON-encoded when non-nil
 	out    any        // JSON-decoded from a 2xx body when non-nil
+	outRaw *[]byte    // a 2xx body as sent (a file download), when non-nil
 	extra  time.Duration
 }
 
@@ -222,7 +223,11 @@ func (c *Client) do(ctx context.Context, cl call) error {
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Accept", "application/json")
+	if cl.outRaw != nil {
+		req.Header.Set("Accept", "application/octet-stream, application/json")
+	} else {
+		req.Header.Set("Accept", "application/json")
+	}
 	if cl.body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -257,7 +262,7 @@ func (c *Client) do(ctx context.Context, cl call) error {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBytes))
 		return decodeAPIError(resp.StatusCode, b)
 	}
-	if cl.out == nil {
+	if cl.out == nil && cl.outRaw == nil {
 		return nil
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, c.maxBody+1))
@@ -266,6 +271,10 @@ func (c *Client) do(ctx context.Context, cl call) error {
 	}
 	if int64(len(b)) > c.maxBody {
 		return fmt.Errorf("read response: %w (over %d bytes)", ErrResponseTooLarge, c.maxBody)
+	}
+	if cl.outRaw != nil {
+		*cl.outRaw = b
+		return nil
 	}
 	if err := json.Unmarshal(b, cl.out); err != nil {
 		return fmt.Errorf("decode response: %w", err)
