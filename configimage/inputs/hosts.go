@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/nodezero/nodezero/configimage/nmstate"
 )
 
 // agentConfig checks the fields of agent-config.yaml that stand alone
@@ -61,6 +63,7 @@ type hostView struct {
 	interfaces []ifaceView
 	network    *yaml.Node
 	errf       func(path, msg string)
+	problem    func(path string, line, col int, sev Severity, msg string)
 }
 
 type ifaceView struct {
@@ -84,7 +87,7 @@ func (v *validator) collectHosts() []hostView {
 		for i, h := range v.ac.Hosts {
 			path := index("hosts", i)
 			hv := hostView{path: path, hostname: h.Hostname, nameField: "hostname", role: h.Role,
-				hints: &v.ac.Hosts[i].RootDeviceHints, network: h.NetworkConfig, errf: v.acErr}
+				hints: &v.ac.Hosts[i].RootDeviceHints, network: h.NetworkConfig, errf: v.acErr, problem: v.acAt}
 			for j, ifc := range h.Interfaces {
 				hv.interfaces = append(hv.interfaces, ifaceView{path: index(path+".interfaces", j) + ".macAddress", mac: ifc.MacAddress})
 			}
@@ -96,7 +99,7 @@ func (v *validator) collectHosts() []hostView {
 	for i, h := range icHosts {
 		path := index("platform.baremetal.hosts", i)
 		hv := hostView{path: path, hostname: h.Name, nameField: "name", role: h.Role, hints: h.RootDeviceHints,
-			network: h.NetworkConfig, errf: v.icErr}
+			network: h.NetworkConfig, errf: v.icErr, problem: v.icAt}
 		if h.BootMACAddress == "" {
 			v.icErr(path+".bootMACAddress", msgRequired("host bootMACAddress is required"))
 		} else {
@@ -149,6 +152,8 @@ func (v *validator) hosts() {
 		}
 		if h.network != nil && h.network.Kind != yaml.MappingNode {
 			h.errf(h.path+".networkConfig", "must be a mapping: nmstate YAML with interfaces, dns-resolver and routes, found "+kindName(h.network))
+		} else if h.network != nil {
+			v.networkConfig(h)
 		}
 	}
 	v.rendezvousHost(hosts)
@@ -294,5 +299,23 @@ func (v *validator) hostCounts(hosts []hostView) {
 			path, errf = "platform.baremetal.hosts", v.icWarn
 		}
 		errf(path, fmt.Sprintf("%d of %d hosts are defined; the others register without host-specific settings (role, disk, network)", n, total))
+	}
+}
+
+// networkConfig validates a host's nmstate document as the installer does
+// by running nmstatectl gc on it: every problem nmstate would report, and
+// the ones NetworkManager would refuse at boot, at its own line.
+func (v *validator) networkConfig(h hostView) {
+	_, probs := nmstate.ParseNode(h.network)
+	for _, p := range probs {
+		path := h.path + ".networkConfig"
+		if p.Path != "" {
+			path += "." + p.Path
+		}
+		sev := SeverityError
+		if p.Warning {
+			sev = SeverityWarning
+		}
+		h.problem(path, p.Line, p.Column, sev, p.Message)
 	}
 }

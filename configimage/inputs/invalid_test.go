@@ -438,6 +438,18 @@ var invalidCases = []struct {
 		want: []string{
 			`agent-config.yaml:16:7: hosts[0].networkConfig.interfaces[0].type: duplicate key "type"; it is already defined at line 15`,
 		}},
+	{name: "network-config-prefix-length", ac: []edit{sub("          prefix-length: 24\n", "          prefix-length: 33\n")},
+		want: []string{
+			`agent-config.yaml:22:26: hosts[0].networkConfig.interfaces[0].ipv4.address[0].prefix-length: Invalid IPv4 network prefix length '33', should be in the range of 0 to 32`,
+		}},
+	{name: "network-config-unknown-ipv4-key", ac: []edit{sub("        enabled: true\n", "        enabled: true\n        dhcpp: true\n")},
+		want: []string{
+			"agent-config.yaml:20:9: hosts[0].networkConfig.interfaces[0].ipv4.dhcpp: unknown field `dhcpp`, expected one of `enabled`, `dhcp`, `autoconf`, `dhcp-client-id`, `dhcp-duid`, `address`, `auto-dns`, `auto-gateway`, `auto-routes`, `auto-route-table-id`, `auto-route-metric`, `addr-gen-mode`, `allow-extra-address`, `token`, `dhcp-send-hostname`, `dhcp-custom-hostname`",
+		}},
+	{name: "network-config-vlan-id", ac: []edit{sub("          prefix-length: 24\n", "          prefix-length: 24\n    - name: enp1s0.4095\n      type: vlan\n      vlan:\n        base-iface: enp1s0\n        id: 4095\n")},
+		want: []string{
+			`agent-config.yaml:27:13: hosts[0].networkConfig.interfaces[1].vlan.id: VLAN id 4095 is out of range: NetworkManager refuses it (vlan.id: the vlan id must be in range 0-4094 but is 4095)`,
+		}},
 	{name: "ic-hosts-ignored-warns", ic: []edit{sub("    ingressVIPs:\n", "    hosts:\n    - name: extra\n      bootMACAddress: 52:54:00:00:00:09\n    ingressVIPs:\n")},
 		want: []string{
 			`install-config.yaml:25:5: warning: platform.baremetal.hosts: hosts from install-config.yaml are ignored; agent-config.yaml lists hosts`,

@@ -138,9 +138,29 @@ func (r Report) Err() error {
 	return reportError{r}
 }
 
-// Merge appends the entries of o.
+// Merge appends the entries of o, but one problem per place: an entry of
+// o at a position and path r already reports, with the same severity, is
+// the same problem found twice (a duplicate key seen by the loader and by
+// the nmstate check) and is left out, so the first wording stands.
 func (r *Report) Merge(o Report) {
-	r.Entries = append(r.Entries, o.Entries...)
+	type place struct {
+		file         string
+		line, column int
+		path         string
+		sev          Severity
+	}
+	have := make(map[place]bool, len(r.Entries))
+	for _, e := range r.Entries {
+		if e.Line > 0 {
+			have[place{e.File, e.Line, e.Column, e.Path, e.Severity}] = true
+		}
+	}
+	for _, e := range o.Entries {
+		if e.Line > 0 && have[place{e.File, e.Line, e.Column, e.Path, e.Severity}] {
+			continue
+		}
+		r.Entries = append(r.Entries, e)
+	}
 }
 
 type reportError struct{ r Report }

@@ -43,6 +43,23 @@ func (v *validator) acErr(path, msg string) {
 	v.rep.Entries = append(v.rep.Entries, entryAt(v.ac.src, AgentConfigFile, path, SeverityError, msg))
 }
 
+// acAt and icAt add an entry found inside a node whose position is known
+// (the networkConfig documents); line 0 falls back to the path's.
+func (v *validator) acAt(path string, line, col int, sev Severity, msg string) {
+	v.rep.Entries = append(v.rep.Entries, at(entryAt(v.ac.src, AgentConfigFile, path, sev, msg), line, col))
+}
+
+func (v *validator) icAt(path string, line, col int, sev Severity, msg string) {
+	v.rep.Entries = append(v.rep.Entries, at(entryAt(v.ic.src, InstallConfigFile, path, sev, msg), line, col))
+}
+
+func at(e Entry, line, col int) Entry {
+	if line > 0 {
+		e.Line, e.Column = line, col
+	}
+	return e
+}
+
 func (v *validator) acWarn(path, msg string) {
 	v.rep.Entries = append(v.rep.Entries, entryAt(v.ac.src, AgentConfigFile, path, SeverityWarning, msg))
 }
