@@ -13,6 +13,7 @@ import (
 	"github.com/nodezero/nodezero/configimage/credentials"
 	"github.com/nodezero/nodezero/configimage/inputs"
 	"github.com/nodezero/nodezero/configimage/manifests"
+	"github.com/nodezero/nodezero/configimage/nmstate"
 )
 
 // On-host directories of the config image's members
@@ -22,6 +23,7 @@ const (
 	ExtraManifestsDir = "/etc/assisted/extra-manifests"
 	HostConfigDir     = "/etc/assisted/hostconfig"
 	HostnamesDir      = "/etc/assisted/hostnames"
+	NetworkDir        = "/etc/assisted/network"
 	TLSDir            = "/opt/agent/tls"
 	PullSecretPath    = "/root/.docker/config.json"
 )
@@ -100,6 +102,15 @@ func (a *Assembly) Members() ([]Member, error) {
 			add(path.Join(HostnamesDir, hc.MACs[0]), 0o644, []byte(h.Hostname))
 		}
 	}
+	netDirs, err := NetworkDirs(a.Manifests.NMStateConfigs)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range netDirs {
+		for _, f := range d.Files {
+			add(path.Join(NetworkDir, d.Name, f.Name), 0o600, f.Data)
+		}
+	}
 	masters, workers := a.Manifests.AgentClusterInstall.Spec.ProvisionRequirements.ControlPlaneAgents, a.Manifests.AgentClusterInstall.Spec.ProvisionRequirements.WorkerAgents
 	add(StartClusterEnvPath, 0o644, StartClusterEnv(masters, workers))
 	pub, err := a.State.PublicKeyPEM()
@@ -146,6 +157,32 @@ func (a *Assembly) Image() ([]byte, error) {
 		return nil, err
 	}
 	return Build(ms, time.Unix(a.State.GeneratedAtUnix, 0).UTC())
+}
+
+// NetworkDirs renders the hosts' nmstate documents into the directories
+// ABI keeps under /etc/assisted/network: host<N>/ with one NetworkManager
+// keyfile per connection, as nmstatectl gc and the installer write them,
+// and mac_interface.ini (reference/nmstate-keyfiles.md §0, §2).
+func NetworkDirs(configs []*manifests.NMStateConfig) ([]nmstate.HostDir, error) {
+	var hosts []nmstate.Host
+	for _, c := range configs {
+		if c == nil || c.Spec.Config == "" {
+			continue
+		}
+		h := nmstate.Host{NetworkYAML: string(c.Spec.Config)}
+		for _, itf := range c.Spec.Interfaces {
+			h.NICs = append(h.NICs, nmstate.NIC{MAC: itf.MACAddress, Name: itf.Name})
+		}
+		hosts = append(hosts, h)
+	}
+	if len(hosts) == 0 {
+		return nil, nil
+	}
+	dirs, err := nmstate.HostDirs(hosts)
+	if err != nil {
+		return nil, fmt.Errorf("static network configuration is not valid: %w", err)
+	}
+	return dirs, nil
 }
 
 func hints(h inputs.RootDeviceHints) *manifests.RootDeviceHints {

@@ -3,13 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/nodezero/nodezero/configimage"
 	"github.com/nodezero/nodezero/configimage/manifests"
+	"github.com/nodezero/nodezero/configimage/nmstate"
 	"github.com/nodezero/nodezero/daemon/register"
 	v2 "github.com/nodezero/nodezero/daemon/v2"
 )
@@ -76,6 +79,7 @@ func TestConfigImageToRegisteredCluster(t *testing.T) {
 					t.Errorf("host file: %v", err)
 				}
 			}
+			checkNetworkDirs(t, root, ms)
 			cl, err := register.RegisterCluster(ctx, c, ms)
 			if err != nil {
 				t.Fatalf("register cluster with the image's user token: %v", err)
@@ -121,4 +125,60 @@ func readEnv(t *testing.T, path string) map[string]string {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// checkNetworkDirs: every host with a networkConfig has a host<N> directory
+// of keyfiles (0600) and mac_interface.ini, and each directory is the one
+// the on-host matching picks for that host's MACs, renamed to the real NIC
+// names the test makes up.
+func checkNetworkDirs(t *testing.T, root string, ms *manifests.Set) {
+	t.Helper()
+	dirs, err := filepath.Glob(filepath.Join(root, configimage.NetworkDir, "host*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dirs) != len(ms.NMStateConfigs) {
+		t.Fatalf("%d network host dirs, want one per NMStateConfig (%d)", len(dirs), len(ms.NMStateConfigs))
+	}
+	for _, nc := range ms.NMStateConfigs {
+		local := map[string]string{}
+		for i, itf := range nc.Spec.Interfaces {
+			local[strings.ToUpper(itf.MACAddress)] = fmt.Sprintf("ens%d", 3+i)
+		}
+		matched := 0
+		for _, d := range dirs {
+			entries, err := os.ReadDir(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var files []nmstate.Keyfile
+			for _, e := range entries {
+				fi, _ := e.Info()
+				if fi.Mode().Perm() != 0o600 {
+					t.Errorf("%s/%s mode %v, want 0600", d, e.Name(), fi.Mode().Perm())
+				}
+				b, err := os.ReadFile(filepath.Join(d, e.Name()))
+				if err != nil {
+					t.Fatal(err)
+				}
+				files = append(files, nmstate.Keyfile{Name: e.Name(), Data: b})
+			}
+			ok, out, err := nmstate.MatchHost(files, local)
+			if err != nil {
+				t.Fatalf("%s: %v", d, err)
+			}
+			if !ok {
+				continue
+			}
+			matched++
+			for _, f := range out {
+				if strings.HasSuffix(f.Name, ".nmconnection") && !strings.HasPrefix(f.Name, "ens") && !strings.Contains(string(f.Data), "type=bond") && !strings.Contains(string(f.Data), "type=bridge") {
+					t.Errorf("%s: keyfile %s not renamed to a real NIC name", d, f.Name)
+				}
+			}
+		}
+		if matched != 1 {
+			t.Errorf("host with NICs %v matched %d network dirs, want 1", nc.Spec.Interfaces, matched)
+		}
+	}
 }
