@@ -1,0 +1,181 @@
+package boot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/nodezero/nodezero/configimage"
+	"github.com/nodezero/nodezero/daemon/issue"
+)
+
+// Env is what the stages learned, handed to the service and the agent.
+type Env struct {
+	Root           string
+	NodeZero       bool
+	NodeZeroIP     netip.Addr
+	BootstrapMAC   string // node zero's, when NodeZero
+	ServiceBaseURL string // SERVICE_BASE_URL, e.g. http://192.168.111.20:8090/
+	AgentToken     string // PULL_SECRET_TOKEN: the agentAuth token
+	UserToken      string // USER_AUTH_TOKEN
+}
+
+// Sequence is the boot sequence of one host. The service and the agent
+// are given as functions so that this package does not import the host
+// agent (DESIGN §10): cmd wires them.
+type Sequence struct {
+	Root     string
+	Links    Links
+	Board    *issue.Board
+	Images   func() ([]string, error) // candidate config images (ConfigWait.Images)
+	Hostname HostnameSetter
+
+	// NodeZeroWindow and NodeZeroInterval: how long and how often to look
+	// for the rendezvous IP among the host's addresses (30 s and 5 s).
+	NodeZeroWindow, NodeZeroInterval time.Duration
+	// ConfigInterval: how often to look for a config image (5 s).
+	ConfigInterval time.Duration
+
+	// Service runs node zero's service until ctx ends; Agent runs the host
+	// agent until ctx ends. Either returning ends the sequence.
+	Service func(ctx context.Context, env Env) error
+	Agent   func(ctx context.Context, env Env) error
+
+	// Status, when set, gets every stage's status line (sd_notify STATUS).
+	Status func(string)
+	Logger *slog.Logger
+}
+
+// Run carries the host through the stages and then runs the service (node
+// zero) and the agent until ctx ends or one of them fails. Every stage is
+// idempotent: run again after a crash or a reboot, it finds its work done
+// on disk or does it again to the same result.
+func (s *Sequence) Run(ctx context.Context) error {
+	if s.Logger == nil {
+		s.Logger = slog.New(slog.DiscardHandler)
+	}
+	if s.NodeZeroWindow <= 0 {
+		s.NodeZeroWindow = 30 * time.Second
+	}
+	if s.NodeZeroInterval <= 0 {
+		s.NodeZeroInterval = 5 * time.Second
+	}
+	say := func(stage, line string) {
+		s.Logger.Info(line, "stage", stage)
+		if s.Status != nil {
+			s.Status(line)
+		}
+	}
+
+	say("config", "Waiting for the configuration (rendezvous-host.env)")
+	if err := (ConfigWait{Root: s.Root, Images: s.Images, Board: s.Board, Interval: s.ConfigInterval, Logger: s.Logger}).Run(ctx); err != nil {
+		return err
+	}
+	env, err := ReadEnv(s.Root)
+	if err != nil {
+		return err
+	}
+
+	links, err := s.Links.Links()
+	if err != nil {
+		return err
+	}
+	nw, err := InstallNetwork(s.Root, links)
+	if err != nil {
+		return err
+	}
+	say("network", nw.Status())
+
+	if name, mac, ok, err := ConfiguredHostname(s.Root, links); err != nil {
+		return err
+	} else if ok && s.Hostname != nil {
+		if err := s.Hostname.SetHostname(ctx, name); err != nil {
+			return err
+		}
+		say("hostname", fmt.Sprintf("Hostname %s (by MAC %s)", name, mac))
+	}
+
+	d, err := DecideNodeZero(ctx, s.Links, env.NodeZeroIP, s.NodeZeroWindow, s.NodeZeroInterval)
+	if err != nil {
+		return err
+	}
+	if err := WriteNode0(s.Root, d); err != nil {
+		return err
+	}
+	env.NodeZero, env.BootstrapMAC = d.NodeZero, d.MAC
+	if _, err := s.Board.Set(ctx, issue.KeyRendezvousHost, issue.None, d.Status()); err != nil {
+		s.Logger.Warn("console status", "err", err)
+	}
+	say("node-zero", d.Status())
+
+	return s.runServices(ctx, env)
+}
+
+// runServices runs the service (node zero only) and the agent side by
+// side; the first to return ends both.
+func (s *Sequence) runServices(ctx context.Context, env Env) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make(chan error, 2)
+	start := func(name string, fn func(context.Context, Env) error) {
+		if fn == nil {
+			return
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := fn(ctx, env)
+			if err == nil && ctx.Err() == nil {
+				err = fmt.Errorf("%s stopped", name)
+			}
+			errs <- err
+			cancel()
+		}()
+	}
+	if env.NodeZero {
+		start("service", s.Service)
+	}
+	start("agent", s.Agent)
+	wg.Wait()
+	close(errs)
+	var out error
+	for err := range errs {
+		if err != nil && !errors.Is(err, context.Canceled) {
+			out = errors.Join(out, err)
+		}
+	}
+	if out == nil {
+		return ctx.Err()
+	}
+	return out
+}
+
+// ReadEnv reads /etc/assisted/rendezvous-host.env under root.
+func ReadEnv(root string) (Env, error) {
+	path := filepath.Join(root, configimage.RendezvousEnvPath)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Env{}, fmt.Errorf("config: %w", err)
+	}
+	m, err := configimage.ParseEnv(path, b)
+	if err != nil {
+		return Env{}, err
+	}
+	ip, err := netip.ParseAddr(m["NODE_ZERO_IP"])
+	if err != nil {
+		return Env{}, fmt.Errorf("config: %s: NODE_ZERO_IP: %w", path, err)
+	}
+	env := Env{Root: root, NodeZeroIP: ip, ServiceBaseURL: m["SERVICE_BASE_URL"],
+		AgentToken: m["PULL_SECRET_TOKEN"], UserToken: m["USER_AUTH_TOKEN"]}
+	if env.ServiceBaseURL == "" {
+		return Env{}, fmt.Errorf("config: %s: SERVICE_BASE_URL is missing", path)
+	}
+	return env, nil
+}

@@ -1,0 +1,126 @@
+package boot
+
+import (
+	"context"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nodezero/nodezero/configimage"
+	"github.com/nodezero/nodezero/daemon/issue"
+)
+
+type fixedLinks []Link
+
+func (l fixedLinks) Links() ([]Link, error) { return l, nil }
+
+// configuredRoot is a host root as a loaded config image leaves it: the
+// env file, a hostname for MAC …:02 and static network for it.
+func configuredRoot(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	layNetwork(t, root, staticHost("52:54:00:aa:bb:01", "192.168.111.20"), staticHost("52:54:00:aa:bb:02", "192.168.111.21"))
+	files := map[string]string{
+		configimage.RendezvousEnvPath:       "NODE_ZERO_IP=192.168.111.20\nSERVICE_BASE_URL=http://192.168.111.20:8090/\nPULL_SECRET_TOKEN=agent-token\nUSER_AUTH_TOKEN=user-token\n",
+		HostnamesDir + "/52:54:00:aa:bb:01": "master-0\n",
+		HostnamesDir + "/52:54:00:aa:bb:02": "master-1\n",
+	}
+	for p, data := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, p), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+func TestSequence(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		links    fixedLinks
+		nodeZero bool
+		hostname string
+	}{
+		{"node zero", fixedLinks{{Name: "ens3", MAC: "52:54:00:aa:bb:01", Addrs: []netip.Prefix{netip.MustParsePrefix("192.168.111.20/24")}}}, true, "master-0"},
+		{"another host", fixedLinks{{Name: "ens3", MAC: "52:54:00:aa:bb:02", Addrs: []netip.Prefix{netip.MustParsePrefix("192.168.111.21/24")}}}, false, "master-1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := configuredRoot(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			var mu sync.Mutex
+			var lines []string
+			started := map[string]Env{}
+			wait := func(name string) func(context.Context, Env) error {
+				return func(ctx context.Context, env Env) error {
+					mu.Lock()
+					started[name] = env
+					both := len(started) == map[bool]int{true: 2, false: 1}[tc.nodeZero]
+					mu.Unlock()
+					if both {
+						cancel()
+					}
+					<-ctx.Done()
+					return ctx.Err()
+				}
+			}
+			s := &Sequence{
+				Root: root, Links: tc.links, Board: issue.NewBoard(root), Hostname: RootHostname{Root: root},
+				NodeZeroWindow: 10 * time.Millisecond, NodeZeroInterval: time.Millisecond,
+				Service: wait("service"), Agent: wait("agent"),
+				Status: func(l string) { mu.Lock(); lines = append(lines, l); mu.Unlock() },
+			}
+			if err := s.Run(ctx); err != context.Canceled {
+				t.Fatalf("Run = %v, want context.Canceled once the test stops it", err)
+			}
+			if _, ok := started["agent"]; !ok {
+				t.Error("the agent did not start")
+			}
+			if _, ok := started["service"]; ok != tc.nodeZero {
+				t.Errorf("service started = %v, want %v", ok, tc.nodeZero)
+			}
+			env := started["agent"]
+			if env.NodeZero != tc.nodeZero || env.ServiceBaseURL != "http://192.168.111.20:8090/" || env.AgentToken != "agent-token" {
+				t.Errorf("agent env %+v", env)
+			}
+			if b, _ := os.ReadFile(filepath.Join(root, "etc/hostname")); strings.TrimSpace(string(b)) != tc.hostname {
+				t.Errorf("hostname %q, want %s", b, tc.hostname)
+			}
+			if _, err := os.Stat(filepath.Join(root, SystemConnectionsDir, "ens3.nmconnection")); err != nil {
+				t.Errorf("static network not installed: %v", err)
+			}
+			_, err := os.Stat(filepath.Join(root, Node0Path))
+			if (err == nil) != tc.nodeZero {
+				t.Errorf("node0 present = %v, want %v", err == nil, tc.nodeZero)
+			}
+			issueText, _ := os.ReadFile(filepath.Join(root, "etc/issue.d/60-rendezvous-host.issue"))
+			want := map[bool]string{true: "This host (192.168.111.20) is the rendezvous host.",
+				false: "This host is not the rendezvous host. The rendezvous host is at 192.168.111.20."}[tc.nodeZero]
+			if !strings.Contains(string(issueText), want) {
+				t.Errorf("console says %q, want %q", issueText, want)
+			}
+			if got := strings.Join(lines, "\n"); !strings.Contains(got, "Static network configuration host") || !strings.Contains(got, want) {
+				t.Errorf("status lines:\n%s", got)
+			}
+		})
+	}
+}
+
+func TestReadEnvErrors(t *testing.T) {
+	root := t.TempDir()
+	if _, err := ReadEnv(root); err == nil {
+		t.Error("no env file: no error")
+	}
+	p := filepath.Join(root, configimage.RendezvousEnvPath)
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	os.WriteFile(p, []byte("NODE_ZERO_IP=not-an-ip\nSERVICE_BASE_URL=http://x/\n"), 0o644)
+	if _, err := ReadEnv(root); err == nil || !strings.Contains(err.Error(), "NODE_ZERO_IP") {
+		t.Errorf("bad IP: %v", err)
+	}
+}
