@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/nodezero/nodezero/daemon/atomicfile"
 )
 
 // Material is what a service needs to check tokens and what its users need to
@@ -72,41 +74,13 @@ func LoadOrCreate(dir string) (m Material, created bool, err error) {
 			return Material{}, false, err
 		}
 		m.Tokens[s] = tok
-		if err := writeFile(filepath.Join(dir, TokenFile(s)), []byte(tok+"\n"), 0o600); err != nil {
+		if err := atomicfile.Write(filepath.Join(dir, TokenFile(s)), []byte(tok+"\n"), 0o600); err != nil {
 			return Material{}, false, err
 		}
 	}
 	// The public key last: its presence marks the directory complete.
-	if err := writeFile(pubPath, pub, 0o644); err != nil {
+	if err := atomicfile.Write(pubPath, pub, 0o644); err != nil {
 		return Material{}, false, err
 	}
 	return m, true, nil
-}
-
-// writeFile replaces path atomically: temp file, fsync, rename.
-func writeFile(path string, data []byte, mode os.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }

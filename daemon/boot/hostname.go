@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/nodezero/nodezero/daemon/atomicfile"
 )
 
 // HostnamesDir holds one file per host, named by the host's first MAC in
@@ -57,7 +59,7 @@ type RootHostname struct {
 
 // SetHostname implements HostnameSetter.
 func (r RootHostname) SetHostname(_ context.Context, name string) error {
-	if err := writeFileAtomic(filepath.Join(r.Root, "/etc/hostname"), []byte(name+"\n"), 0o644); err != nil {
+	if err := atomicfile.Write(filepath.Join(r.Root, "/etc/hostname"), []byte(name+"\n"), 0o644); err != nil {
 		return fmt.Errorf("set hostname: %w", err)
 	}
 	if r.Live {

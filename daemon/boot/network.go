@@ -11,6 +11,7 @@ import (
 
 	"github.com/nodezero/nodezero/configimage"
 	"github.com/nodezero/nodezero/configimage/nmstate"
+	"github.com/nodezero/nodezero/daemon/atomicfile"
 )
 
 // SystemConnectionsDir is where NetworkManager reads keyfiles from.
@@ -73,7 +74,7 @@ func InstallNetwork(root string, links []Link) (NetworkResult, error) {
 		if !strings.HasSuffix(f.Name, ".nmconnection") {
 			continue
 		}
-		if err := writeFileAtomic(filepath.Join(root, SystemConnectionsDir, f.Name), f.Data, 0o600); err != nil {
+		if err := atomicfile.Write(filepath.Join(root, SystemConnectionsDir, f.Name), f.Data, 0o600); err != nil {
 			return res, fmt.Errorf("static network: install %s: %w", f.Name, err)
 		}
 		res.Installed = append(res.Installed, f.Name)

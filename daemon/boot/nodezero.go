@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/nodezero/nodezero/daemon/atomicfile"
 )
 
 // Node0Path is where node zero records that it is node zero, with the
@@ -130,32 +132,6 @@ func Node0File(mac string) []byte {
 		"BOOTSTRAP_HOST_MAC=" + mac + "\n")
 }
 
-// writeFileAtomic replaces path with data: a temporary file in the same
-// directory, synced, renamed.
-func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err = f.Write(data); err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(f.Name(), perm)
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	return err
-}
-
 // WriteNode0 records a node-zero decision under root: node zero gets
 // /etc/assisted/node0; any other host must not have one (a host that was
 // node zero in an earlier boot with another config loses it).
@@ -167,7 +143,7 @@ func WriteNode0(root string, d Decision) error {
 		}
 		return nil
 	}
-	if err := writeFileAtomic(path, Node0File(d.MAC), 0o644); err != nil {
+	if err := atomicfile.Write(path, Node0File(d.MAC), 0o644); err != nil {
 		return fmt.Errorf("node zero: %w", err)
 	}
 	return nil

@@ -12,5 +12,5 @@
 // 90_start-install, 95_load_config_image); the console (#7) reads the same
 // status model through the daemon, never these files.
 //
-// It imports no other package of this module.
+// It imports only daemon/atomicfile of this module.
 package issue

@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/nodezero/nodezero/daemon/atomicfile"
 )
 
 // Key names one status file; the number orders it on the console.
@@ -162,36 +164,14 @@ func plainText(lines []string) []byte {
 }
 
 // write replaces name under the root with data unless it holds it
-// already: a temporary file in the same directory, synced, renamed.
+// already.
 func (b *Board) write(name string, data []byte) (bool, error) {
 	path := filepath.Join(b.root, name)
 	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
 		return false, nil
 	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return false, fmt.Errorf("status %s: %w", name, err)
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
-	if err != nil {
-		return false, fmt.Errorf("status %s: %w", name, err)
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // after a successful rename there is nothing to remove
-	if _, err = f.Write(data); err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		return false, fmt.Errorf("status %s: %w", name, err)
+	if err := atomicfile.Write(path, data, 0o644); err != nil {
+		return false, fmt.Errorf("status: %w", err)
 	}
 	return true, nil
 }

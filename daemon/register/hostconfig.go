@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/nodezero/nodezero/configimage/manifests"
+	"github.com/nodezero/nodezero/daemon/atomicfile"
 	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/daemon/validation"
 )
@@ -166,7 +167,7 @@ func applyOne(ctx context.Context, c *v2.Client, h *v2.Host, inv *v2.Inventory, 
 		f := &Failure{Hostname: name, Config: hc.Name, HostID: h.ID, Reason: strings.Join(reasons, "; ")}
 		if noMatch {
 			f.Hints = hc.Hints
-			f.EligibleDisks = eligibleDisks(inv)
+			f.EligibleDisks = validation.EligibleDiskDescriptions(inv)
 		}
 		return nil, f, nil
 	}
@@ -192,13 +193,6 @@ func updateRefused(h *v2.Host, up HostUpdate, err *v2.APIError) string {
 	return fmt.Sprintf("Failed to update host %s: %s", strings.Join(changes, " and "), reason)
 }
 
-func eligibleDisks(inv *v2.Inventory) []string {
-	var out []string
-	for _, d := range validation.AcceptableDisks(inv.Disks, nil) {
-		out = append(out, validation.DescribeDisk(d))
-	}
-	return out
-}
 
 // hostName names the host as the user knows it: the name the service was
 // given, else the inventory's hostname, else the config's.
@@ -227,7 +221,7 @@ func WriteFailures(path string, res Result) error {
 		b.WriteString(oneLine(f.String()))
 		b.WriteByte('\n')
 	}
-	if err := writeAtomic(path, []byte(b.String()), 0o644); err != nil {
+	if err := atomicfile.Write(path, []byte(b.String()), 0o644); err != nil {
 		return fmt.Errorf("write host config failures: %w", err)
 	}
 	return nil

@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/nodezero/nodezero/configimage/manifests"
 	v2 "github.com/nodezero/nodezero/daemon/v2"
@@ -115,34 +113,4 @@ func RegisterExtraManifests(ctx context.Context, c *v2.Client, clusterID string,
 		uploaded = append(uploaded, m.Name)
 	}
 	return uploaded, nil
-}
-
-// writeAtomic replaces name with data: temp file in the same directory,
-// fsync, rename. The directory is created when missing. WriteFailures
-// writes with it.
-func writeAtomic(name string, data []byte, perm os.FileMode) error {
-	dir := filepath.Dir(name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(name)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // no-op once renamed
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(perm)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	return os.Rename(tmp, name)
 }

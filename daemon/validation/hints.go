@@ -87,19 +87,23 @@ func DescribeDisk(d *v2.Disk) string {
 	return fmt.Sprintf("%s (%s)", DiskPath(d), strings.Join(attrs, ", "))
 }
 
+// EligibleDiskDescriptions describes each of the inventory's eligible
+// disks (DescribeDisk), in inventory order.
+func EligibleDiskDescriptions(inv *v2.Inventory) []string {
+	var out []string
+	for _, d := range AcceptableDisks(inv.Disks, nil) {
+		out = append(out, DescribeDisk(d))
+	}
+	return out
+}
+
 // DescribeEligibleDisks lists the inventory's eligible disks for a
 // message, "none" when there are none.
 func DescribeEligibleDisks(inv *v2.Inventory) string {
-	var out []string
-	for _, d := range inv.Disks {
-		if diskEligible(d) {
-			out = append(out, DescribeDisk(d))
-		}
+	if out := EligibleDiskDescriptions(inv); len(out) > 0 {
+		return strings.Join(out, ", ")
 	}
-	if len(out) == 0 {
-		return "none"
-	}
-	return strings.Join(out, ", ")
+	return "none"
 }
 
 // NoDiskMatchesHints is the message for a host whose eligible disks match
