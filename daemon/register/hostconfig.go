@@ -193,7 +193,6 @@ func updateRefused(h *v2.Host, up HostUpdate, err *v2.APIError) string {
 	return fmt.Sprintf("Failed to update host %s: %s", strings.Join(changes, " and "), reason)
 }
 
-
 // hostName names the host as the user knows it: the name the service was
 // given, else the inventory's hostname, else the config's.
 func hostName(h *v2.Host, inv *v2.Inventory, hc *manifests.HostConfig) string {
