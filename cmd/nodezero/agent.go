@@ -81,26 +81,43 @@ func runAgent(ctx context.Context, args []string, _, stderr io.Writer) error {
 		defer os.RemoveAll(dir)
 		*root = dir
 	}
-	opts := inventory.Options{Root: *root, Hostname: *hostname, Logger: log.With("subsystem", "inventory")}
+	var addresses []netip.Prefix
 	if *addrs != "" {
 		for _, a := range strings.Split(*addrs, ",") {
 			p, err := netip.ParsePrefix(strings.TrimSpace(a))
 			if err != nil {
 				return fmt.Errorf("--host-address %q: want CIDRs like 127.0.0.11/8: %w", a, err)
 			}
-			opts.Addresses = append(opts.Addresses, p)
+			addresses = append(addresses, p)
 		}
 	}
-	steps := hostagent.NewSteps(func(ctx context.Context) (*v2.Inventory, error) {
-		return inventory.Collect(ctx, opts)
+	a, err := newAgent(agentConfig{
+		Config: hostagent.Config{
+			URL: *url, InfraEnvID: *infraEnv, AgentVersion: *agentVersion, Token: *token,
+			Interval: time.Duration(*interval) * time.Second, Insecure: *insecure, CACert: *cacert,
+			Wait: *wait, HostID: *hostID, Logger: log.With("subsystem", "agent"),
+		},
+		Inventory: inventory.Options{Root: *root, Hostname: *hostname, Addresses: addresses, Logger: log.With("subsystem", "inventory")},
 	})
-	a, err := hostagent.New(hostagent.Config{
-		URL: *url, InfraEnvID: *infraEnv, AgentVersion: *agentVersion, Token: *token,
-		Interval: time.Duration(*interval) * time.Second, Insecure: *insecure, CACert: *cacert,
-		Wait: *wait, HostID: *hostID, Logger: log.With("subsystem", "agent"),
-	}, steps, func() (string, error) { return inventory.HostID(opts) })
 	if err != nil {
 		return err
 	}
 	return a.Run(ctx)
+}
+
+// agentConfig is the host agent's configuration and where its inventory
+// reads the hardware from.
+type agentConfig struct {
+	hostagent.Config
+	Inventory inventory.Options
+}
+
+// newAgent builds the host agent with its steps: `nodezero agent` and
+// `nodezero run` share it.
+func newAgent(cfg agentConfig) (*hostagent.Agent, error) {
+	opts := cfg.Inventory
+	steps := hostagent.NewSteps(func(ctx context.Context) (*v2.Inventory, error) {
+		return inventory.Collect(ctx, opts)
+	})
+	return hostagent.New(cfg.Config, steps, func() (string, error) { return inventory.HostID(opts) })
 }

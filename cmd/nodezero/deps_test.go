@@ -22,6 +22,7 @@ var importRules = []struct {
 	{"store", nil},
 	{"configimage", nil},
 	{"units", nil},
+	{"testbed", nil},
 	{"daemon/v2", nil},
 	{"hostagent", []string{"daemon/v2"}},
 	{"tui", []string{"daemon/v2"}},

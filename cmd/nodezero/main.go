@@ -27,6 +27,7 @@ type command struct {
 
 func commands() []command {
 	return []command{
+		{"run", "the boot sequence of a host: config, network, hostname, node zero, then service and agent (--root)", runRun},
 		{"service", "run the embedded assisted service alone (--dir, --listen)", runService},
 		{"agent", "run the host agent against an assisted v2 service (--url, --infra-env-id)", runAgent},
 		{"create", "create cluster-manifests --dir D: the ZTP manifests from install-config.yaml and agent-config.yaml", runCreate},

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/pprof"
@@ -62,10 +63,6 @@ func runService(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		pem = m.PublicKeyPEM
 	}
-	key, err := auth.ParsePublicKey(pem)
-	if err != nil {
-		return err
-	}
 	var hostConfigs []manifests.HostConfig
 	if *hostConfigDir != "" {
 		if hostConfigs, err = manifests.LoadHostConfigs(*hostConfigDir); err != nil {
@@ -75,21 +72,58 @@ func runService(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			hostConfigs = []manifests.HostConfig{} // configured, but none: still validated
 		}
 	}
-	st, err := store.Open(ctx, filepath.Join(*dir, "nodezero.db"), store.Options{})
+	if *pprofAddr != "" {
+		stop, err := servePprof(*pprofAddr)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	return serve(ctx, serviceConfig{
+		Dir: *dir, Listen: *listen, PublicKeyPEM: pem, HostConfigs: hostConfigs, Logger: log,
+		MonitorInterval: *monitor, DisconnectionTimeout: *disconnect, EvaluationDelay: *evalDelay,
+		Listening: func(addr net.Addr) {
+			fmt.Fprintf(stdout, "nodezero service: listening on http://%s%s\n", addr, api.Base)
+		},
+	})
+}
+
+// serviceConfig is what serve needs: `nodezero service` fills it from
+// flags, `nodezero run` from the host's config image.
+type serviceConfig struct {
+	Dir                  string // the SQLite file lives here
+	Listen               string
+	PublicKeyPEM         []byte // PEM or base64 of PEM
+	HostConfigs          []manifests.HostConfig
+	Logger               *slog.Logger
+	MonitorInterval      time.Duration
+	DisconnectionTimeout time.Duration
+	EvaluationDelay      time.Duration
+	Listening            func(net.Addr) // called once the API accepts connections; may be nil
+}
+
+// serve runs the embedded assisted service and its API until ctx ends.
+func serve(ctx context.Context, cfg serviceConfig) error {
+	log := cfg.Logger
+	key, err := auth.ParsePublicKey(cfg.PublicKeyPEM)
+	if err != nil {
+		return err
+	}
+	st, err := store.Open(ctx, filepath.Join(cfg.Dir, "nodezero.db"), store.Options{})
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	svc, err := assisted.New(assisted.Config{
 		Store: st, Logger: log.With("subsystem", "assisted"),
-		MonitorInterval: *monitor, DisconnectionTimeout: *disconnect, EvaluationDelay: *evalDelay,
-		HostConfigs: hostConfigs,
+		MonitorInterval: cfg.MonitorInterval, DisconnectionTimeout: cfg.DisconnectionTimeout, EvaluationDelay: cfg.EvaluationDelay,
+		HostConfigs: cfg.HostConfigs,
 	})
 	if err != nil {
 		return err
 	}
 	defer svc.Close()
-	ln, err := net.Listen("tcp", *listen)
+	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return err
 	}
@@ -103,14 +137,9 @@ func runService(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		// Requests end with the daemon: a held ?wait= returns at once.
 		BaseContext: func(net.Listener) context.Context { return ctx },
 	}
-	if *pprofAddr != "" {
-		stop, err := servePprof(*pprofAddr)
-		if err != nil {
-			return err
-		}
-		defer stop()
+	if cfg.Listening != nil {
+		cfg.Listening(ln.Addr())
 	}
-	fmt.Fprintf(stdout, "nodezero service: listening on http://%s%s\n", ln.Addr(), api.Base)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

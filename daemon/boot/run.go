@@ -86,11 +86,21 @@ func (s *Sequence) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	nw, err := InstallNetwork(s.Root, links)
-	if err != nil {
-		return err
+	// A static network that cannot be installed does not stop the host:
+	// it may still reach node zero over DHCP, and the console says what is
+	// wrong so that a person can fix the config image.
+	if nw, err := InstallNetwork(s.Root, links); err != nil {
+		s.Logger.Error("static network not installed", "stage", "network", "err", err)
+		if _, serr := s.Board.Set(ctx, issue.KeyNetwork, issue.LightRed, "Static network configuration failed: "+err.Error()); serr != nil {
+			s.Logger.Warn("console status", "err", serr)
+		}
+		say("network", "Static network configuration failed: "+err.Error())
+	} else {
+		if err := s.Board.Clear(ctx, issue.KeyNetwork); err != nil {
+			s.Logger.Warn("console status", "err", err)
+		}
+		say("network", nw.Status())
 	}
-	say("network", nw.Status())
 
 	if name, mac, ok, err := ConfiguredHostname(s.Root, links); err != nil {
 		return err

@@ -23,6 +23,7 @@ type Key string
 // ABI's keys (reference/abi-on-host.md §5).
 const (
 	KeyReleaseImage     Key = "50_release-image"
+	KeyNetwork          Key = "55_network" // nodezero's own: static network failures
 	KeyRendezvousHost   Key = "60-rendezvous-host"
 	KeyCheckConfigImage Key = "60-check-config-image"
 	KeyToken            Key = "65_token"

@@ -1,0 +1,363 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/nodezero/nodezero/configimage"
+	"github.com/nodezero/nodezero/configimage/manifests"
+	"github.com/nodezero/nodezero/daemon/boot"
+	"github.com/nodezero/nodezero/daemon/issue"
+	"github.com/nodezero/nodezero/daemon/journal"
+	"github.com/nodezero/nodezero/daemon/notify"
+	"github.com/nodezero/nodezero/daemon/register"
+	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/hostagent"
+	"github.com/nodezero/nodezero/hostagent/inventory"
+)
+
+// Paths under the host root that `run` uses besides the config image's.
+const (
+	dataDirPath      = "/var/lib/nodezero"
+	failuresFilePath = "/var/run/agent-installer/host-config-failures"
+)
+
+// runRun is `nodezero run`: the boot sequence of a host (DESIGN §4), as
+// nodezero.service starts it on every host booted from the factory image.
+func runRun(ctx context.Context, args []string, _, stderr io.Writer) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	root := fs.String("root", "/", "the host's root directory; anything but / is a test or sandbox host and leaves the live system alone")
+	stage := fs.String("stage", "all", `"all" runs the whole sequence; "network" only installs the static network keyfiles (nodezero-network.service, before NetworkManager)`)
+	images := fs.String("config-image", "", "comma-separated config image files to look for besides block devices labelled "+boot.ConfigImageLabel)
+	scan := fs.Bool("scan-devices", false, "look for the config image on block devices (default: only when --root is /)")
+	listen := fs.String("listen", ":8090", "node zero: address to serve the v2 API on")
+	dataDir := fs.String("data-dir", "", "node zero: the service's data directory (default ROOT"+dataDirPath+")")
+	hwRoot := fs.String("hardware-root", "", "root to read the inventory's hardware from (default: ROOT)")
+	window := fs.Duration("node-zero-window", 30*time.Second, "how long to look for the rendezvous IP among this host's addresses")
+	every := fs.Duration("node-zero-interval", 5*time.Second, "how often to look for it in that window")
+	configEvery := fs.Duration("config-interval", 5*time.Second, "how often to look for a config image while unconfigured")
+	agentEvery := fs.Duration("agent-interval", 10*time.Second, "the longest wait between the agent's registration attempts")
+	disconnect := fs.Duration("disconnection-timeout", 3*time.Minute, "node zero: a host that has not checked in for this long is disconnected")
+	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("run: unexpected argument %q", fs.Arg(0))
+	}
+	r, err := filepath.Abs(*root)
+	if err != nil {
+		return err
+	}
+	live := r == "/"
+	log, err := runLogger(stderr, *logLevel)
+	if err != nil {
+		return err
+	}
+	links := boot.SystemLinks{}
+
+	if *stage == "network" {
+		return runNetworkStage(r, links, log)
+	} else if *stage != "all" {
+		return fmt.Errorf(`run: --stage %q: want "all" or "network"`, *stage)
+	}
+
+	sd := notify.New(log)
+	board := issue.NewBoard(r)
+	var files []string
+	for _, f := range strings.Split(*images, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			files = append(files, f)
+		}
+	}
+	scanDevices := *scan || live
+	if *dataDir == "" {
+		*dataDir = filepath.Join(r, dataDirPath)
+	}
+	if *hwRoot == "" {
+		*hwRoot = r
+	}
+	seq := &boot.Sequence{
+		Root:  r,
+		Links: links,
+		Board: board,
+		Images: func() ([]string, error) {
+			var out []string
+			for _, f := range files {
+				if _, err := os.Stat(f); err == nil {
+					out = append(out, f)
+				}
+			}
+			if scanDevices {
+				devs, err := boot.SystemImages()
+				if err != nil {
+					return out, err
+				}
+				out = append(out, devs...)
+			}
+			return out, nil
+		},
+		Hostname:         boot.RootHostname{Root: r, Live: live},
+		NodeZeroWindow:   *window,
+		NodeZeroInterval: *every,
+		ConfigInterval:   *configEvery,
+		Status:           sd.Status,
+		Logger:           log,
+	}
+	nz := &nodeZero{root: r, listen: *listen, dataDir: *dataDir, disconnect: *disconnect, board: board, status: sd.Status, log: log}
+	seq.Service = nz.run
+	seq.Agent = func(ctx context.Context, env boot.Env) error {
+		return runHostAgent(ctx, env, *hwRoot, live, *agentEvery, sd.Status, log)
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sd.Ready()
+	go sd.Watchdog(ctx, nz.healthy)
+	err = seq.Run(ctx)
+	sd.Stopping()
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		return nil // stopped by a signal
+	}
+	return err
+}
+
+// runLogger logs to the journal with fields when stderr is the journal,
+// and as text on stderr otherwise.
+func runLogger(stderr io.Writer, level string) (*slog.Logger, error) {
+	text, err := newLogger(stderr, level)
+	if err != nil {
+		return nil, err
+	}
+	if !journal.Use() {
+		return text, nil
+	}
+	var l slog.Level
+	_ = l.UnmarshalText([]byte(strings.ToUpper(level))) // checked by newLogger
+	return slog.New(journal.NewHandler(journal.Options{Level: l, Fallback: text.Handler()})), nil
+}
+
+// runNetworkStage is nodezero-network.service: before NetworkManager starts,
+// install this host's keyfiles when the config image is already there. A
+// host configured later gets them from the full sequence instead.
+func runNetworkStage(root string, links boot.Links, log *slog.Logger) error {
+	ok, err := boot.Configured(root)
+	if err != nil || !ok {
+		log.Info("network: not configured yet; the keyfiles are installed when the config image arrives", "err", err)
+		return err
+	}
+	ls, err := links.Links()
+	if err != nil {
+		return err
+	}
+	res, err := boot.InstallNetwork(root, ls)
+	if err != nil {
+		return err
+	}
+	log.Info(res.Status(), "stage", "network")
+	return nil
+}
+
+// nodeZero runs node zero's part: the embedded service, and beside it what
+// ABI's register-cluster, register-infraenv, apply-host-config and
+// start-cluster-installation units do.
+type nodeZero struct {
+	root, listen, dataDir string
+	disconnect            time.Duration
+	board                 *issue.Board
+	status                func(string)
+	log                   *slog.Logger
+
+	client atomic.Pointer[v2.Client] // set once the service listens; read by healthy
+}
+
+func (nz *nodeZero) run(ctx context.Context, env boot.Env) error {
+	svcEnvPath := filepath.Join(nz.root, configimage.AssistedServiceEnvPath)
+	b, err := os.ReadFile(svcEnvPath)
+	if err != nil {
+		return fmt.Errorf("node zero: %w", err)
+	}
+	svcEnv, err := configimage.ParseEnv(svcEnvPath, b)
+	if err != nil {
+		return err
+	}
+	if svcEnv["EC_PUBLIC_KEY_PEM"] == "" {
+		return fmt.Errorf("node zero: %s: EC_PUBLIC_KEY_PEM is missing", svcEnvPath)
+	}
+	set, err := manifests.LoadFrom(filepath.Join(nz.root, configimage.ManifestsDir), filepath.Join(nz.root, configimage.ExtraManifestsDir))
+	if err != nil {
+		return fmt.Errorf("node zero: %w", err)
+	}
+	hcDir := filepath.Join(nz.root, configimage.HostConfigDir)
+	hostConfigs, err := manifests.LoadHostConfigs(hcDir)
+	if err != nil {
+		return fmt.Errorf("node zero: %w", err)
+	}
+	if hostConfigs == nil {
+		hostConfigs = []manifests.HostConfig{}
+	}
+	if err := os.MkdirAll(nz.dataDir, 0o700); err != nil {
+		return fmt.Errorf("node zero: %w", err)
+	}
+	tuneMemory()
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	listening := make(chan net.Addr, 1)
+	served := make(chan error, 1)
+	go func() {
+		served <- serve(ctx, serviceConfig{
+			Dir: nz.dataDir, Listen: nz.listen, PublicKeyPEM: []byte(svcEnv["EC_PUBLIC_KEY_PEM"]),
+			HostConfigs: hostConfigs, Logger: nz.log, MonitorInterval: 5 * time.Second,
+			DisconnectionTimeout: nz.disconnect, EvaluationDelay: 5 * time.Millisecond,
+			Listening: func(a net.Addr) { listening <- a },
+		})
+	}()
+	var addr net.Addr
+	select {
+	case err := <-served:
+		return err
+	case addr = <-listening:
+	}
+	c, err := v2.NewClient(localURL(addr), v2.WithUserToken(env.UserToken))
+	if err != nil {
+		return err
+	}
+	nz.client.Store(c)
+	nz.log.Info("service listening", "addr", addr.String(), "stage", "service")
+
+	failures := filepath.Join(nz.root, failuresFilePath)
+	registered := make(chan error, 1)
+	go func() {
+		id, err := register.Run(ctx, register.RunConfig{
+			Client: c, Set: set, HostConfigDir: hcDir, FailuresFile: failures,
+			Status: func(s string) { nz.installStatus(ctx, s, failures) },
+			Logger: nz.log.With("subsystem", "register"),
+		})
+		if err == nil {
+			nz.log.Info("installation started", "cluster", id, "stage", "service")
+		}
+		registered <- err
+	}()
+	for {
+		select {
+		case err := <-served:
+			return err
+		case err := <-registered:
+			if err != nil && ctx.Err() == nil {
+				// The service goes on: the console and the API say why the
+				// install cannot start, and a person can fix it through them.
+				nz.log.Error("registration stopped", "err", err, "stage", "service")
+				nz.setIssue(ctx, issue.KeyStartInstall, issue.LightRed, "Installation cannot proceed: "+err.Error())
+			}
+			registered = nil
+		}
+	}
+}
+
+// installStatus shows register.Run's status and the host config failures
+// it wrote on the console and in systemd's status.
+func (nz *nodeZero) installStatus(ctx context.Context, s, failuresFile string) {
+	nz.status(s)
+	b, err := os.ReadFile(failuresFile)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		nz.log.Warn("host config failures", "err", err)
+	}
+	if err := boot.ShowInstallStatus(ctx, nz.board, s, strings.Split(string(b), "\n")); err != nil {
+		nz.log.Warn("console status", "err", err)
+	}
+}
+
+func (nz *nodeZero) setIssue(ctx context.Context, k issue.Key, c issue.Color, lines ...string) {
+	if _, err := nz.board.Set(ctx, k, c, lines...); err != nil {
+		nz.log.Warn("console status", "key", k, "err", err)
+	}
+}
+
+// healthy is the watchdog's check: on node zero the API must answer; on
+// other hosts, and before the service listens, the process being
+// scheduled is enough.
+func (nz *nodeZero) healthy(ctx context.Context) error {
+	if c := nz.client.Load(); c != nil {
+		return c.Health(ctx)
+	}
+	return nil
+}
+
+// localURL is the service's base URL from this host: the listener's own
+// address, or loopback when it listens on all addresses.
+func localURL(a net.Addr) string {
+	host, port, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return "http://" + a.String()
+	}
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
+// runHostAgent is the agent of every host: it waits for node zero's
+// infra-env, as ABI's start-agent.sh does with the user token, then runs
+// the host agent with the agent token.
+func runHostAgent(ctx context.Context, env boot.Env, hwRoot string, live bool, interval time.Duration, status func(string), log *slog.Logger) error {
+	base := strings.TrimSuffix(env.ServiceBaseURL, "/")
+	if _, err := url.Parse(base); err != nil {
+		return fmt.Errorf("agent: SERVICE_BASE_URL: %w", err)
+	}
+	uc, err := v2.NewClient(base, v2.WithUserToken(env.UserToken))
+	if err != nil {
+		return err
+	}
+	var infraEnvID string
+	for first := true; ; first = false {
+		ies, err := uc.ListInfraEnvs(ctx, "")
+		if err == nil && len(ies) > 0 && ies[0].ID != "" {
+			infraEnvID = ies[0].ID
+			break
+		}
+		if first {
+			status("Waiting for the infra-env at " + base)
+		}
+		log.Debug("waiting for the infra-env", "url", base, "err", err, "stage", "agent")
+		t := time.NewTimer(5 * time.Second)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	hostname := ""
+	if !live {
+		// A test or sandbox host: its hostname is the one the hostname
+		// stage wrote under its root, not the machine's.
+		if b, err := os.ReadFile(filepath.Join(env.Root, "etc/hostname")); err == nil {
+			hostname = strings.TrimSpace(string(b))
+		}
+	}
+	status("Agent registering with " + base)
+	a, err := newAgent(agentConfig{
+		Config: hostagent.Config{
+			URL: base, InfraEnvID: infraEnvID, AgentVersion: "nodezero-" + version, Token: env.AgentToken,
+			Interval: interval, Wait: hostagent.DefaultWait, Logger: log.With("subsystem", "agent"),
+		},
+		Inventory: inventory.Options{Root: hwRoot, Hostname: hostname, Logger: log.With("subsystem", "inventory")},
+	})
+	if err != nil {
+		return err
+	}
+	return a.Run(ctx)
+}
