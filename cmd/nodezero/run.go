@@ -354,7 +354,7 @@ func runHostAgent(ctx context.Context, env boot.Env, hwRoot string, live bool, i
 			URL: base, InfraEnvID: infraEnvID, AgentVersion: "nodezero-" + version, Token: env.AgentToken,
 			Interval: interval, Wait: hostagent.DefaultWait, Logger: log.With("subsystem", "agent"),
 		},
-		Inventory: inventory.Options{Root: hwRoot, Hostname: hostname, Logger: log.With("subsystem", "inventory")},
+		Inventory: inventory.Options{Root: hwRoot, Hostname: hostname, LiveRoutes: hwRoot != "/", Logger: log.With("subsystem", "inventory")},
 	})
 	if err != nil {
 		return err

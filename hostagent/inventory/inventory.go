@@ -52,6 +52,10 @@ type Options struct {
 	// family, instead of the live addresses and the routes of
 	// Root/proc/net/route and Root/proc/net/ipv6_route.
 	Addresses []netip.Prefix
+	// LiveRoutes reads the routes from the running system's /proc/net
+	// instead of Root's: for hosts whose hardware is a tree but whose
+	// network is live (the network-namespace test bed).
+	LiveRoutes bool
 
 	// Hostname is the host's name; "" means os.Hostname(). A forbidden name
 	// (localhost and friends) is replaced as the agent replaces it.

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"net/netip"
+	"os"
 	"strconv"
 	"strings"
 
@@ -33,17 +34,29 @@ func (c *collector) routes(ifaces []*v2.Interface) []*v2.Route {
 		return overrideRoutes(ifaces, c.o.Addresses)
 	}
 	var out []*v2.Route
-	if s, err := c.readRaw("/proc/net/route"); err == nil {
+	if s, err := c.readRoutes("/proc/net/route"); err == nil {
 		out = append(out, parseRoutes4(s)...)
 	} else {
 		c.log.Debug("read IPv4 routes", "err", err)
 	}
-	if s, err := c.readRaw("/proc/net/ipv6_route"); err == nil {
+	if s, err := c.readRoutes("/proc/net/ipv6_route"); err == nil {
 		out = append(out, parseRoutes6(s)...)
 	} else {
 		c.log.Debug("read IPv6 routes", "err", err)
 	}
 	return out
+}
+
+// readRoutes reads a route table from the root, or with Options.LiveRoutes
+// from the running system: routes, like addresses (see liveAddresses),
+// belong to the network the host is on, not to its hardware. A test-bed
+// host in a network namespace sees its namespace's.
+func (c *collector) readRoutes(p string) (string, error) {
+	if c.o.LiveRoutes {
+		b, err := os.ReadFile(p)
+		return string(b), err
+	}
+	return c.readRaw(p)
 }
 
 // parseRoutes4 reads /proc/net/route, which lists the main table. Addresses

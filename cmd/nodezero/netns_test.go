@@ -1,0 +1,339 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"text/template"
+	"time"
+
+	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/testbed"
+)
+
+// needRoot fails under CI=true, where tests run as root, and skips
+// elsewhere with the reason.
+func needRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() == 0 {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("root is required when CI=true (running as uid %d)", os.Geteuid())
+	}
+	t.Skipf("needs root for network namespaces (uid %d); CI=true makes this a failure", os.Geteuid())
+}
+
+// needTool returns the path of command name; when it is missing the test
+// fails under CI=true and is skipped elsewhere with the reason.
+func needTool(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is required when CI=true: %v", name, err)
+		}
+		t.Skipf("%s not installed (%v); CI=true makes this a failure", name, err)
+	}
+	return p
+}
+
+// bedHost is one `nodezero run` host of the namespace test bed: its
+// hardware tree, its config image slot and its current process.
+type bedHost struct {
+	*testbed.Host
+	hw    string // testdata/hw/<name>
+	image string // the config image file it looks for ("attached" once it exists)
+	runs  int
+	cmd   *exec.Cmd
+	log   string
+}
+
+// boot starts `nodezero run` inside the host's namespace; each boot logs
+// to its own file.
+func (h *bedHost) boot(t *testing.T, ctx context.Context) {
+	t.Helper()
+	h.runs++
+	h.log = filepath.Join(filepath.Dir(h.Root), fmt.Sprintf("%s.run%d.log", h.Name, h.runs))
+	f, err := os.Create(h.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	h.cmd = h.Command(ctx, nodezeroBinary(t), "run", "--root", h.Root,
+		"--config-image", h.image, "--hardware-root", h.hw,
+		"--config-interval", "200ms", "--node-zero-window", "2s", "--node-zero-interval", "200ms",
+		"--agent-interval", "2s")
+	h.cmd.Stdout, h.cmd.Stderr = f, f
+	if err := h.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	cmd := h.cmd
+	go func() { _ = cmd.Wait() }()
+}
+
+// kill9 kills the host's daemon with SIGKILL, as a power cut would.
+func (h *bedHost) kill9(t *testing.T) {
+	t.Helper()
+	if err := syscall.Kill(-h.cmd.Process.Pid, syscall.SIGKILL); err != nil {
+		t.Fatalf("kill -9 %s: %v", h.Name, err)
+	}
+	for syscall.Kill(h.cmd.Process.Pid, 0) == nil {
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func (h *bedHost) output() string {
+	b, _ := os.ReadFile(h.log)
+	return string(b)
+}
+
+// waitLog waits until the current boot's log holds s.
+func (h *bedHost) waitLog(t *testing.T, s string, timeout time.Duration) {
+	t.Helper()
+	waitFor(t, fmt.Sprintf("%s to log %q", h.Name, s), timeout, func() (bool, string) {
+		out := h.output()
+		return strings.Contains(out, s), out
+	})
+}
+
+// netnsInputs renders the test's install-config and agent-config for the
+// bed's addresses.
+func netnsInputs(t *testing.T, dir string, bed *testbed.Bed, hosts []*bedHost) {
+	t.Helper()
+	addr := map[string]string{}
+	for _, h := range hosts {
+		addr[h.Name] = h.Addr.Addr().String()
+	}
+	base := bed.Prefix.Addr().As4()
+	vip := func(n byte) string { b := base; b[3] = n; return netip.AddrFrom4(b).String() }
+	data := map[string]any{
+		"Prefix": bed.Prefix.String(), "Bits": bed.Prefix.Bits(), "Gateway": bed.Gateway.String(),
+		"APIVIP": vip(5), "IngressVIP": vip(4), "Addr": addr,
+	}
+	for _, name := range []string{"install-config.yaml", "agent-config.yaml"} {
+		tpl, err := template.ParseFiles(filepath.Join("testdata", "netns", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := tpl.Execute(&b, data); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b.Bytes(), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestNetnsHostsBootWithRun is DESIGN §4 on five hosts in network
+// namespaces: each runs `nodezero run` with only a config image file
+// attached and its own hardware tree. Node zero is killed with SIGKILL at
+// every stage of its boot and restarted, a worker once after it
+// registered; still exactly one host becomes node zero, every host gets
+// its hostname, the host with a static network config gets its keyfile
+// under its real NIC name, all five reach known and node zero starts the
+// install.
+func TestNetnsHostsBootWithRun(t *testing.T) {
+	needRoot(t)
+	needTool(t, "ip")
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	prefix, err := testbed.FreePrefix(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	specs := []struct{ name, nic, mac string }{
+		{"master-0", "eno1", "b0:7b:25:a0:00:01"},
+		{"master-1", "eno1", "b0:7b:25:a1:00:01"},
+		{"master-2", "eno1", "b0:7b:25:a2:00:01"},
+		{"worker-0", "eno1", "3c:ec:ef:b0:00:01"},
+		{"worker-1", "enp1s0", "52:54:00:b1:00:01"},
+	}
+	cfg := testbed.Config{Prefix: prefix}
+	for _, s := range specs {
+		mac, _ := net.ParseMAC(s.mac)
+		// The bed gives every host its address, as DHCP or NetworkManager
+		// with the installed keyfile would: there is no NetworkManager
+		// inside a namespace.
+		cfg.Hosts = append(cfg.Hosts, testbed.HostSpec{Name: s.name, NIC: s.nic, MAC: mac, Static: true})
+	}
+	bed := testbed.NewT(t, cfg)
+	var hosts []*bedHost
+	for _, h := range bed.Hosts {
+		hw, err := filepath.Abs(filepath.Join("..", "..", "testdata", "hw", h.Name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		hosts = append(hosts, &bedHost{Host: h, hw: hw, image: filepath.Join(bed.Dir, h.Name+".iso")})
+	}
+	zero := hosts[0]
+	t.Cleanup(func() {
+		if t.Failed() {
+			// A stuck daemon shows where it is stuck: Go dumps every
+			// goroutine to the log on SIGQUIT.
+			for _, h := range hosts {
+				if h.cmd != nil && h.cmd.ProcessState == nil {
+					_ = h.cmd.Process.Signal(syscall.SIGQUIT)
+				}
+			}
+			time.Sleep(time.Second)
+			for _, h := range hosts {
+				t.Logf("---- %s (boot %d) ----\n%s", h.Name, h.runs, h.output())
+			}
+		}
+	})
+
+	dir := t.TempDir()
+	netnsInputs(t, dir, bed, hosts)
+	runBinary(t, "create", "config-image", "--dir", dir)
+	iso, err := os.ReadFile(filepath.Join(dir, "agentconfig.noarch.iso"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	attach := func(h *bedHost) {
+		if err := os.WriteFile(h.image, iso, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// Node zero boots with no config image: it asks for one. Killed there,
+	// it boots again and takes the image once it is attached.
+	zero.boot(t, ctx)
+	zero.waitLog(t, "Waiting for the configuration", 30*time.Second)
+	waitFor(t, "node zero to ask for the config image", 30*time.Second, func() (bool, string) {
+		_, err := os.Stat(filepath.Join(zero.Root, "etc/issue.d/60-check-config-image.issue"))
+		return err == nil, fmt.Sprint(err)
+	})
+	zero.kill9(t)
+	for _, h := range hosts {
+		attach(h)
+	}
+	// Then once at every later stage's status line.
+	for _, stage := range []string{"stage=config", "stage=network", "stage=hostname", "stage=node-zero", "service listening"} {
+		zero.boot(t, ctx)
+		zero.waitLog(t, stage, time.Minute)
+		zero.kill9(t)
+	}
+	zero.boot(t, ctx)
+	for _, h := range hosts[1:] {
+		h.boot(t, ctx)
+	}
+
+	// Node zero's API, reached from inside its namespace.
+	rv := readEnv(t, filepath.Join(zero.Root, "etc/assisted/rendezvous-host.env"))
+	hc := &http.Client{Transport: &http.Transport{DialContext: zero.DialContext}}
+	c, err := v2.NewClient(strings.TrimSuffix(rv["SERVICE_BASE_URL"], "/"), v2.WithUserToken(rv["USER_AUTH_TOKEN"]), v2.WithHTTPClient(hc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostsNow := func() (map[string]*v2.Host, string) {
+		ies, err := c.ListInfraEnvs(ctx, "")
+		if err != nil || len(ies) == 0 {
+			return nil, fmt.Sprintf("infra-envs: %v %v", ies, err)
+		}
+		hs, err := c.ListHosts(ctx, ies[0].ID)
+		if err != nil {
+			return nil, err.Error()
+		}
+		byName := map[string]*v2.Host{}
+		var desc []string
+		for _, h := range hs {
+			byName[h.RequestedHostname] = h
+			d := fmt.Sprintf("%s=%s", h.RequestedHostname, h.Status)
+			if h.ValidationsInfo != "" {
+				for id, v := range validations(t, h.ValidationsInfo) {
+					if v[0] == "failure" {
+						d += fmt.Sprintf(" [%s: %s]", id, v[1])
+					}
+				}
+			}
+			desc = append(desc, d)
+		}
+		return byName, strings.Join(desc, " ")
+	}
+
+	// A worker killed after it registered comes back as the same host.
+	worker := hosts[3]
+	waitFor(t, "worker-0 to register", 2*time.Minute, func() (bool, string) {
+		hs, desc := hostsNow()
+		return hs["worker-0"] != nil, desc
+	})
+	worker.kill9(t)
+	worker.boot(t, ctx)
+
+	started := map[v2.ClusterStatus]bool{
+		v2.ClusterStatusPreparingForInstallation: true, v2.ClusterStatusInstalling: true,
+		v2.ClusterStatusInstallingPendingUserAction: true, v2.ClusterStatusFinalizing: true, v2.ClusterStatusInstalled: true,
+	}
+	waitFor(t, "all five hosts known and the install started by node zero", 3*time.Minute, func() (bool, string) {
+		cs, err := c.ListClusters(ctx)
+		if err != nil || len(cs) != 1 {
+			return false, fmt.Sprintf("clusters: %v", err)
+		}
+		hs, desc := hostsNow()
+		return len(hs) == 5 && started[cs[0].Status], fmt.Sprintf("cluster %s (%s); hosts %s", cs[0].Status, cs[0].StatusInfo, desc)
+	})
+
+	// Exactly one node zero, with the bootstrap MAC.
+	for _, h := range hosts {
+		b, err := os.ReadFile(filepath.Join(h.Root, "etc/assisted/node0"))
+		if h == zero {
+			if err != nil || !strings.Contains(string(b), "BOOTSTRAP_HOST_MAC="+h.MAC.String()) {
+				t.Errorf("node zero's node0: %q %v", b, err)
+			}
+		} else if err == nil {
+			t.Errorf("%s also thinks it is node zero", h.Name)
+		}
+		issueFile, _ := os.ReadFile(filepath.Join(h.Root, "etc/motd.d/60-rendezvous-host"))
+		want := "This host is not the rendezvous host. The rendezvous host is at " + zero.Addr.Addr().String() + "."
+		if h == zero {
+			want = "This host (" + zero.Addr.Addr().String() + ") is the rendezvous host."
+		}
+		if strings.TrimSpace(string(issueFile)) != want {
+			t.Errorf("%s console: %q, want %q", h.Name, issueFile, want)
+		}
+		if b, _ := os.ReadFile(filepath.Join(h.Root, "etc/hostname")); strings.TrimSpace(string(b)) != h.Name {
+			t.Errorf("%s hostname %q", h.Name, b)
+		}
+	}
+	// Only master-1 has a static config: its keyfile is installed under
+	// the NIC's real name with the interface renamed.
+	for _, h := range hosts {
+		dir := filepath.Join(h.Root, "etc/NetworkManager/system-connections")
+		ents, _ := os.ReadDir(dir)
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		want := ""
+		if h.Name == "master-1" {
+			want = "eno1.nmconnection"
+		}
+		if strings.Join(names, ",") != want {
+			t.Errorf("%s keyfiles %v, want %q", h.Name, names, want)
+			continue
+		}
+		if want != "" {
+			b, _ := os.ReadFile(filepath.Join(dir, want))
+			if !strings.Contains(string(b), "interface-name=eno1\n") || strings.Contains(string(b), "enp1s0") {
+				t.Errorf("%s keyfile not renamed to the real NIC:\n%s", h.Name, b)
+			}
+		}
+	}
+	// Each boot of node zero resumed: the service found the cluster the
+	// first boot registered instead of registering another.
+	cs, err := c.ListClusters(ctx)
+	if err != nil || len(cs) != 1 {
+		t.Errorf("clusters after %d boots of node zero: %d %v", zero.runs, len(cs), err)
+	}
+}
