@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -10,6 +11,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -115,6 +117,9 @@ func runRun(ctx context.Context, args []string, _, stderr io.Writer) error {
 		ConfigInterval:   *configEvery,
 		Status:           sd.Status,
 		Logger:           log,
+	}
+	if live {
+		seq.ApplyNetwork = applyWithNetworkManager(r)
 	}
 	nz := &nodeZero{root: r, listen: *listen, dataDir: *dataDir, disconnect: *disconnect, board: board, status: sd.Status, log: log}
 	seq.Service = nz.run
@@ -360,4 +365,57 @@ func runHostAgent(ctx context.Context, env boot.Env, hwRoot string, live bool, i
 		return err
 	}
 	return a.Run(ctx)
+}
+
+// applyWithNetworkManager makes the running NetworkManager read the keyfiles
+// nodezero installed and bring each connection up, as ABI's
+// load-config-iso.sh does after copying a late config image. Only the live
+// host (--root /) does this.
+func applyWithNetworkManager(root string) func(context.Context, boot.NetworkResult) error {
+	return func(ctx context.Context, r boot.NetworkResult) error {
+		nmcli, err := exec.LookPath("nmcli")
+		if err != nil {
+			return fmt.Errorf("apply network: %w", err)
+		}
+		run := func(args ...string) error {
+			out, err := exec.CommandContext(ctx, nmcli, args...).CombinedOutput()
+			if err != nil {
+				return fmt.Errorf("nmcli %s: %w: %s", strings.Join(args, " "), err, bytes.TrimSpace(out))
+			}
+			return nil
+		}
+		if err := run("connection", "reload"); err != nil {
+			return err
+		}
+		var errs []error
+		for _, name := range r.Installed {
+			uuid, err := keyfileUUID(filepath.Join(root, boot.SystemConnectionsDir, name))
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			errs = append(errs, run("connection", "up", "uuid", uuid))
+		}
+		return errors.Join(errs...)
+	}
+}
+
+// keyfileUUID reads the uuid= of a keyfile's [connection] section.
+func keyfileUUID(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("apply network: %w", err)
+	}
+	section := ""
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "[") {
+			section = line
+			continue
+		}
+		if v, ok := strings.CutPrefix(line, "uuid="); ok && section == "[connection]" {
+			return v, nil
+		}
+	}
+	return "", fmt.Errorf("apply network: %s: no uuid in [connection]", path)
 }

@@ -2,6 +2,8 @@ package boot
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"github.com/nodezero/nodezero/configimage"
+	"github.com/nodezero/nodezero/daemon/atomicfile"
 	"github.com/nodezero/nodezero/daemon/issue"
 )
 
@@ -46,6 +49,15 @@ type Sequence struct {
 	// agent until ctx ends. Either returning ends the sequence.
 	Service func(ctx context.Context, env Env) error
 	Agent   func(ctx context.Context, env Env) error
+
+	// ApplyNetwork, when set, makes a running NetworkManager take keyfiles
+	// installed after it started (a config image inserted late), as ABI's
+	// load-config-iso.sh restarts NetworkManager and brings the
+	// connections up. It runs once per set of keyfiles: NetworkAppliedPath
+	// records what was applied, so neither a restart of the daemon nor a
+	// reboot (where nodezero-network.service installs the same keyfiles
+	// before NetworkManager starts) applies them again.
+	ApplyNetwork func(ctx context.Context, r NetworkResult) error
 
 	// Status, when set, gets every stage's status line (sd_notify STATUS).
 	Status func(string)
@@ -100,6 +112,16 @@ func (s *Sequence) Run(ctx context.Context) error {
 			s.Logger.Warn("console status", "err", err)
 		}
 		say("network", nw.Status())
+		if nw.HostDir != "" && s.ApplyNetwork != nil {
+			if err := s.applyOnce(ctx, nw); err != nil {
+				// The keyfiles are in place for the next boot; say so and go
+				// on, as with any network failure.
+				s.Logger.Error("static network not applied", "stage", "network", "err", err)
+				if _, serr := s.Board.Set(ctx, issue.KeyNetwork, issue.LightRed, "Static network installed but not applied (reboot to apply): "+err.Error()); serr != nil {
+					s.Logger.Warn("console status", "err", serr)
+				}
+			}
+		}
 	}
 
 	if name, mac, ok, err := ConfiguredHostname(s.Root, links); err != nil {
@@ -188,4 +210,34 @@ func ReadEnv(root string) (Env, error) {
 		return Env{}, fmt.Errorf("config: %s: SERVICE_BASE_URL is missing", path)
 	}
 	return env, nil
+}
+
+// NetworkAppliedPath records the digest of the keyfiles ApplyNetwork last
+// applied.
+const NetworkAppliedPath = "/var/lib/nodezero/network-applied"
+
+// applyOnce runs ApplyNetwork unless the installed keyfiles are the ones
+// applied before, and records them once applied.
+func (s *Sequence) applyOnce(ctx context.Context, nw NetworkResult) error {
+	h := sha256.New()
+	for _, name := range nw.Installed {
+		b, err := os.ReadFile(filepath.Join(s.Root, SystemConnectionsDir, name))
+		if err != nil {
+			return fmt.Errorf("apply network: %w", err)
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", name, len(b))
+		h.Write(b)
+	}
+	digest := hex.EncodeToString(h.Sum(nil)) + "\n"
+	marker := filepath.Join(s.Root, NetworkAppliedPath)
+	if old, err := os.ReadFile(marker); err == nil && string(old) == digest {
+		return nil
+	}
+	if err := s.ApplyNetwork(ctx, nw); err != nil {
+		return err
+	}
+	if err := atomicfile.Write(marker, []byte(digest), 0o644); err != nil {
+		return fmt.Errorf("apply network: %w", err)
+	}
+	return nil
 }

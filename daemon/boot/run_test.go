@@ -124,3 +124,34 @@ func TestReadEnvErrors(t *testing.T) {
 		t.Errorf("bad IP: %v", err)
 	}
 }
+
+// TestApplyNetworkOnce: keyfiles installed while NetworkManager runs are
+// applied once; a restart or reboot with the same keyfiles does not apply
+// them again, a changed config does.
+func TestApplyNetworkOnce(t *testing.T) {
+	root := configuredRoot(t)
+	links := fixedLinks{{Name: "ens3", MAC: "52:54:00:aa:bb:01", Addrs: []netip.Prefix{netip.MustParsePrefix("192.168.111.20/24")}}}
+	var applied []NetworkResult
+	boot := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		stop := func(ctx context.Context, _ Env) error { cancel(); return ctx.Err() }
+		s := &Sequence{Root: root, Links: links, Board: issue.NewBoard(root),
+			NodeZeroWindow: time.Millisecond, NodeZeroInterval: time.Millisecond, Service: stop, Agent: stop,
+			ApplyNetwork: func(_ context.Context, r NetworkResult) error { applied = append(applied, r); return nil }}
+		if err := s.Run(ctx); err != context.Canceled {
+			t.Fatal(err)
+		}
+	}
+	boot()
+	boot()
+	if len(applied) != 1 || applied[0].HostDir != "host0" || strings.Join(applied[0].Installed, ",") != "ens3.100.nmconnection,ens3.nmconnection" {
+		t.Fatalf("applied %+v, want host0's keyfiles once", applied)
+	}
+	os.RemoveAll(filepath.Join(root, "etc/assisted/network"))
+	layNetwork(t, root, staticHost("52:54:00:aa:bb:01", "192.168.111.30"), staticHost("52:54:00:aa:bb:02", "192.168.111.21"))
+	boot()
+	if len(applied) != 2 {
+		t.Fatalf("a changed config was applied %d times in all, want 2", len(applied))
+	}
+}
