@@ -24,9 +24,10 @@ type stepPlan struct {
 
 func planFor(st v2.HostStatus) stepPlan {
 	switch st {
-	case v2.HostStatusDiscovering, v2.HostStatusKnown, v2.HostStatusInsufficient,
-		v2.HostStatusPendingForInput, v2.HostStatusDisconnected:
+	case v2.HostStatusDiscovering, v2.HostStatusDisconnected:
 		return stepPlan{steps: []v2.StepType{v2.StepTypeInventory}, repeat: true}
+	case v2.HostStatusKnown, v2.HostStatusInsufficient, v2.HostStatusPendingForInput:
+		return stepPlan{steps: discoverySteps, repeat: true}
 	}
 	return stepPlan{}
 }
@@ -116,7 +117,11 @@ func (s *Service) takeSteps(ctx context.Context, infraEnvID, hostID string, time
 				}
 				continue
 			}
-			step := &v2.Step{StepType: st, StepID: fmt.Sprintf("%s-%s", st, randomHex(4)), Args: stepArgs(st, h)}
+			args, ok := s.stepArgs(st, h)
+			if !ok {
+				continue
+			}
+			step := &v2.Step{StepType: st, StepID: fmt.Sprintf("%s-%s", st, randomHex(4)), Args: args}
 			out.Instructions = append(out.Instructions, step)
 			h.agent.issued[st] = now
 			// An agent does not answer a step whose output it already sent:
@@ -131,8 +136,8 @@ func (s *Service) takeSteps(ctx context.Context, infraEnvID, hostID string, time
 				h.agent.pending = map[string]v2.StepType{}
 			}
 			h.agent.pending[step.StepID] = st
-			args, _ := json.Marshal(step.Args)
-			t.addStep(store.Step{InfraEnvID: infraEnvID, HostID: hostID, StepID: step.StepID, StepType: string(st), Args: args, IssuedAt: now})
+			stored, _ := json.Marshal(step.Args)
+			t.addStep(store.Step{InfraEnvID: infraEnvID, HostID: hostID, StepID: step.StepID, StepType: string(st), Args: stored, IssuedAt: now})
 		}
 		switch {
 		case longPoll:
@@ -149,13 +154,13 @@ func (s *Service) takeSteps(ctx context.Context, infraEnvID, hostID string, time
 }
 
 // stepArgs builds a step's args the way assisted-service does: a list of
-// strings, the host id for inventory, JSON text for the others.
-func stepArgs(st v2.StepType, h *hostRec) []string {
-	switch st {
-	case v2.StepTypeInventory:
-		return []string{h.h.ID}
+// strings, the host id for inventory, JSON text for the others. A step with
+// nothing to do for the host now is not handed out (false).
+func (s *Service) stepArgs(st v2.StepType, h *hostRec) ([]string, bool) {
+	if st == v2.StepTypeInventory {
+		return []string{h.h.ID}, true
 	}
-	return nil
+	return s.checkArgs(st, h)
 }
 
 // agentWake returns the channel that closes when this host's agent has new
@@ -203,6 +208,13 @@ func (s *Service) PostStepReply(ctx context.Context, infraEnvID, hostID string, 
 			return err
 		}
 	}
+	var check *checkReply
+	if r.ExitCode == 0 {
+		var err error
+		if check, err = decodeCheckReply(r); err != nil {
+			return err
+		}
+	}
 	return s.updateAgent(ctx, func(t *txn) error {
 		h, err := s.hostByID(infraEnvID, hostID)
 		if err != nil {
@@ -216,9 +228,11 @@ func (s *Service) PostStepReply(ctx context.Context, infraEnvID, hostID string, 
 			s.log.Warn("step failed", "host", h.name(), "step", r.StepType, "step_id", r.StepID, "exit_code", r.ExitCode, "stderr", truncate(r.Error, 512))
 			return nil
 		}
-		switch r.StepType {
-		case v2.StepTypeInventory:
+		switch {
+		case r.StepType == v2.StepTypeInventory:
 			return t.setInventory(h, inv)
+		case check != nil:
+			t.keepCheckReply(h, r.StepType, check)
 		}
 		return nil
 	})

@@ -15,6 +15,14 @@ import (
 // (transcript §1.2).
 var stepIDRE = regexp.MustCompile(`^inventory-[0-9a-f]{8}$`)
 
+// discoveryStepTypes are the steps a discovered host of a cluster with
+// VIPs gets: free-network-addresses because its /24 is small enough to
+// scan; no domain-resolution or dhcp-lease-allocate yet.
+var discoveryStepTypes = []v2.StepType{
+	v2.StepTypeConnectivityCheck, v2.StepTypeFreeNetworkAddresses, v2.StepTypeInventory,
+	v2.StepTypeNTPSynchronizer, v2.StepTypeVerifyVIPs,
+}
+
 func stepTypes(s *v2.Steps) []v2.StepType {
 	var out []v2.StepType
 	for _, st := range s.Instructions {
@@ -33,6 +41,7 @@ func TestNextStepsPerStatus(t *testing.T) {
 	small := e.addHost(ie, hwInventory(t, "undersized", "small", "192.168.111.30/24"))
 
 	inventory := []v2.StepType{v2.StepTypeInventory}
+	checks := discoveryStepTypes
 	check := func(name, id string, wantStatus v2.HostStatus, want []v2.StepType, wantNext int64) {
 		t.Helper()
 		for range 2 { // every request, not only the first
@@ -49,8 +58,8 @@ func TestNextStepsPerStatus(t *testing.T) {
 		}
 	}
 	check("discovering", discovering, v2.HostStatusDiscovering, inventory, 60)
-	check("insufficient", small, v2.HostStatusInsufficient, inventory, 60)
-	check("known", hosts[0], v2.HostStatusKnown, inventory, 60)
+	check("insufficient", small, v2.HostStatusInsufficient, checks, 60)
+	check("known", hosts[0], v2.HostStatusKnown, checks, 60)
 
 	// Remove the two extra hosts so the cluster is ready again, install.
 	for _, id := range []string{discovering, small} {
@@ -215,7 +224,7 @@ func TestNextStepsWakeOnStatusChange(t *testing.T) {
 		t.Fatalf("host after its inventory: %s, want a new status", h.Status)
 	}
 	r := await(t, ch, wait/2)
-	if diff := cmp.Diff([]v2.StepType{v2.StepTypeInventory}, stepTypes(r.steps)); diff != "" {
+	if diff := cmp.Diff(discoveryStepTypes, stepTypes(r.steps)); diff != "" {
 		t.Errorf("woken long poll mismatch (-want +got):\n%s", diff)
 	}
 	if r.took >= wait {

@@ -1,0 +1,142 @@
+package assisted
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	v2 "github.com/nodezero/nodezero/daemon/v2"
+)
+
+func stepOf(t *testing.T, s *v2.Steps, typ v2.StepType) *v2.Step {
+	t.Helper()
+	for _, st := range s.Instructions {
+		if st.StepType == typ {
+			return st
+		}
+	}
+	t.Fatalf("no %s step in %v", typ, stepTypes(s))
+	return nil
+}
+
+// TestHostCheckArgsAndReplies: a known host is asked to check the other
+// hosts' addresses, its networks and the cluster's VIPs; what it answers is
+// kept on the host (re-encoded) and on the cluster's VIPs; hostile output
+// is refused with a 400 and changes nothing.
+func TestHostCheckArgsAndReplies(t *testing.T) {
+	e := newEnv(t)
+	clusterID, ie, hosts := e.readyCluster()
+	steps := e.checkIn(ie, hosts[0])
+
+	var cc v2.ConnectivityCheckParams
+	if err := v2.DecodeStepArg(v2.StepTypeConnectivityCheck, stepOf(t, steps, v2.StepTypeConnectivityCheck).Args, &cc); err != nil {
+		t.Fatal(err)
+	}
+	var peers []string
+	for _, h := range cc {
+		peers = append(peers, h.HostID)
+		if len(h.Nics) == 0 || len(h.Nics[0].IPAddresses) == 0 || h.Nics[0].MAC == "" {
+			t.Errorf("peer %s without NIC details: %+v", h.HostID, h.Nics)
+		}
+	}
+	want := append([]string(nil), hosts[1:]...)
+	if strings.Compare(want[0], want[1]) > 0 {
+		want[0], want[1] = want[1], want[0]
+	}
+	if diff := cmp.Diff(want, peers); diff != "" {
+		t.Errorf("connectivity-check peers (-want +got):\n%s", diff)
+	}
+	var free v2.FreeAddressesRequest
+	if err := v2.DecodeStepArg(v2.StepTypeFreeNetworkAddresses, stepOf(t, steps, v2.StepTypeFreeNetworkAddresses).Args, &free); err != nil || len(free) != 1 || free[0] != "192.168.111.0/24" {
+		t.Errorf("free-network-addresses args %v %v, want the host's /24", free, err)
+	}
+	var vips v2.VerifyVIPsRequest
+	if err := v2.DecodeStepArg(v2.StepTypeVerifyVIPs, stepOf(t, steps, v2.StepTypeVerifyVIPs).Args, &vips); err != nil || len(vips) != 2 {
+		t.Fatalf("verify-vips args %v %v", vips, err)
+	}
+	cl := e.getCluster(clusterID)
+	if string(vips[0].VIP) != string(cl.APIVIPs[0].IP) || vips[0].VIPType != v2.VIPTypeAPI || vips[1].VIPType != v2.VIPTypeIngress {
+		t.Errorf("verify-vips args %+v for VIPs %+v %+v", vips, cl.APIVIPs[0], cl.IngressVIPs[0])
+	}
+
+	reply := func(typ v2.StepType, out string) error {
+		return e.s.PostStepReply(e.ctx, ie, hosts[0], &v2.StepReply{StepType: typ, StepID: stepOf(t, steps, typ).StepID, Output: out})
+	}
+	report := `{"remote_hosts":[{"host_id":"` + hosts[1] + `","l3_connectivity":[{"remote_ip_address":"192.168.111.11","successful":true,"average_rtt_ms":0.3}],"unknown":1}]}`
+	if err := reply(v2.StepTypeConnectivityCheck, report); err != nil {
+		t.Fatal(err)
+	}
+	var got v2.ConnectivityReport
+	if err := json.Unmarshal([]byte(e.host(ie, hosts[0]).Connectivity), &got); err != nil || len(got.RemoteHosts) != 1 || got.RemoteHosts[0].L3Connectivity[0].AverageRTTMs != 0.3 {
+		t.Errorf("kept connectivity %q %v", e.host(ie, hosts[0]).Connectivity, err)
+	}
+	if strings.Contains(e.host(ie, hosts[0]).Connectivity, "unknown") {
+		t.Error("unknown fields kept; assisted re-encodes through the model")
+	}
+	if err := reply(v2.StepTypeNTPSynchronizer, `{"ntp_sources":[{"source_name":"10.0.0.1","source_state":"synced"}]}`); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.host(ie, hosts[0]).NTPSources; got != `[{"source_name":"10.0.0.1","source_state":"synced"}]` {
+		t.Errorf("kept ntp sources %s", got)
+	}
+	if err := reply(v2.StepTypeVerifyVIPs, `[{"vip":"`+string(cl.APIVIPs[0].IP)+`","vip_type":"api","verification":"failed"}]`); err != nil {
+		t.Fatal(err)
+	}
+	if v := e.getCluster(clusterID).APIVIPs[0].Verification; v != v2.VIPVerificationFailed {
+		t.Errorf("API VIP verification %q, want failed", v)
+	}
+
+	before := e.host(ie, hosts[0])
+	for _, bad := range []struct {
+		typ v2.StepType
+		out string
+	}{
+		{v2.StepTypeConnectivityCheck, `{"remote_hosts":"nope"}`},
+		{v2.StepTypeConnectivityCheck, `{}{}`},
+		{v2.StepTypeNTPSynchronizer, `[`},
+		{v2.StepTypeVerifyVIPs, `[{"vip":"1.2.3.4","verification":"maybe"}]`},
+		{v2.StepTypeFreeNetworkAddresses, `{"network":1}`},
+	} {
+		err := reply(bad.typ, bad.out)
+		var ae *Error
+		if !errors.As(err, &ae) || ae.Kind != KindBadRequest {
+			t.Errorf("%s %q: %v, want a 400", bad.typ, bad.out, err)
+		}
+	}
+	after := e.host(ie, hosts[0])
+	if before.Connectivity != after.Connectivity || before.NTPSources != after.NTPSources {
+		t.Error("a refused reply changed the host")
+	}
+}
+
+// FuzzCheckReply: whatever an agent sends as a check's output, decoding
+// either refuses it with a 400 or yields a document that decodes again.
+func FuzzCheckReply(f *testing.F) {
+	types := []v2.StepType{v2.StepTypeConnectivityCheck, v2.StepTypeFreeNetworkAddresses, v2.StepTypeNTPSynchronizer, v2.StepTypeVerifyVIPs}
+	f.Add(uint8(0), `{"remote_hosts":[{"host_id":"x","l2_connectivity":[{"remote_mac":"aa","successful":true}]}]}`)
+	f.Add(uint8(1), `[{"network":"10.0.0.0/24","free_addresses":["10.0.0.9"]}]`)
+	f.Add(uint8(2), `{"ntp_sources":[{"source_name":"a","source_state":"synced"}]}`)
+	f.Add(uint8(3), `[{"vip":"10.0.0.5","vip_type":"api","verification":"succeeded"}]`)
+	f.Add(uint8(3), `[null,{"verification":"failed"}]`)
+	f.Fuzz(func(t *testing.T, which uint8, out string) {
+		typ := types[int(which)%len(types)]
+		r, err := decodeCheckReply(&v2.StepReply{StepType: typ, Output: out})
+		if err != nil {
+			var ae *Error
+			if !errors.As(err, &ae) || ae.Kind != KindBadRequest {
+				t.Fatalf("%s %q: %v is not a 400", typ, out, err)
+			}
+			return
+		}
+		if r == nil {
+			t.Fatalf("%s: nil reply without error", typ)
+		}
+		if _, err := decodeCheckReply(&v2.StepReply{StepType: typ, Output: r.doc}); err != nil && typ != v2.StepTypeNTPSynchronizer {
+			// ntp is kept as the bare source list, not the response object.
+			t.Fatalf("%s: kept %q does not decode again: %v", typ, r.doc, err)
+		}
+	})
+}
