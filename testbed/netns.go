@@ -184,8 +184,18 @@ func deleteNetns(ctx context.Context, ns string) error {
 	if _, err := runIP(ctx, "netns", "del", ns); err != nil {
 		errs = append(errs, err)
 	}
+	// The namespace's own /etc files (resolv.conf for the bed's DNS), which
+	// `ip netns exec` mounts over /etc; only ever a bed's.
+	if strings.HasPrefix(ns, nsPrefix) {
+		if err := os.RemoveAll(filepath.Join(etcNetnsDir, ns)); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	return errors.Join(errs...)
 }
+
+// etcNetnsDir holds per-namespace /etc files for `ip netns exec`.
+const etcNetnsDir = "/etc/netns"
 
 // linkNames lists the interface names in namespace ns.
 func linkNames(ctx context.Context, ns string) ([]string, error) {
