@@ -1,0 +1,219 @@
+// Package imagecheck runs the container-image-availability step
+// (agent-and-installer.md §2.8) over the registry v2 API instead of
+// podman: for each image it fetches the manifest and every blob, with the
+// pull secret's credentials (basic, or a bearer token from the registry's
+// realm), and reports whether that worked, the bytes, the seconds and the
+// rate. Blobs are read and discarded: nothing is stored on the host.
+//
+// imagecheck imports only the wire-types package daemon/v2.
+package imagecheck
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net/http"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	v2 "github.com/nodezero/nodezero/daemon/v2"
+)
+
+// exitNotRun is the exit code of a step whose args are invalid
+// (hostagent.ExitNotRun; this package may not import hostagent).
+const exitNotRun = -1
+
+// exitSomeFailed is the agent's exit code when an image could not be pulled.
+const exitSomeFailed = 2
+
+// Options configure the step.
+type Options struct {
+	// PullSecret is the cluster's pull secret JSON
+	// ({"auths":{"<registry>":{"auth":"<base64 user:pass>"}}}); empty means
+	// anonymous pulls.
+	PullSecret []byte
+	// Insecure lists registries (host[:port], as image references name
+	// them) whose TLS certificate is not checked and which may be reached
+	// over plain HTTP when HTTPS fails, as registries.conf's insecure = true.
+	// Every other registry is HTTPS only.
+	Insecure []string
+	// Client makes the requests; nil means a client on
+	// http.DefaultTransport.
+	Client *http.Client
+}
+
+// running is the process-wide semaphore: one check at a time, as the agent
+// keeps one container_image_availability container.
+var running atomic.Bool
+
+// Step returns the container-image-availability step function, shaped as
+// hostagent.StepFunc. Invalid args answer -1; a run while another is under
+// way answers an empty success at once; an image that failed makes the exit
+// code 2, as in the agent.
+func Step(opts Options) func(ctx context.Context, args []string) (output, stderr string, exitCode int) {
+	return func(ctx context.Context, args []string) (string, string, int) {
+		req, err := DecodeArgs(args)
+		if err != nil {
+			return "", err.Error(), exitNotRun
+		}
+		if !running.CompareAndSwap(false, true) {
+			return "{}", "", 0
+		}
+		defer running.Store(false)
+		resp, err := Check(ctx, opts, req)
+		if err != nil {
+			return "", err.Error(), 1
+		}
+		out, err := v2.EncodeEmbedded(resp)
+		if err != nil {
+			return "", err.Error(), 1
+		}
+		for _, im := range resp.Images {
+			if im.Result != v2.ContainerImageAvailabilityResultSuccess {
+				return out, "", exitSomeFailed
+			}
+		}
+		return out, "", 0
+	}
+}
+
+// DecodeArgs decodes the step's single arg.
+func DecodeArgs(args []string) (*v2.ContainerImageAvailabilityRequest, error) {
+	if len(args) != 1 {
+		return nil, fmt.Errorf("image availability cmd accepts 1 params in args, given args %v", args)
+	}
+	var req v2.ContainerImageAvailabilityRequest
+	if err := v2.DecodeEmbedded(args[0], &req); err != nil {
+		return nil, fmt.Errorf("image availability args: %w", err)
+	}
+	if req.Timeout < 0 {
+		return nil, fmt.Errorf("image availability args: timeout %d is negative", req.Timeout)
+	}
+	return &req, nil
+}
+
+// Check pulls every image of req within req.Timeout seconds in all (none
+// when 0) and reports each one. A bad pull secret fails the whole check.
+func Check(ctx context.Context, opts Options, req *v2.ContainerImageAvailabilityRequest) (*v2.ContainerImageAvailabilityResponse, error) {
+	p, err := newPuller(opts)
+	if err != nil {
+		return nil, err
+	}
+	if req.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(req.Timeout)*time.Second)
+		defer cancel()
+	}
+	resp := &v2.ContainerImageAvailabilityResponse{}
+	for _, name := range req.Images {
+		im := &v2.ContainerImageAvailability{Name: name, Result: v2.ContainerImageAvailabilityResultFailure}
+		resp.Images = append(resp.Images, im)
+		start := time.Now()
+		size, err := p.pull(ctx, name)
+		if err != nil {
+			continue
+		}
+		secs := time.Since(start).Seconds()
+		im.Result = v2.ContainerImageAvailabilityResultSuccess
+		im.SizeBytes = float64(size)
+		im.Time = secs
+		if secs > 0 {
+			im.DownloadRate = float64(size) / 1e6 / secs
+		}
+	}
+	return resp, nil
+}
+
+// Pull fetches the manifest and blobs of one image and returns the bytes
+// of its blobs (config and layers): Check for one image, with its error.
+func Pull(ctx context.Context, opts Options, image string) (int64, error) {
+	p, err := newPuller(opts)
+	if err != nil {
+		return 0, err
+	}
+	return p.pull(ctx, image)
+}
+
+// puller holds what every image of one check shares.
+type puller struct {
+	opts           Options
+	creds          map[string]credentials
+	client         *http.Client
+	insecureClient *http.Client
+}
+
+func newPuller(opts Options) (*puller, error) {
+	creds, err := parsePullSecret(opts.PullSecret)
+	if err != nil {
+		return nil, err
+	}
+	p := &puller{opts: opts, creds: creds, client: opts.Client}
+	if p.client == nil {
+		p.client = &http.Client{}
+	}
+	if len(opts.Insecure) > 0 {
+		p.insecureClient = withoutTLSVerify(p.client)
+	}
+	return p, nil
+}
+
+// pull fetches one image by name.
+func (p *puller) pull(ctx context.Context, image string) (int64, error) {
+	ref, err := ParseReference(image)
+	if err != nil {
+		return 0, err
+	}
+	c, insecure := p.client, slices.Contains(p.opts.Insecure, ref.Registry)
+	if insecure {
+		c = p.insecureClient
+	}
+	var cr *credentials
+	if v, ok := p.creds[ref.Registry]; ok {
+		cr = &v
+	}
+	return pull(ctx, newSession(c, ref.Registry, cr, insecure), ref)
+}
+
+func pull(ctx context.Context, s *session, ref Reference) (int64, error) {
+	m, err := s.imageManifest(ctx, ref.Repository, ref.ref())
+	if err != nil {
+		return 0, err
+	}
+	blobs := slices.Clone(m.Layers)
+	if m.Config != nil && m.Config.Digest != "" {
+		blobs = append(blobs, *m.Config)
+	}
+	if len(blobs) == 0 {
+		return 0, fmt.Errorf("pull %s/%s: manifest lists no blobs", ref.Registry, ref.Repository)
+	}
+	var total int64
+	for _, d := range blobs {
+		n, err := s.fetchBlob(ctx, ref.Repository, d)
+		total += n
+		if err != nil {
+			return total, fmt.Errorf("pull %s/%s: %w", ref.Registry, ref.Repository, err)
+		}
+	}
+	return total, nil
+}
+
+// withoutTLSVerify returns a client like c whose transport does not check
+// certificates, for registries the operator marked insecure.
+func withoutTLSVerify(c *http.Client) *http.Client {
+	base, ok := c.Transport.(*http.Transport)
+	if c.Transport == nil {
+		base, ok = http.DefaultTransport.(*http.Transport)
+	}
+	nc := *c
+	if !ok {
+		return &nc // an unknown transport is used as given
+	}
+	t := base.Clone()
+	if t.TLSClientConfig == nil {
+		t.TLSClientConfig = &tls.Config{}
+	}
+	t.TLSClientConfig.InsecureSkipVerify = true // only registries the operator listed as insecure
+	nc.Transport = t
+	return &nc
+}
