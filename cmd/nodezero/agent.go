@@ -12,6 +12,7 @@ import (
 
 	ghwsnapshot "github.com/jaypipes/ghw/pkg/snapshot"
 
+	"github.com/nodezero/nodezero/configimage"
 	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/hostagent"
 	"github.com/nodezero/nodezero/hostagent/inventory"
@@ -37,6 +38,8 @@ func runAgent(ctx context.Context, args []string, _, stderr io.Writer) error {
 	addrs := fs.String("host-address", "", "comma-separated CIDRs: report them on the hardware tree's first NIC instead of live addresses (sandbox hosts sharing loopback)")
 	hostname := fs.String("hostname", "", "hostname to report (default: the system's)")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	dnsServer := fs.String("dns-server", "", "host:port of the DNS server domain-resolution asks (default: the host's resolver; required for --host-address hosts, which have none of their own)")
+	pullSecretFile := fs.String("pull-secret-file", configimage.PullSecretPath, "the pull secret container-image-availability pulls with (skipped when missing)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -98,6 +101,11 @@ func runAgent(ctx context.Context, args []string, _, stderr io.Writer) error {
 			Wait: *wait, HostID: *hostID, Logger: log.With("subsystem", "agent"),
 		},
 		Inventory: inventory.Options{Root: *root, Hostname: *hostname, Addresses: addresses, Logger: log.With("subsystem", "inventory")},
+		Checks: checkOptions{
+			Live:     (*root == "" || *root == "/") && os.Getenv("GHW_CHROOT") == "" && len(addresses) == 0,
+			Loopback: len(addresses) > 0, DNSServer: *dnsServer, PullSecret: readOptional(*pullSecretFile),
+			Logger: log.With("subsystem", "checks"),
+		},
 	})
 	if err != nil {
 		return err
@@ -110,6 +118,7 @@ func runAgent(ctx context.Context, args []string, _, stderr io.Writer) error {
 type agentConfig struct {
 	hostagent.Config
 	Inventory inventory.Options
+	Checks    checkOptions
 }
 
 // newAgent builds the host agent with its steps: `nodezero agent` and
@@ -119,5 +128,15 @@ func newAgent(cfg agentConfig) (*hostagent.Agent, error) {
 	steps := hostagent.NewSteps(func(ctx context.Context) (*v2.Inventory, error) {
 		return inventory.Collect(ctx, opts)
 	})
+	addChecks(steps, cfg.Checks)
 	return hostagent.New(cfg.Config, steps, func() (string, error) { return inventory.HostID(opts) })
+}
+
+// readOptional reads a file that may be absent (nil then).
+func readOptional(path string) []byte {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	return b
 }

@@ -96,6 +96,7 @@ type service struct {
 	dir, addr string
 	user      *v2.Client
 	token     map[string]string
+	dns       string // the agents' loopback DNS server, started with the first agent
 }
 
 func freePort(t *testing.T) string {
@@ -168,9 +169,44 @@ func startAgent(t *testing.T, s *service, ie, tree, addr string) *proc {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if s.dns == "" {
+		s.dns = loopbackDNS(t)
+	}
 	return start(t, filepath.Join(s.dir, "agent-"+tree+".log"), []string{"PULL_SECRET_TOKEN=" + s.token["agent"]},
 		"agent", "--url", "http://"+s.addr, "--infra-env-id", ie, "--root", root,
-		"--host-address", addr+"/8", "--hostname", tree, "--interval", "1", "--log-level", "debug")
+		"--host-address", addr+"/8", "--hostname", tree, "--interval", "1", "--log-level", "debug",
+		"--dns-server", s.dns)
+}
+
+// loopbackDNS starts a dnsmasq of the test's own on 127.0.0.1 that knows no
+// names and asks nobody (every lookup is NXDOMAIN): the DNS of sandbox
+// hosts, which must never query the machine's resolver. It returns
+// host:port.
+func loopbackDNS(t *testing.T) string {
+	t.Helper()
+	needTool(t, "dnsmasq")
+	addr := freePort(t)
+	_, port, _ := net.SplitHostPort(addr)
+	dir := t.TempDir()
+	cmd := exec.Command("dnsmasq", "--no-daemon", "--conf-file=/dev/null", "--listen-address=127.0.0.1", "--bind-interfaces",
+		"--port="+port, "--no-resolv", "--no-hosts", "--local=/#/", "--pid-file="+filepath.Join(dir, "pid"))
+	out, err := os.Create(filepath.Join(dir, "dnsmasq.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait(); out.Close() })
+	waitFor(t, "dnsmasq on "+addr, 10*time.Second, func() (bool, string) {
+		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil, fmt.Sprint(err)
+	})
+	return addr
 }
 
 // waitFor polls cond until it holds or the deadline passes.
@@ -273,7 +309,10 @@ func TestEndToEndThreeMastersAndAnUndersizedHost(t *testing.T) {
 	vals := validations(t, small.ValidationsInfo)
 	var failing []string
 	for id, v := range vals {
-		if v[0] == "failure" {
+		// Not the hardware's doing: the cluster has no NTP source, and the
+		// masters check their peers once a minute, so a host that came
+		// after their last round is not in their reports yet.
+		if v[0] == "failure" && id != "ntp-synced" && id != "belongs-to-majority-group" {
 			failing = append(failing, id)
 		}
 	}
@@ -394,7 +433,9 @@ func TestEndToEndKillNineAndRestart(t *testing.T) {
 	// The agents find the restarted service by themselves and the install
 	// gets to ready.
 	restart := time.Now()
-	waitFor(t, "five known hosts and a ready cluster after the restart", time.Minute, func() (bool, string) {
+	// Two minutes: a host whose check after the restart missed a peer (a
+	// loaded CI machine) is checked again at its next round, a minute on.
+	waitFor(t, "five known hosts and a ready cluster after the restart", 2*time.Minute, func() (bool, string) {
 		cl, err := svc2.user.GetCluster(ctx, c.ID)
 		if err != nil {
 			return false, err.Error()

@@ -193,6 +193,21 @@ func TestNetnsHostsBootWithRun(t *testing.T) {
 		}
 	})
 
+	// The cluster's DNS on the bed: api and api-int at the API VIP, the apps
+	// wildcard at the ingress VIP; each host's resolv.conf names it.
+	base := bed.Prefix.Addr().As4()
+	apiVIP, ingressVIP := base, base
+	apiVIP[3], ingressVIP[3] = 5, 4
+	if _, err := bed.StartDNS(ctx, testbed.DNSConfig{
+		Records: []testbed.Record{
+			{Name: "api.netns.nodezero.test", Addrs: []netip.Addr{netip.AddrFrom4(apiVIP)}},
+			{Name: "api-int.netns.nodezero.test", Addrs: []netip.Addr{netip.AddrFrom4(apiVIP)}},
+		},
+		Wildcards: []testbed.Record{{Name: "apps.netns.nodezero.test", Addrs: []netip.Addr{netip.AddrFrom4(ingressVIP)}}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+
 	dir := t.TempDir()
 	netnsInputs(t, dir, bed, hosts)
 	runBinary(t, "create", "config-image", "--dir", dir)

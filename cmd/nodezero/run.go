@@ -362,6 +362,11 @@ func runHostAgent(ctx context.Context, env boot.Env, hwRoot string, live bool, i
 			Interval: interval, Wait: hostagent.DefaultWait, Logger: log.With("subsystem", "agent"),
 		},
 		Inventory: inventory.Options{Root: hwRoot, Hostname: hostname, LiveRoutes: hwRoot != "/", Logger: log.With("subsystem", "inventory")},
+		Checks: checkOptions{
+			Live:       live && hwRoot == "/",
+			PullSecret: readOptional(filepath.Join(env.Root, configimage.PullSecretPath)),
+			Logger:     log.With("subsystem", "checks"),
+		},
 	})
 	if err != nil {
 		return err

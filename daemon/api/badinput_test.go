@@ -223,6 +223,9 @@ func (h *harness) newInstallingSNO(t *testing.T) fixture {
 	if r := h.agent(t, "POST", f.path(hostPat+"/instructions"), inventoryReply()); r.status != http.StatusNoContent {
 		t.Fatalf("post inventory = %d %s, want 204", r.status, r.body)
 	}
+	if r := h.agent(t, "POST", f.path(hostPat+"/instructions"), domainReply(c)); r.status != http.StatusNoContent {
+		t.Fatalf("post domain resolution = %d %s, want 204", r.status, r.body)
+	}
 	if r := h.user(t, "POST", f.path(clusterPat+"/actions/install"), ""); r.status != http.StatusAccepted {
 		t.Fatalf("install SNO = %d %s, want 202", r.status, r.body)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/nodezero/nodezero/daemon/assisted"
 	"github.com/nodezero/nodezero/daemon/auth"
 	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/daemon/validation"
 	"github.com/nodezero/nodezero/store"
 )
 
@@ -295,5 +296,18 @@ const inventoryJSON = `{"bmc_address":"0.0.0.0","bmc_v6address":"::/0",` +
 // inventoryReply is a step reply carrying inventoryJSON.
 func inventoryReply() string {
 	b, _ := json.Marshal(v2.StepReply{StepType: v2.StepTypeInventory, StepID: "inventory-00000001", Output: inventoryJSON})
+	return string(b)
+}
+
+// domainReply is a domain-resolution reply in which none of the cluster's
+// names resolve: what a host sees with cluster-managed networking and no
+// DNS records yet, and no wildcard.
+func domainReply(c *v2.Cluster) string {
+	res := v2.DomainResolutionResponse{}
+	for _, n := range validation.DomainsToResolve(c, "") {
+		res.Resolutions = append(res.Resolutions, &v2.DomainResolutionResponseResolutionsItem{DomainName: n})
+	}
+	out, _ := json.Marshal(res)
+	b, _ := json.Marshal(v2.StepReply{StepType: v2.StepTypeDomainResolution, StepID: "domain-resolution-00000001", Output: string(out)})
 	return string(b)
 }

@@ -54,6 +54,7 @@ func TestConcurrentAgents(t *testing.T) {
 	if t.Failed() {
 		return
 	}
+	e.answerChecks(ie)
 
 	before := e.snapshot(clusterID)
 	if len(before.Hosts) != n {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/nodezero/nodezero/daemon/machine"
 	v2 "github.com/nodezero/nodezero/daemon/v2"
@@ -104,6 +105,7 @@ func (t *txn) derive(c *clusterRec) {
 			}
 		}
 	}
+	t.majorityGroups(c, entries)
 	c.facts = t.s.val.Facts(&c.c, entries)
 	// A host's hostname-unique result flips when the count of its name
 	// crosses one; network and version changes touch every host.
@@ -113,7 +115,7 @@ func (t *txn) derive(c *clusterRec) {
 			counts[validation.RealHostname(&h.h, h.inv)]++
 		}
 	}
-	key := fmt.Sprint(c.c.OpenshiftVersion, c.c.MachineNetworks, c.c.ControlPlaneCount)
+	key := fmt.Sprint(c.c.OpenshiftVersion, c.c.MachineNetworks, c.c.ControlPlaneCount, c.c.ConnectivityMajorityGroups)
 	for _, h := range c.hosts {
 		n := validation.RealHostname(&h.h, h.inv)
 		if key != c.factsKey || (counts[n] > 1) != (c.nameCounts[n] > 1) {
@@ -255,7 +257,7 @@ func topology(c *clusterRec) machine.Topology {
 func failingMessages(rs []validation.Result) []string {
 	var out []string
 	for _, r := range rs {
-		if r.Status == validation.StatusFailure {
+		if r.Status == validation.StatusFailure && !notGating[v2.HostValidationID(r.ID)] {
 			out = append(out, r.Message)
 		}
 	}
@@ -466,6 +468,7 @@ func (t *txn) setInventory(h *hostRec, inv *v2.Inventory) error {
 	if string(b) == h.h.Inventory {
 		return nil
 	}
+	addrsChanged := h.inv == nil || !sameAddresses(h.inv, inv)
 	h.h.Inventory, h.inv = string(b), inv
 	if disk != nil {
 		h.h.InstallationDiskID, h.h.InstallationDiskPath = validation.DiskID(disk), validation.DiskPath(disk)
@@ -474,7 +477,67 @@ func (t *txn) setInventory(h *hostRec, inv *v2.Inventory) error {
 	}
 	t.putHost(h)
 	t.touchHost(h)
+	if addrsChanged {
+		t.recheckPeers(h)
+	}
 	return nil
+}
+
+// peerRecheckAfter: a host's peers check their connectivity again when its
+// addresses appear or change, at once or this long after their last round,
+// whichever is later (a registration burst then costs a round every few
+// seconds, not one per host).
+const peerRecheckAfter = 10 * time.Second
+
+// recheckPeers makes connectivity-check due again for the other hosts of
+// h's cluster, so that a new host joins their reports in seconds rather
+// than at their next minute's round, and wakes their long polls.
+func (t *txn) recheckPeers(h *hostRec) {
+	c := t.s.clusters[h.clusterID()]
+	if c == nil {
+		return
+	}
+	now := t.s.cfg.Now()
+	for _, o := range c.hosts {
+		if o == h || o.agent.issued == nil {
+			continue
+		}
+		last, ok := o.agent.issued[v2.StepTypeConnectivityCheck]
+		if !ok {
+			continue
+		}
+		// Due peerRecheckAfter after the last round, or now if that has
+		// passed: backdate the last round so the step's interval ends then.
+		due := last.Add(peerRecheckAfter)
+		if due.Before(now) {
+			due = now
+		}
+		if back := due.Add(-t.s.cfg.StepInterval); back.Before(last) {
+			o.agent.issued[v2.StepTypeConnectivityCheck] = back
+			t.wakeHost(o)
+		}
+	}
+}
+
+// sameAddresses reports whether two inventories list the same interface
+// addresses (and MACs), in order.
+func sameAddresses(a, b *v2.Inventory) bool {
+	if len(a.Interfaces) != len(b.Interfaces) {
+		return false
+	}
+	for i := range a.Interfaces {
+		x, y := a.Interfaces[i], b.Interfaces[i]
+		if (x == nil) != (y == nil) {
+			return false
+		}
+		if x == nil {
+			continue
+		}
+		if x.MACAddress != y.MACAddress || !slices.Equal(x.IPv4Addresses, y.IPv4Addresses) || !slices.Equal(x.IPv6Addresses, y.IPv6Addresses) {
+			return false
+		}
+	}
+	return true
 }
 
 // chooseBootstrap gives auto-assign hosts their suggested role and, when no
@@ -548,3 +611,40 @@ func ownMessage(ch validation.Change) string {
 	}
 	return ""
 }
+
+// majorityGroups recomputes which hosts can reach a majority of the others
+// from their connectivity reports, while the cluster is being formed
+// (pending-for-input, insufficient, ready), as assisted-service's cluster
+// monitor does; belongs-to-majority-group reads the result.
+func (t *txn) majorityGroups(c *clusterRec, entries []validation.HostEntry) {
+	switch c.c.Status {
+	case v2.ClusterStatusPendingForInput, v2.ClusterStatusInsufficient, v2.ClusterStatusReady:
+	default:
+		return
+	}
+	groups, err := validation.ConnectivityGroups(&c.c, entries)
+	if groups == nil {
+		t.s.log.Warn("connectivity groups", "cluster", c.c.ID, "err", err)
+		return
+	}
+	if err != nil {
+		// A host's unusable report is left out and named; the others count.
+		t.s.log.Debug("connectivity groups", "cluster", c.c.ID, "err", err)
+	}
+	doc, merr := groups.Marshal()
+	if merr != nil || doc == c.c.ConnectivityMajorityGroups {
+		return
+	}
+	c.c.ConnectivityMajorityGroups = doc
+	t.putCluster(c)
+}
+
+// notGating are the advisory host validations (ntp-synced, mtu-valid, …):
+// shown, but never given as a reason a host cannot be installed.
+var notGating = func() map[v2.HostValidationID]bool {
+	m := map[v2.HostValidationID]bool{}
+	for _, id := range machine.HostValidationsNotGating {
+		m[id] = true
+	}
+	return m
+}()

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/netip"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -209,6 +210,7 @@ func (e *env) addHost(infraEnvID string, inv *v2.Inventory) string {
 	id := e.register(infraEnvID)
 	e.checkIn(infraEnvID, id)
 	e.postInventory(infraEnvID, id, inv)
+	e.answerChecks(infraEnvID)
 	return id
 }
 
@@ -455,4 +457,82 @@ func (e *env) pendingSteps(infraEnvID, hostID string) []string {
 		e.t.Fatalf("store steps: %v", err)
 	}
 	return ids
+}
+
+// answerChecks posts, for every host of the infra-env that has sent an
+// inventory, what healthy agents on one flat network would answer to the
+// host checks: every other host reached at L2 and L3 on each of its
+// addresses, and the cluster's names resolved (api and api-int to the API
+// VIP, apps names to the ingress VIP, nothing else).
+func (e *env) answerChecks(infraEnvID string) {
+	e.t.Helper()
+	hosts, err := e.s.ListHosts(infraEnvID)
+	if err != nil {
+		e.t.Fatalf("ListHosts: %v", err)
+	}
+	invs := map[string]*v2.Inventory{}
+	for _, h := range hosts {
+		if h.Inventory == "" {
+			continue
+		}
+		var inv v2.Inventory
+		if err := json.Unmarshal([]byte(h.Inventory), &inv); err != nil {
+			e.t.Fatal(err)
+		}
+		invs[h.ID] = &inv
+	}
+	for _, h := range hosts {
+		self := invs[h.ID]
+		if self == nil {
+			continue
+		}
+		rep := v2.ConnectivityReport{}
+		for _, o := range hosts {
+			inv := invs[o.ID]
+			if o.ID == h.ID || inv == nil {
+				continue
+			}
+			rh := &v2.ConnectivityRemoteHost{HostID: o.ID}
+			for _, iface := range inv.Interfaces {
+				for _, a := range append(append([]string(nil), iface.IPv4Addresses...), iface.IPv6Addresses...) {
+					ip := strings.SplitN(a, "/", 2)[0]
+					rh.L2Connectivity = append(rh.L2Connectivity, &v2.L2Connectivity{OutgoingNic: self.Interfaces[0].Name,
+						RemoteIPAddress: ip, RemoteMAC: iface.MACAddress, Successful: true})
+					rh.L3Connectivity = append(rh.L3Connectivity, &v2.L3Connectivity{OutgoingNic: self.Interfaces[0].Name,
+						RemoteIPAddress: ip, Successful: true, AverageRTTMs: 0.4})
+				}
+			}
+			rep.RemoteHosts = append(rep.RemoteHosts, rh)
+		}
+		e.postCheck(infraEnvID, h.ID, v2.StepTypeConnectivityCheck, rep)
+		e.postCheck(infraEnvID, h.ID, v2.StepTypeNTPSynchronizer, v2.NTPSynchronizationResponse{
+			NTPSources: []*v2.NTPSource{{SourceName: "192.168.111.1", SourceState: v2.SourceStateSynced}}})
+		if h.ClusterID == nil {
+			continue
+		}
+		c := e.getCluster(*h.ClusterID)
+		res := v2.DomainResolutionResponse{}
+		for _, name := range validation.DomainsToResolve(c, "") {
+			r := &v2.DomainResolutionResponseResolutionsItem{DomainName: name}
+			switch {
+			case (strings.HasPrefix(name, "api.") || strings.HasPrefix(name, "api-int.")) && len(c.APIVIPs) > 0:
+				r.IPv4Addresses = []string{string(c.APIVIPs[0].IP)}
+			case strings.Contains(name, ".apps.") && len(c.IngressVIPs) > 0:
+				r.IPv4Addresses = []string{string(c.IngressVIPs[0].IP)}
+			}
+			res.Resolutions = append(res.Resolutions, r)
+		}
+		e.postCheck(infraEnvID, h.ID, v2.StepTypeDomainResolution, res)
+	}
+}
+
+func (e *env) postCheck(infraEnvID, hostID string, typ v2.StepType, v any) {
+	e.t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := e.s.PostStepReply(e.ctx, infraEnvID, hostID, &v2.StepReply{StepType: typ, StepID: string(typ) + "-0badc0de", Output: string(b)}); err != nil {
+		e.t.Fatalf("PostStepReply %s %s: %v", typ, hostID, err)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/daemon/validation"
 )
 
 // The host checks (issue #5): which steps a host gets in each status, the
@@ -64,9 +65,22 @@ func (s *Service) checkArgs(st v2.StepType, h *hostRec) ([]string, bool) {
 			return nil, false
 		}
 		v = req
+	case v2.StepTypeDomainResolution:
+		if c == nil {
+			return nil, false
+		}
+		names := validation.DomainsToResolve(&c.c, s.val.ReleaseImage)
+		if len(names) == 0 {
+			return nil, false
+		}
+		req := v2.DomainResolutionRequest{}
+		for _, n := range names {
+			req.Domains = append(req.Domains, &v2.DomainResolutionRequestDomainsItem{DomainName: n})
+		}
+		v = req
 	default:
-		// domain-resolution and dhcp-lease-allocate are handed out once
-		// their agent steps and validations land (issue #5, in progress).
+		// dhcp-lease-allocate is handed out once the service keeps the
+		// leases (issue #5, in progress).
 		return nil, false
 	}
 	b, err := json.Marshal(v)
@@ -172,6 +186,8 @@ func decodeCheckReply(r *v2.StepReply) (*checkReply, error) {
 		v = new(v2.NTPSynchronizationResponse)
 	case v2.StepTypeVerifyVIPs:
 		v = new(v2.VerifyVIPsResponse)
+	case v2.StepTypeDomainResolution:
+		v = new(v2.DomainResolutionResponse)
 	default:
 		return nil, nil
 	}
@@ -216,6 +232,8 @@ func (t *txn) keepCheckReply(h *hostRec, typ v2.StepType, r *checkReply) {
 		field = &h.h.FreeAddresses
 	case v2.StepTypeNTPSynchronizer:
 		field = &h.h.NTPSources
+	case v2.StepTypeDomainResolution:
+		field = &h.h.DomainNameResolutions
 	case v2.StepTypeVerifyVIPs:
 		t.keepVIPVerification(h, r.verified)
 		return

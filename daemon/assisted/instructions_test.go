@@ -17,10 +17,10 @@ var stepIDRE = regexp.MustCompile(`^inventory-[0-9a-f]{8}$`)
 
 // discoveryStepTypes are the steps a discovered host of a cluster with
 // VIPs gets: free-network-addresses because its /24 is small enough to
-// scan; no domain-resolution or dhcp-lease-allocate yet.
+// scan; no dhcp-lease-allocate without DHCP VIPs.
 var discoveryStepTypes = []v2.StepType{
 	v2.StepTypeConnectivityCheck, v2.StepTypeFreeNetworkAddresses, v2.StepTypeInventory,
-	v2.StepTypeNTPSynchronizer, v2.StepTypeVerifyVIPs,
+	v2.StepTypeNTPSynchronizer, v2.StepTypeDomainResolution, v2.StepTypeVerifyVIPs,
 }
 
 func stepTypes(s *v2.Steps) []v2.StepType {

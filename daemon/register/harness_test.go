@@ -14,6 +14,7 @@ import (
 	"github.com/nodezero/nodezero/configimage/manifests"
 	"github.com/nodezero/nodezero/daemon/api"
 	"github.com/nodezero/nodezero/daemon/assisted"
+	"github.com/nodezero/nodezero/daemon/assisted/assistedtest"
 	"github.com/nodezero/nodezero/daemon/auth"
 	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/store"
@@ -88,7 +89,28 @@ func (s *service) addHost(t *testing.T, infraEnvID string, inv *v2.Inventory) st
 	if err := s.agent.PostStepReply(ctx, infraEnvID, id, reply); err != nil {
 		t.Fatalf("PostStepReply inventory: %v", err)
 	}
+	s.answerChecks(t, infraEnvID, id)
 	return id
+}
+
+// answerChecks has every host of the infra-env answer the host checks as
+// healthy agents on one network would.
+func (s *service) answerChecks(t *testing.T, infraEnvID, hostID string) {
+	t.Helper()
+	ctx := context.Background()
+	h, err := s.user.GetHost(ctx, infraEnvID, hostID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c *v2.Cluster
+	if h.ClusterID != nil {
+		if c, err = s.user.GetCluster(ctx, *h.ClusterID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := assistedtest.AnswerChecks(ctx, s.user, s.agent, infraEnvID, c); err != nil {
+		t.Fatalf("answer host checks: %v", err)
+	}
 }
 
 const gb = int64(1000 * 1000 * 1000)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/nodezero/nodezero/configimage/manifests"
+	"github.com/nodezero/nodezero/daemon/machine"
 	v2 "github.com/nodezero/nodezero/daemon/v2"
 )
 
@@ -138,7 +139,8 @@ func displayName(h *v2.Host) string {
 }
 
 // failingValidations returns the ids of the failing validations in
-// validations_info ({"category": [{"id", "status", "message"}]}), sorted.
+// validations_info ({"category": [{"id", "status", "message"}]}) that keep a
+// host from known, sorted: an advisory one (ntp-synced) is not why.
 func failingValidations(info string) []string {
 	if info == "" {
 		return nil
@@ -153,7 +155,7 @@ func failingValidations(info string) []string {
 	var ids []string
 	for _, list := range groups {
 		for _, v := range list {
-			if v.Status == "failure" {
+			if v.Status == "failure" && !notGating[v2.HostValidationID(v.ID)] {
 				ids = append(ids, v.ID)
 			}
 		}
@@ -161,3 +163,11 @@ func failingValidations(info string) []string {
 	sort.Strings(ids)
 	return ids
 }
+
+var notGating = func() map[v2.HostValidationID]bool {
+	m := map[v2.HostValidationID]bool{}
+	for _, id := range machine.HostValidationsNotGating {
+		m[id] = true
+	}
+	return m
+}()

@@ -48,8 +48,9 @@ func TestStartDecision(t *testing.T) {
 			append(known("m0", "m1", "m2"), host("worker-1", v2.HostStatusInsufficient, "has-min-memory")), 3, 2, false,
 			"Waiting for 2 of 5 hosts to be known: worker-1 insufficient (has-min-memory), 1 host not registered yet"},
 		{"several failing validations, sorted", insufficient,
-			[]*v2.Host{host("m0", v2.HostStatusInsufficient, "ntp-synced", "has-cpu-cores-for-role"), host("m1", v2.HostStatusDiscovering)}, 3, 0, false,
-			"Waiting for 3 of 3 hosts to be known: m0 insufficient (has-cpu-cores-for-role, ntp-synced), m1 discovering, 1 host not registered yet"},
+			[]*v2.Host{host("m0", v2.HostStatusInsufficient, "ntp-synced", "has-cpu-cores-for-role", "belongs-to-majority-group"), host("m1", v2.HostStatusDiscovering)}, 3, 0, false,
+			// ntp-synced is advisory: not a reason the host waits.
+			"Waiting for 3 of 3 hosts to be known: m0 insufficient (belongs-to-majority-group, has-cpu-cores-for-role), m1 discovering, 1 host not registered yet"},
 		{"nothing registered", insufficient, nil, 1, 0, false, "Waiting for 1 of 1 hosts to be known: 1 host not registered yet"},
 		{"extra host registered", insufficient,
 			append(known("m0", "m1", "m2"), host("stray", v2.HostStatusPendingForInput)), 3, 0, false,

@@ -88,6 +88,13 @@ func testHosts() []HostEntry {
 			Inventory: testInventory(name, cores, ram, fmt.Sprintf("192.168.111.%d/24", 10+i)),
 		})
 	}
+	// Every host has checked its peers (all reachable), its NTP sources
+	// and the cluster's domain names (no wildcard record).
+	setMesh(hosts, nil)
+	for _, h := range hosts {
+		h.Host.NTPSources = `[{"source_name":"192.168.111.1","source_state":"synced"}]`
+		h.Host.DomainNameResolutions = resolutions(map[string][]string{})
+	}
 	return hosts
 }
 

@@ -42,9 +42,23 @@ var hostRules = []hostRule{
 	{v2.HostValidationIDHostnameUnique, CategoryHardware, hostHostnameUnique, nil},
 	{v2.HostValidationIDBelongsToMachineCIDR, CategoryNetwork, hostBelongsToMachineCIDR, nil},
 	{v2.HostValidationIDHostnameValid, CategoryHardware, hostHostnameValid, nil},
+	{v2.HostValidationIDBelongsToMajorityGroup, CategoryNetwork, hostBelongsToMajorityGroup, nil},
+	{v2.HostValidationIDMTUValid, CategoryNetwork, hostMTUValid, nil},
+	{v2.HostValidationIDNTPSynced, CategoryNetwork, hostNTPSynced, manualRebootStages},
 	{v2.HostValidationIDTimeSyncedBetweenHostAndService, CategoryNetwork, hostTimeSynced, manualRebootStages},
+	{v2.HostValidationIDContainerImagesAvailable, CategoryNetwork, hostContainerImagesAvailable, nil},
+	{v2.HostValidationIDSufficientInstallationDiskSpeed, CategoryHardware, hostInstallationDiskSpeed, nil},
+	{v2.HostValidationIDSufficientNetworkLatencyRequirementForRole, CategoryNetwork, hostNetworkLatency, nil},
+	{v2.HostValidationIDSufficientPacketLossRequirementForRole, CategoryNetwork, hostPacketLoss, nil},
 	{v2.HostValidationIDHasDefaultRoute, CategoryNetwork, hostDefaultRoute, nil},
+	{v2.HostValidationIDAPIDomainNameResolvedCorrectly, CategoryNetwork, hostAPIDomainResolved, nil},
+	{v2.HostValidationIDAPIIntDomainNameResolvedCorrectly, CategoryNetwork, hostAPIIntDomainResolved, nil},
+	{v2.HostValidationIDAppsDomainNameResolvedCorrectly, CategoryNetwork, hostAppsDomainResolved, nil},
+	// Switched off in assisted (MGMT-15213); shown here, gating nothing.
+	{v2.HostValidationIDReleaseDomainNameResolvedCorrectly, CategoryNetwork, hostReleaseDomainResolved, nil},
 	{v2.HostValidationIDCompatibleWithClusterPlatform, CategoryHardware, hostCompatibleWithPlatform, nil},
+	{v2.HostValidationIDDNSWildcardNotConfigured, CategoryNetwork, hostDNSWildcardNotConfigured, nil},
+	{v2.HostValidationIDNoIPCollisionsInNetwork, CategoryNetwork, hostNoIPCollisions, nil},
 	// nodezero's own, shown only with host configs (hints.go).
 	{v2.HostValidationIDInstallationDiskMatchesHints, CategoryHardware, hostDiskMatchesHints, nil},
 }

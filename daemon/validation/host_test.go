@@ -18,9 +18,11 @@ type hostScene struct {
 
 func newHostScene() *hostScene {
 	hosts := testHosts()
+	c := testCluster()
+	c.ConnectivityMajorityGroups = majorityJSON(c, hosts)
 	return &hostScene{
 		v:      &Validator{},
-		in:     HostInput{Host: hosts[0].Host, Inventory: hosts[0].Inventory, Cluster: testCluster(), Now: now},
+		in:     HostInput{Host: hosts[0].Host, Inventory: hosts[0].Inventory, Cluster: c, Now: now},
 		others: hosts[1:],
 	}
 }

@@ -37,6 +37,10 @@ type Validator struct {
 	HostConfigs []manifests.HostConfig
 	// HostConfigGrace: see DefaultHostConfigGrace (0: that).
 	HostConfigGrace time.Duration
+	// ReleaseImage is the release image whose registry host
+	// release-domain-name-resolved-correctly checks; "" means the cluster's
+	// ocp_release_image. Pass the same image to DomainsToResolve.
+	ReleaseImage string
 }
 
 // HostEntry is a host with its parsed inventory (nil before the first one).
@@ -64,6 +68,15 @@ type ClusterFacts struct {
 	machineNets []*net.IPNet
 	machineOK   bool
 	versionReq  VersionRequirements
+	// hostCount counts the cluster's hosts, with or without an inventory.
+	hostCount int
+	// peers are the cluster's hosts by ID, with what the connectivity
+	// validations read of them (peers.go).
+	peers map[string]*peer
+	// collisions maps an address to the MACs seen holding it (peers.go).
+	collisions map[string][]string
+	// macHost maps a MAC to the name of the host that has it.
+	macHost map[string]string
 }
 
 type hostnameUse struct {
@@ -74,10 +87,13 @@ type hostnameUse struct {
 // Facts computes the aggregates of a cluster's hosts: the hostname each
 // host goes by (requested, else inventory hostname; hosts with an
 // inventory only), the parsed machine networks and the requirements for the
-// cluster's version. Recompute them when a host's name or inventory or the
-// cluster's networks or version change.
+// cluster's version, every host's name, role, addresses and parsed
+// connectivity report, and the addresses seen on two MACs. Recompute them
+// when a host's name, role, inventory or connectivity or the cluster's
+// networks or version change.
 func (v *Validator) Facts(c *v2.Cluster, hosts []HostEntry) *ClusterFacts {
 	f := &ClusterFacts{hostnames: make(map[string]hostnameUse, len(hosts))}
+	f.addPeers(hosts)
 	for _, h := range hosts {
 		if h.Host == nil || h.Inventory == nil {
 			continue

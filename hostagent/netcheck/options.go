@@ -203,7 +203,12 @@ func readLocal(allow []string) (localState, error) {
 			bits, _ := ipn.Mask.Size()
 			ps = append(ps, netip.PrefixFrom(ip, bits))
 		}
-		if ifi.Flags&net.FlagLoopback != 0 || ifi.Flags&net.FlagUp == 0 || len(ps) == 0 {
+		if ifi.Flags&net.FlagUp == 0 || len(ps) == 0 {
+			continue
+		}
+		// Loopback only when named: sandbox hosts sharing the machine's
+		// loopback probe each other there.
+		if ifi.Flags&net.FlagLoopback != 0 && !slices.Contains(allow, ifi.Name) {
 			continue
 		}
 		if allow != nil {

@@ -89,7 +89,12 @@ func (a *Agent) connectivity(args []string) (v2.ConnectivityReport, error) {
 			if nic == nil {
 				continue
 			}
-			for _, ip := range nic.IPAddresses {
+			for _, cidr := range nic.IPAddresses {
+				// The service sends CIDRs; the agent reports bare addresses.
+				ip := cidr
+				if p, err := netip.ParsePrefix(cidr); err == nil {
+					ip = p.Addr().String()
+				}
 				r.L2Connectivity = append(r.L2Connectivity, &v2.L2Connectivity{OutgoingNic: "eno1", OutgoingIPAddress: local,
 					RemoteIPAddress: ip, RemoteMAC: nic.MAC, Successful: true})
 				r.L3Connectivity = append(r.L3Connectivity, &v2.L3Connectivity{OutgoingNic: "eno1", RemoteIPAddress: ip,

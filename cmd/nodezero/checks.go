@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"time"
+
+	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/hostagent"
+	"github.com/nodezero/nodezero/hostagent/dhcplease"
+	"github.com/nodezero/nodezero/hostagent/diskspeed"
+	"github.com/nodezero/nodezero/hostagent/dnscheck"
+	"github.com/nodezero/nodezero/hostagent/imagecheck"
+	"github.com/nodezero/nodezero/hostagent/netcheck"
+	"github.com/nodezero/nodezero/hostagent/timesync"
+)
+
+// checkOptions says where the host checks may reach: what a live host may
+// do (its chrony, its disks) and what a test or sandbox host may not.
+type checkOptions struct {
+	// Live: the agent runs on the real host it reports (root "/"): chronyc
+	// may add the cluster's NTP sources to the host's chronyd, and the disk
+	// speed check may write to the installation disk. Hosts read from a
+	// hardware tree never touch the machine's chronyd or disks.
+	Live bool
+	// Loopback: sandbox hosts sharing the machine's loopback (--host-address).
+	Loopback bool
+	// DNSServer, "host:port", is asked by domain-resolution instead of the
+	// host's resolver. A loopback host has no resolver of its own: without
+	// one the step is not offered, so no query leaves for the machine's DNS.
+	DNSServer string
+	// PullSecret authenticates container-image-availability.
+	PullSecret []byte
+	Logger     *slog.Logger
+}
+
+// addChecks registers the host checks' steps.
+func addChecks(steps *hostagent.Steps, o checkOptions) {
+	net := netcheck.Options{}
+	if o.Loopback {
+		steps.Handle(v2.StepTypeConnectivityCheck, loopbackConnectivity(netcheck.Options{Interfaces: []string{"lo"}, Wait: 3 * time.Second}))
+	} else {
+		steps.Handle(v2.StepTypeConnectivityCheck, netcheck.ConnectivityStep(net))
+		steps.Handle(v2.StepTypeDHCPLeaseAllocate, dhcplease.Step(dhcplease.Options{Logger: o.Logger}))
+	}
+	steps.Handle(v2.StepTypeFreeNetworkAddresses, netcheck.FreeAddressesStep(net))
+	steps.Handle(v2.StepTypeVerifyVIPs, netcheck.VerifyVIPsStep(net))
+	ntp := timesync.Options{} // SNTP to the cluster's sources only
+	if o.Live {
+		ntp = timesync.DefaultOptions()
+	}
+	steps.Handle(v2.StepTypeNTPSynchronizer, timesync.Step(ntp))
+	if !o.Loopback || o.DNSServer != "" {
+		steps.Handle(v2.StepTypeDomainResolution, dnscheck.Step(dnscheck.Options{Server: o.DNSServer}))
+	}
+	steps.Handle(v2.StepTypeContainerImageAvailability, imagecheck.Step(imagecheck.Options{PullSecret: o.PullSecret}))
+	if o.Live {
+		steps.Handle(v2.StepTypeInstallationDiskSpeedCheck, diskspeed.Step(diskspeed.Options{}))
+	}
+}
+
+// loopbackConnectivity is connectivity-check for sandbox hosts that share
+// the machine's loopback: ICMP reaches the peers' 127.x addresses, but a
+// loopback device has no link layer to send ARP on. Loopback is one
+// segment by construction, so a peer address that answers ICMP on it is
+// reported reached at L2 too, with the MAC the service gave for it. This is
+// the sandbox's stand-in for a switch, not a measurement.
+func loopbackConnectivity(o netcheck.Options) hostagent.StepFunc {
+	real := netcheck.ConnectivityStep(o)
+	return func(ctx context.Context, args []string) (string, string, int) {
+		var params v2.ConnectivityCheckParams
+		if err := v2.DecodeStepArg(v2.StepTypeConnectivityCheck, args, &params); err != nil {
+			return "", err.Error(), hostagent.ExitNotRun
+		}
+		out, stderr, code := real(ctx, args)
+		if code != 0 {
+			return out, stderr, code
+		}
+		var rep v2.ConnectivityReport
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			return "", err.Error(), 1
+		}
+		macs := map[string]map[string]string{} // host → ip → mac
+		for _, h := range params {
+			macs[h.HostID] = map[string]string{}
+			for _, n := range h.Nics {
+				for _, a := range n.IPAddresses {
+					macs[h.HostID][stripPrefix(a)] = n.MAC
+				}
+			}
+		}
+		for _, rh := range rep.RemoteHosts {
+			var l2 []*v2.L2Connectivity
+			for _, l3 := range rh.L3Connectivity {
+				if l3.Successful {
+					l2 = append(l2, &v2.L2Connectivity{OutgoingNic: "lo", RemoteIPAddress: l3.RemoteIPAddress,
+						RemoteMAC: macs[rh.HostID][l3.RemoteIPAddress], Successful: true})
+				}
+			}
+			rh.L2Connectivity = l2
+		}
+		b, err := json.Marshal(rep)
+		if err != nil {
+			return "", err.Error(), 1
+		}
+		return string(b), stderr, 0
+	}
+}
+
+func stripPrefix(a string) string {
+	for i := 0; i < len(a); i++ {
+		if a[i] == '/' {
+			return a[:i]
+		}
+	}
+	return a
+}

@@ -1,0 +1,591 @@
+package validation
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"sort"
+	"strings"
+
+	v2 "github.com/nodezero/nodezero/daemon/v2"
+)
+
+// Host validations fed by the host-check steps the agent runs
+// (connectivity-check, ntp-synchronizer, container-image-availability,
+// installation-disk-speed-check): assisted internal/host/validator.go.
+
+// maxNamedPeers bounds the peers a message lists (assisted's
+// maxHostTimingMetrics is 4: it prints 5, then "and others...").
+const maxNamedPeers = 4
+
+func isDay2Host(h *v2.Host) bool { return h.Kind == v2.HostKindAddToExistingClusterHost }
+
+// twoNodeFencing: a two-node cluster without an arbiter (assisted's
+// IsClusterTopologyTwoNodesWithFencing), where majority groups have 2 hosts.
+func twoNodeFencing(c *v2.Cluster) bool { return controlPlaneCount(c) == 2 }
+
+const (
+	msgMajorityOK     = "Host has connectivity to the majority of hosts in the cluster"
+	msgMajorityFailed = "No connectivity to the majority of hosts in the cluster"
+)
+
+func hostBelongsToMajorityGroup(c *hostContext) (Status, string) {
+	switch {
+	case c.cluster == nil:
+		return statusHidden, ""
+	case isDay2Host(c.host):
+		return StatusSuccess, "Day2 host is not required to be connected to other hosts in the cluster"
+	case c.sno:
+		return StatusSuccess, msgMajorityOK
+	case c.cluster.ConnectivityMajorityGroups == "":
+		return StatusPending, "Machine Network CIDR or Connectivity Majority Groups missing"
+	}
+	var conn Connectivity
+	if err := json.Unmarshal([]byte(c.cluster.ConnectivityMajorityGroups), &conn); err != nil {
+		return StatusError, "Parse error for connectivity majority group"
+	}
+	l3 := isUMN(c.cluster) || userManagedLB(c.cluster)
+	var st Status
+	if l3 {
+		st = c.belongsToL3Group(conn)
+	} else {
+		st = c.belongsToL2Group(conn.MajorityGroups)
+	}
+	if st == StatusFailure {
+		enough := 3
+		if twoNodeFencing(c.cluster) {
+			enough = 2
+		}
+		if c.facts.hostCount < enough {
+			return StatusPending, "Not enough hosts in cluster to calculate connectivity groups"
+		}
+	}
+	switch st {
+	case StatusSuccess:
+		return st, msgMajorityOK
+	case StatusFailure:
+		if u := c.unreachablePeers(l3); u != "" {
+			return st, msgMajorityFailed + "; unreachable: " + u
+		}
+		return st, msgMajorityFailed
+	case StatusPending:
+		return st, "Not enough information to calculate host majority groups"
+	}
+	return st, "Parse error for the cluster's machine networks"
+}
+
+func (c *hostContext) belongsToL2Group(groups map[string][]string) Status {
+	if len(machineNetworkCIDRs(c.cluster)) == 0 {
+		return StatusPending
+	}
+	if groups == nil {
+		return StatusFailure
+	}
+	groupFor := func(n *net.IPNet) []string {
+		for k, ids := range groups {
+			_, gn, err := net.ParseCIDR(k) // "IPv4"/"IPv6" keys are L3 groups
+			if err == nil && gn.String() == n.String() {
+				return ids
+			}
+		}
+		return nil
+	}
+	for _, cidr := range machineNetworkCIDRs(c.cluster) {
+		_, n, err := net.ParseCIDR(cidr)
+		if err != nil {
+			return StatusError
+		}
+		if !containsString(groupFor(n), c.host.ID) {
+			return StatusFailure
+		}
+	}
+	return StatusSuccess
+}
+
+func (c *hostContext) belongsToL3Group(conn Connectivity) Status {
+	var v4, v6 bool
+	for _, list := range [][]string{clusterNetworkCIDRs(c.cluster), serviceNetworkCIDRs(c.cluster), machineNetworkCIDRs(c.cluster)} {
+		for _, s := range list {
+			if _, _, err := net.ParseCIDR(s); err != nil {
+				return StatusError
+			}
+			if isIPv4(s) {
+				v4 = true
+			} else {
+				v6 = true
+			}
+		}
+	}
+	addrs, ok := conn.L3ConnectedAddresses[c.host.ID]
+	if !(v4 || v6) || !ok {
+		return StatusFailure
+	}
+	var got4, got6 bool
+	for _, a := range addrs {
+		if isIPv4(a) {
+			got4 = true
+		} else {
+			got6 = true
+		}
+	}
+	if (!v4 || got4) && (!v6 || got6) {
+		return StatusSuccess
+	}
+	return StatusFailure
+}
+
+// unreachablePeers lists, as "name (address)", the other hosts that this
+// host and that do not reach each other both ways according to their
+// reports (L2 in the machine networks, or L3 with l3).
+func (c *hostContext) unreachablePeers(l3 bool) string {
+	me := c.facts.peers[c.host.ID]
+	if me == nil {
+		return ""
+	}
+	ids := make([]string, 0, len(c.facts.peers))
+	for id := range c.facts.peers {
+		if id != c.host.ID {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	nets := c.facts.machineNets
+	var names []string
+	for _, id := range ids {
+		p := c.facts.peers[id]
+		if reaches(me, p, nets, l3) && reaches(p, me, nets, l3) {
+			continue
+		}
+		if len(names) == maxNamedPeers+1 {
+			names = append(names, "and others...")
+			break
+		}
+		name := p.label()
+		if a := p.addressIn(nets); a != "" {
+			name += " (" + a + ")"
+		}
+		names = append(names, name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// reaches: from's report has a successful probe to to.
+func reaches(from, to *peer, nets []*net.IPNet, l3 bool) bool {
+	if from.report == nil {
+		return false
+	}
+	for _, rh := range from.report.RemoteHosts {
+		if rh == nil || rh.HostID != to.id {
+			continue
+		}
+		if l3 {
+			for _, x := range rh.L3Connectivity {
+				if x != nil && x.Successful {
+					return true
+				}
+			}
+			continue
+		}
+		if len(nets) == 0 {
+			for _, x := range rh.L2Connectivity {
+				if x != nil && x.Successful {
+					return true
+				}
+			}
+		}
+		for _, n := range nets {
+			if l2Reaches(rh, n) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *hostContext) connectivityReport() (*v2.ConnectivityReport, error) {
+	var r v2.ConnectivityReport
+	if err := json.Unmarshal([]byte(c.host.Connectivity), &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// hostMTUValid: with user-managed networking every MTU probe counts, else
+// only those from an interface in a machine network to an address in one.
+func hostMTUValid(c *hostContext) (Status, string) {
+	switch {
+	case c.cluster == nil:
+		return statusHidden, ""
+	case c.inv == nil:
+		return StatusPending, "Missing host inventory"
+	case isDay2Host(c.host):
+		return StatusSuccess, "Day2 host is not required to be connected to other hosts in the cluster"
+	case c.sno:
+		return statusHidden, ""
+	case c.host.Connectivity == "":
+		return StatusPending, "Missing MTU report information"
+	}
+	r, err := c.connectivityReport()
+	if err != nil {
+		return StatusError, "Internal error - failed to parse host connectivity report"
+	}
+	umn := isUMN(c.cluster)
+	var nets []*net.IPNet
+	if !umn {
+		for _, s := range machineNetworkCIDRs(c.cluster) {
+			_, n, err := net.ParseCIDR(s)
+			if err != nil {
+				return StatusFailure, fmt.Sprintf("failed to parse machine network CIDR %s: %v", s, err)
+			}
+			nets = append(nets, n)
+		}
+	}
+	for _, rh := range r.RemoteHosts {
+		if rh == nil {
+			continue
+		}
+		for _, m := range rh.MTUReport {
+			if m == nil || m.MTUSuccessful {
+				continue
+			}
+			if !umn {
+				remote := net.ParseIP(m.RemoteIPAddress)
+				if remote == nil || !inAny(nets, remote) || !c.nicInNetworks(m.OutgoingNic, nets, remote.To4() == nil) {
+					continue
+				}
+			}
+			return StatusFailure, fmt.Sprintf("MTU is broken. Interface: %s, remote IP address: %s", m.OutgoingNic, m.RemoteIPAddress)
+		}
+	}
+	return StatusSuccess, "MTU is ok"
+}
+
+func inAny(nets []*net.IPNet, ip net.IP) bool {
+	for _, n := range nets {
+		if n.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// nicInNetworks: the named interface has an address of the family in one
+// of nets.
+func (c *hostContext) nicInNetworks(name string, nets []*net.IPNet, v6 bool) bool {
+	for _, i := range c.inv.Interfaces {
+		if i == nil || i.Name != name {
+			continue
+		}
+		for _, a := range familyAddresses(i, !v6) {
+			if ip, _, err := net.ParseCIDR(a); err == nil && inAny(nets, ip) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// timingTest is one of the two L3 thresholds checked between hosts of the
+// same role.
+type timingTest struct {
+	what      string // "network latency" or "packet loss"
+	threshold func(RoleRequirements) *float64
+	measure   func(*v2.L3Connectivity) float64
+	unit      string
+	pass      string
+	missing   string
+	summary   string // format: threshold, host, peers
+}
+
+var latencyTest = timingTest{
+	what:      "network latency",
+	threshold: func(r RoleRequirements) *float64 { return r.NetworkLatencyThresholdMs },
+	measure:   func(l *v2.L3Connectivity) float64 { return l.AverageRTTMs },
+	unit:      " ms",
+	pass:      "Network latency requirement has been satisfied.",
+	missing:   "Missing network latency information.",
+	summary:   "A total network latency above the tolerated threshold of %.2f ms was encountered when performing network latency tests between host %s and %s",
+}
+
+var packetLossTest = timingTest{
+	what:      "packet loss",
+	threshold: func(r RoleRequirements) *float64 { return r.PacketLossPercentage },
+	measure:   func(l *v2.L3Connectivity) float64 { return l.PacketLossPercentage },
+	unit:      "%",
+	pass:      "Packet loss requirement has been satisfied.",
+	missing:   "Missing packet loss information.",
+	summary:   "A total packet loss above the tolerated threshold of %.2f%% was encountered when performing connectivity validation between host %s and %s",
+}
+
+func hostNetworkLatency(c *hostContext) (Status, string) { return c.timing(latencyTest) }
+func hostPacketLoss(c *hostContext) (Status, string)     { return c.timing(packetLossTest) }
+
+// timing compares each L3 probe to a peer of the same effective role with
+// the role's threshold. Peers that are not hosts of the cluster are left
+// out (assisted fails the validation on them; a report can outlive a
+// deleted host).
+func (c *hostContext) timing(t timingTest) (Status, string) {
+	switch {
+	case c.inv == nil:
+		return StatusPending, "The inventory is not available yet."
+	case c.cluster == nil:
+		return statusHidden, ""
+	}
+	limit := t.threshold(c.req)
+	if c.facts.hostCount <= 1 || limit == nil || c.role == v2.HostRoleAutoAssign || isDay2Host(c.host) {
+		return StatusSuccess, t.pass
+	}
+	if c.host.Connectivity == "" {
+		return StatusPending, t.missing
+	}
+	r, err := c.connectivityReport()
+	if err != nil {
+		return StatusError, "Parse error while attempting to process the connectivity report"
+	}
+	seen := map[string]bool{}
+	var bad []string
+	more := false
+	for _, rh := range r.RemoteHosts {
+		if rh == nil {
+			continue
+		}
+		p := c.facts.peers[rh.HostID]
+		if p == nil || p.role != c.role {
+			continue
+		}
+		for _, l3 := range rh.L3Connectivity {
+			if l3 == nil || t.measure(l3) <= *limit || seen[l3.RemoteIPAddress] {
+				continue
+			}
+			seen[l3.RemoteIPAddress] = true
+			if len(bad) > maxNamedPeers {
+				more = true
+				continue
+			}
+			bad = append(bad, fmt.Sprintf("%s at %s (%.2f%s)", p.label(), l3.RemoteIPAddress, t.measure(l3), t.unit))
+		}
+	}
+	if len(bad) == 0 {
+		return StatusSuccess, t.pass
+	}
+	if more {
+		bad[len(bad)-1] += " and others..."
+	}
+	msg := fmt.Sprintf(t.summary, *limit, c.hostLabel(), strings.Join(bad, ", "))
+	return StatusFailure, msg + "\n" + c.pingAdvice(t.what)
+}
+
+func (c *hostContext) hostLabel() string {
+	if n := RealHostname(c.host, c.inv); n != "" {
+		return n
+	}
+	return c.host.ID
+}
+
+// pingAdvice is assisted's advisory: the ping commands the agent ran, to
+// run by hand on the host.
+func (c *hostContext) pingAdvice(what string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Actions:\n1: Check if there are multiple devices on the same L2 network, if so then use the built-in nmstate-based advanced networking configuration to create a bond or disable all but one of the interfaces.\n")
+	fmt.Fprintf(&b, "2: Please try the following commands on the host %s to investigate the %s further\n\n", c.hostLabel(), what)
+	n := 0
+	for _, i := range c.inv.Interfaces {
+		if i == nil {
+			continue
+		}
+		for _, a := range i.IPv4Addresses {
+			if n > maxNamedPeers {
+				b.WriteString("etc...\n")
+				return b.String()
+			}
+			fmt.Fprintf(&b, "ping -c 10 -W 3 -q -I %s %s\n", i.Name, a)
+			n++
+		}
+	}
+	return b.String()
+}
+
+func hostNTPSynced(c *hostContext) (Status, string) {
+	const failed = "Host couldn't synchronize with any NTP server"
+	if c.host.NTPSources == "" {
+		// assisted hides it for an unbound host without NTP sources to use.
+		if c.cluster == nil {
+			return statusHidden, ""
+		}
+		return StatusFailure, failed
+	}
+	var sources []*v2.NTPSource
+	if err := json.Unmarshal([]byte(c.host.NTPSources), &sources); err != nil {
+		return StatusError, "Parse error for NTP sources"
+	}
+	for _, s := range sources {
+		if s != nil && s.SourceState == v2.SourceStateSynced {
+			return StatusSuccess, "Host NTP is synced"
+		}
+	}
+	return StatusFailure, failed
+}
+
+// imageDownloadRateThreshold is assisted's ImageStatusDownloadRateThreshold
+// in MB/s.
+const imageDownloadRateThreshold = 0.001
+
+// ParseImagesStatus reads host.images_status: assisted stores a JSON object
+// from image name to its availability; a JSON list of availabilities is
+// accepted too. An empty string is no statuses.
+func ParseImagesStatus(s string) (map[string]*v2.ContainerImageAvailability, error) {
+	out := map[string]*v2.ContainerImageAvailability{}
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return out, nil
+	}
+	if strings.HasPrefix(s, "[") {
+		var list []*v2.ContainerImageAvailability
+		if err := json.Unmarshal([]byte(s), &list); err != nil {
+			return nil, fmt.Errorf("parse images_status: %w", err)
+		}
+		for _, a := range list {
+			if a != nil {
+				out[a.Name] = a
+			}
+		}
+		return out, nil
+	}
+	if err := json.Unmarshal([]byte(s), &out); err != nil {
+		return nil, fmt.Errorf("parse images_status: %w", err)
+	}
+	return out, nil
+}
+
+func hostContainerImagesAvailable(c *hostContext) (Status, string) {
+	statuses, err := ParseImagesStatus(c.host.ImagesStatus)
+	if err != nil {
+		return StatusError, "Validation error"
+	}
+	var failed []string
+	for name, a := range statuses {
+		if a == nil {
+			continue
+		}
+		if a.Name == "" {
+			a.Name = name
+		}
+		if a.Result == v2.ContainerImageAvailabilityResultFailure || (a.SizeBytes > 0 && a.DownloadRate < imageDownloadRateThreshold) {
+			failed = append(failed, a.Name)
+		}
+	}
+	if len(failed) > 0 {
+		sort.Strings(failed)
+		return StatusFailure, fmt.Sprintf("Failed to fetch container images needed for installation from %s. This may be due to a network hiccup. Retry to install again. If this problem persists, check your network settings to make sure you’re not blocked.", strings.Join(failed, ","))
+	}
+	return StatusSuccess, "All required container images were either pulled successfully or no attempt was made to pull them"
+}
+
+// DiskSpeed is one disk's speed test result in host.disks_info (assisted's
+// disk_info.disk_speed).
+type DiskSpeed struct {
+	Tested   bool  `json:"tested"`
+	ExitCode int64 `json:"exit_code"`
+	SpeedMs  int64 `json:"speed_ms,omitempty"`
+}
+
+// DiskInfo is one entry of host.disks_info, keyed by the disk's id (or
+// path, for older hosts).
+type DiskInfo struct {
+	ID        string     `json:"id,omitempty"`
+	Path      string     `json:"path,omitempty"`
+	DiskSpeed *DiskSpeed `json:"disk_speed,omitempty"`
+}
+
+// hostInstallationDiskSpeed reads the result of a previous installation's
+// speed test on the installation disk. A measurement slower than the
+// threshold fails even when stored with exit code 0 (assisted's service
+// turns a slow reading into a non-zero exit code before storing it).
+func hostInstallationDiskSpeed(c *hostContext) (Status, string) {
+	const notMeasured = "Speed of installation disk has not yet been measured"
+	key := c.host.InstallationDiskID
+	if key == "" {
+		key = c.host.InstallationDiskPath
+	}
+	// assisted reports an error while no installation disk is chosen;
+	// nothing can have been measured then.
+	if key == "" {
+		return StatusSuccess, notMeasured
+	}
+	infos := map[string]DiskInfo{}
+	if c.host.DisksInfo != "" {
+		if err := json.Unmarshal([]byte(c.host.DisksInfo), &infos); err != nil {
+			return StatusError, "Validation error"
+		}
+	}
+	info, ok := infos[key]
+	if !ok && c.host.InstallationDiskPath != "" {
+		info, ok = infos[c.host.InstallationDiskPath]
+	}
+	if !ok || info.DiskSpeed == nil || !info.DiskSpeed.Tested {
+		return StatusSuccess, notMeasured
+	}
+	limit := c.req.InstallationDiskSpeedThresholdMs
+	ds := info.DiskSpeed
+	if ds.ExitCode == 0 && (limit <= 0 || ds.SpeedMs <= limit) {
+		return StatusSuccess, "Speed of installation disk is sufficient"
+	}
+	const msg = "While preparing the previous installation the installation disk speed measurement failed or was found to be insufficient"
+	if ds.ExitCode == 0 || ds.SpeedMs > 0 {
+		return StatusFailure, fmt.Sprintf("%s: disk %s took %d ms to sync, more than the %d ms threshold", msg, key, ds.SpeedMs, limit)
+	}
+	return StatusFailure, fmt.Sprintf("%s: the measurement on disk %s failed with exit code %d", msg, key, ds.ExitCode)
+}
+
+func hostNoIPCollisions(c *hostContext) (Status, string) {
+	switch {
+	case c.cluster == nil:
+		return StatusSuccess, "Cluster has not yet been defined, skipping validation."
+	case c.inv == nil:
+		return StatusSuccess, "Host inventory has not yet been defined, skipping validation."
+	case isDay2(c.cluster):
+		return StatusSuccess, fmt.Sprintf("Skipping validation for day 2 host %s", c.host.ID)
+	}
+	mine := map[string]bool{}
+	for _, i := range c.inv.Interfaces {
+		if i == nil {
+			continue
+		}
+		for _, a := range append(append([]string{}, i.IPv4Addresses...), i.IPv6Addresses...) {
+			if ip, _, err := net.ParseCIDR(a); err == nil {
+				mine[ip.String()] = true
+			}
+		}
+	}
+	ips := make([]string, 0, len(c.facts.collisions))
+	for ip := range c.facts.collisions {
+		if mine[ip] {
+			ips = append(ips, ip)
+		}
+	}
+	if len(ips) == 0 {
+		return StatusSuccess, fmt.Sprintf("No IP collisions were detected by host %s", c.host.ID)
+	}
+	sort.Strings(ips)
+	lines := make([]string, 0, len(ips))
+	for _, ip := range ips {
+		macs := make([]string, 0, len(c.facts.collisions[ip]))
+		for _, m := range c.facts.collisions[ip] {
+			if name := c.facts.macHost[m]; name != "" {
+				m += " (" + name + ")"
+			}
+			macs = append(macs, m)
+		}
+		lines = append(lines, fmt.Sprintf("Collisions detected for host ID %s, IP address: %s Mac addresses: %s", c.host.ID, ip, strings.Join(macs, ",")))
+	}
+	return StatusFailure, strings.Join(lines, "\n")
+}

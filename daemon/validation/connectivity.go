@@ -1,0 +1,418 @@
+package validation
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/bits"
+	"net"
+	"sort"
+	"strings"
+
+	v2 "github.com/nodezero/nodezero/daemon/v2"
+)
+
+// Connectivity is what assisted stores in cluster.connectivity_majority_groups
+// (internal/network/connectivity_groups.go Connectivity): per machine-network
+// CIDR the L2 majority group, under "IPv4" and "IPv6" the L3 majority
+// groups, and per host the addresses every other host reached over L3.
+type Connectivity struct {
+	MajorityGroups       map[string][]string `json:"majority_groups"`
+	L3ConnectedAddresses map[string][]string `json:"l3_connected_addresses"`
+}
+
+// Keys of the L3 majority groups.
+const (
+	familyKeyIPv4 = "IPv4"
+	familyKeyIPv6 = "IPv6"
+)
+
+// ConnectivityGroups computes a cluster's connectivity majority groups from
+// its hosts' connectivity-check reports (host.connectivity) and inventories,
+// as assisted's cluster monitor does (setConnectivityMajorityGroupsForCluster):
+// an L2 group for every network of the hosts' addresses and an L3 group per
+// address family. A majority group is the largest set of at least 3 hosts
+// (2 for a two-node cluster) that all reach each other both ways; hosts
+// come out sorted by ID. Assisted computes it only while the cluster is
+// pending-for-input, insufficient or ready; the caller decides when.
+//
+// A host whose report does not parse counts as having reported nothing;
+// the result is still complete and err names such hosts, for the log.
+func ConnectivityGroups(c *v2.Cluster, hosts []HostEntry) (*Connectivity, error) {
+	list := make([]HostEntry, 0, len(hosts))
+	for _, h := range hosts {
+		if h.Host != nil {
+			list = append(list, h)
+		}
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].Host.ID < list[j].Host.ID })
+	reports := make([]*v2.ConnectivityReport, len(list))
+	var errs []error
+	for i, h := range list {
+		if h.Host.Connectivity == "" {
+			continue
+		}
+		var r v2.ConnectivityReport
+		if err := json.Unmarshal([]byte(h.Host.Connectivity), &r); err != nil {
+			errs = append(errs, fmt.Errorf("parse connectivity report of host %s: %w", h.Host.ID, err))
+			continue
+		}
+		reports[i] = &r
+	}
+	minSize := 3
+	if controlPlaneCount(c) == 2 {
+		minSize = 2 // two nodes with fencing (assisted's minimum there)
+	}
+	out := &Connectivity{MajorityGroups: map[string][]string{}, L3ConnectedAddresses: map[string][]string{}}
+	for _, cidr := range inventoryNetworks(list, true) {
+		_, n, _ := net.ParseCIDR(cidr) // inventoryNetworks returns parsed networks
+		adj := connectivityMatrix(list, reports, func(rh *v2.ConnectivityRemoteHost, _ int) bool { return l2Reaches(rh, n) })
+		out.MajorityGroups[cidr] = majorityGroup(list, adj, minSize)
+	}
+	for _, v4 := range []bool{true, false} {
+		addrs := hostAddresses(list, v4)
+		adj := connectivityMatrix(list, reports, func(rh *v2.ConnectivityRemoteHost, to int) bool { return l3ReachesAll(rh, addrs[to]) })
+		key := familyKeyIPv4
+		if !v4 {
+			key = familyKeyIPv6
+		}
+		out.MajorityGroups[key] = majorityGroup(list, adj, minSize)
+	}
+	out.L3ConnectedAddresses = l3ConnectedAddresses(list, reports)
+	return out, errors.Join(errs...)
+}
+
+// Marshal returns the JSON text to store in cluster.connectivity_majority_groups.
+func (c *Connectivity) Marshal() (string, error) {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return "", fmt.Errorf("marshal connectivity majority groups: %w", err)
+	}
+	return string(b), nil
+}
+
+// l2Reaches: a successful L2 probe to an address in n; for IPv6, where NDP
+// replies get lost, a successful L3 probe in n also counts (as in assisted).
+func l2Reaches(rh *v2.ConnectivityRemoteHost, n *net.IPNet) bool {
+	for _, l2 := range rh.L2Connectivity {
+		if l2 != nil && l2.Successful && inNet(n, l2.RemoteIPAddress) {
+			return true
+		}
+	}
+	if n.IP.To4() == nil {
+		for _, l3 := range rh.L3Connectivity {
+			if l3 != nil && l3.Successful && inNet(n, l3.RemoteIPAddress) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// l3ReachesAll: every address of the family the remote host has was
+// reached over L3 (and it has at least one).
+func l3ReachesAll(rh *v2.ConnectivityRemoteHost, addrs map[string]bool) bool {
+	if len(addrs) == 0 {
+		return false
+	}
+	found := map[string]bool{}
+	for _, l3 := range rh.L3Connectivity {
+		if l3 != nil && l3.Successful && addrs[l3.RemoteIPAddress] {
+			found[l3.RemoteIPAddress] = true
+		}
+	}
+	return len(found) == len(addrs)
+}
+
+func inNet(n *net.IPNet, addr string) bool {
+	ip := net.ParseIP(addr)
+	return ip != nil && n.Contains(ip)
+}
+
+// hostAddresses returns, per host, its inventory addresses of one family.
+func hostAddresses(list []HostEntry, v4 bool) []map[string]bool {
+	out := make([]map[string]bool, len(list))
+	for i, h := range list {
+		if h.Inventory == nil {
+			continue
+		}
+		set := map[string]bool{}
+		for _, iface := range h.Inventory.Interfaces {
+			if iface == nil {
+				continue
+			}
+			for _, a := range familyAddresses(iface, v4) {
+				if ip, _, err := net.ParseCIDR(a); err == nil {
+					set[ip.String()] = true
+				}
+			}
+		}
+		out[i] = set
+	}
+	return out
+}
+
+// connectivityMatrix returns, per host index, the set of hosts it reaches
+// (by reaches) and that reach it back; every host is in its own set.
+func connectivityMatrix(list []HostEntry, reports []*v2.ConnectivityReport, reaches func(*v2.ConnectivityRemoteHost, int) bool) []hostSet {
+	index := make(map[string]int, len(list))
+	for i, h := range list {
+		index[h.Host.ID] = i
+	}
+	n := len(list)
+	out := make([]hostSet, n)
+	for i := range out {
+		out[i] = newHostSet(n)
+	}
+	for from, r := range reports {
+		if r == nil {
+			continue
+		}
+		for _, rh := range r.RemoteHosts {
+			if rh == nil {
+				continue
+			}
+			to, ok := index[rh.HostID]
+			if ok && reaches(rh, to) {
+				out[from].add(to)
+			}
+		}
+	}
+	// Keep only mutual edges.
+	for i := range n {
+		for j := range n {
+			if i != j && out[i].has(j) && !out[j].has(i) {
+				out[i].remove(j)
+			}
+		}
+	}
+	for i := range n {
+		out[i].add(i)
+	}
+	return out
+}
+
+// l3ConnectedAddresses: per host, the addresses of it that every other
+// host reached over L3, sorted (assisted GatherL3ConnectedAddresses).
+func l3ConnectedAddresses(list []HostEntry, reports []*v2.ConnectivityReport) map[string][]string {
+	counts := map[string]map[string]int{}
+	for i, r := range reports {
+		if r == nil {
+			continue
+		}
+		for _, rh := range r.RemoteHosts {
+			if rh == nil || rh.HostID == list[i].Host.ID {
+				continue
+			}
+			seen := map[string]bool{}
+			for _, l3 := range rh.L3Connectivity {
+				if l3 != nil && l3.Successful {
+					seen[l3.RemoteIPAddress] = true
+				}
+			}
+			if len(seen) == 0 {
+				continue
+			}
+			if counts[rh.HostID] == nil {
+				counts[rh.HostID] = map[string]int{}
+			}
+			for a := range seen {
+				counts[rh.HostID][a]++
+			}
+		}
+	}
+	out := map[string][]string{}
+	for id, m := range counts {
+		for a, n := range m {
+			if n == len(list)-1 {
+				out[id] = append(out[id], a)
+			}
+		}
+		sort.Strings(out[id])
+	}
+	return out
+}
+
+// majorityGroup follows assisted's search (createFullMeshGroup): every
+// host's view (itself and the hosts mutually connected to it) is a
+// candidate group; the largest candidate that is a full mesh wins; a
+// candidate that is not is intersected with the original views to yield
+// smaller candidates. Ties go to the group seen from more of its members,
+// then to the one with the lower host indexes.
+func majorityGroup(list []HostEntry, adj []hostSet, minSize int) []string {
+	groups := map[string]*connGroup{}
+	for me, set := range adj {
+		if set.count() < minSize {
+			continue
+		}
+		p := newHostSet(len(list))
+		p.add(me)
+		addOrMerge(groups, &connGroup{set: set, participants: p})
+	}
+	primaries := make([]*connGroup, 0, len(groups))
+	for _, g := range groups {
+		primaries = append(primaries, g)
+	}
+	sort.Slice(primaries, func(i, j int) bool { return primaries[i].set.less(primaries[j].set) })
+	for i, g := range primaries {
+		g.primaries = newHostSet(len(primaries))
+		g.primaries.add(i)
+	}
+	for {
+		cand := largestGroup(groups, minSize)
+		if cand == nil {
+			return []string{}
+		}
+		if cand.set.count() == cand.participants.count() {
+			out := make([]string, 0, cand.set.count())
+			for _, i := range cand.set.members() {
+				out = append(out, list[i].Host.ID)
+			}
+			return out
+		}
+		size := cand.set.count()
+		for k, g := range groups {
+			if g.set.count() == size {
+				delete(groups, k)
+			}
+		}
+		biggest := biggestSize(groups)
+		for i, pg := range primaries {
+			if cand.primaries.has(i) || pg.set.count() < biggest {
+				continue
+			}
+			set := cand.set.and(pg.set)
+			n := set.count()
+			if n < minSize || n >= size {
+				continue
+			}
+			addOrMerge(groups, &connGroup{
+				set:          set,
+				participants: set.and(cand.participants.or(pg.participants)),
+				primaries:    cand.primaries.or(pg.primaries),
+			})
+			biggest = max(biggest, n)
+		}
+	}
+}
+
+// connGroup is a candidate majority group: the hosts in it and those of
+// them whose own view produced it.
+type connGroup struct {
+	set, participants hostSet
+	primaries         hostSet // the original views it was intersected from
+}
+
+func addOrMerge(groups map[string]*connGroup, g *connGroup) {
+	k := g.set.key()
+	old, ok := groups[k]
+	if !ok {
+		groups[k] = g
+		return
+	}
+	old.participants = old.set.and(old.participants.or(g.participants))
+	if old.primaries != nil && g.primaries != nil {
+		old.primaries = old.primaries.or(g.primaries)
+	}
+}
+
+func biggestSize(groups map[string]*connGroup) int {
+	n := 0
+	for _, g := range groups {
+		n = max(n, g.set.count())
+	}
+	return n
+}
+
+func largestGroup(groups map[string]*connGroup, minSize int) *connGroup {
+	size := biggestSize(groups)
+	if size < minSize {
+		return nil
+	}
+	var best *connGroup
+	for _, g := range groups {
+		if g.set.count() != size {
+			continue
+		}
+		switch {
+		case best == nil:
+			best = g
+		case g.participants.count() > best.participants.count():
+			best = g
+		case g.participants.count() == best.participants.count() && g.set.less(best.set):
+			best = g
+		}
+	}
+	return best
+}
+
+// hostSet is a set of host indexes.
+type hostSet []uint64
+
+func newHostSet(n int) hostSet { return make(hostSet, (n+63)/64) }
+
+func (s hostSet) add(i int)      { s[i/64] |= 1 << (i % 64) }
+func (s hostSet) remove(i int)   { s[i/64] &^= 1 << (i % 64) }
+func (s hostSet) has(i int) bool { return i/64 < len(s) && s[i/64]&(1<<(i%64)) != 0 }
+
+func (s hostSet) count() int {
+	n := 0
+	for _, w := range s {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}
+
+func (s hostSet) and(o hostSet) hostSet {
+	out := make(hostSet, len(s))
+	for i := range s {
+		if i < len(o) {
+			out[i] = s[i] & o[i]
+		}
+	}
+	return out
+}
+
+func (s hostSet) or(o hostSet) hostSet {
+	out := make(hostSet, max(len(s), len(o)))
+	copy(out, s)
+	for i := range o {
+		out[i] |= o[i]
+	}
+	return out
+}
+
+func (s hostSet) members() []int {
+	var out []int
+	for i, w := range s {
+		for w != 0 {
+			b := bits.TrailingZeros64(w)
+			out = append(out, i*64+b)
+			w &^= 1 << b
+		}
+	}
+	return out
+}
+
+func (s hostSet) key() string {
+	var b strings.Builder
+	for _, w := range s {
+		fmt.Fprintf(&b, "%016x", w)
+	}
+	return b.String()
+}
+
+// less orders sets as assisted's groupId.isLess: bigger first, then by the
+// first differing member, lower first.
+func (s hostSet) less(o hostSet) bool {
+	a, b := s.members(), o.members()
+	if len(a) != len(b) {
+		return len(a) > len(b)
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return a[i] < b[i]
+		}
+	}
+	return false
+}
