@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
-	"net/http"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -53,6 +51,7 @@ type bedHost struct {
 	*testbed.Host
 	hw    string // testdata/hw/<name>
 	image string // the config image file it looks for ("attached" once it exists)
+	extra []string // more `nodezero run` flags
 	runs  int
 	cmd   *exec.Cmd
 	log   string
@@ -73,6 +72,7 @@ func (h *bedHost) boot(t *testing.T, ctx context.Context) {
 		"--config-image", h.image, "--hardware-root", h.hw,
 		"--config-interval", "200ms", "--node-zero-window", "2s", "--node-zero-interval", "200ms",
 		"--agent-interval", "2s")
+	h.cmd.Args = append(h.cmd.Args, h.extra...)
 	h.cmd.Stdout, h.cmd.Stderr = f, f
 	if err := h.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -109,6 +109,12 @@ func (h *bedHost) waitLog(t *testing.T, s string, timeout time.Duration) {
 // netnsInputs renders the test's install-config and agent-config for the
 // bed's addresses.
 func netnsInputs(t *testing.T, dir string, bed *testbed.Bed, hosts []*bedHost) {
+	netnsInputsWith(t, dir, bed, hosts, 2, "")
+}
+
+// netnsInputsWith renders them with workers expected workers (3 adds one
+// that never boots) and an additional NTP source (none when "").
+func netnsInputsWith(t *testing.T, dir string, bed *testbed.Bed, hosts []*bedHost, workers int, ntp string) {
 	t.Helper()
 	addr := map[string]string{}
 	for _, h := range hosts {
@@ -118,7 +124,7 @@ func netnsInputs(t *testing.T, dir string, bed *testbed.Bed, hosts []*bedHost) {
 	vip := func(n byte) string { b := base; b[3] = n; return netip.AddrFrom4(b).String() }
 	data := map[string]any{
 		"Prefix": bed.Prefix.String(), "Bits": bed.Prefix.Bits(), "Gateway": bed.Gateway.String(),
-		"APIVIP": vip(5), "IngressVIP": vip(4), "Addr": addr,
+		"APIVIP": vip(5), "IngressVIP": vip(4), "Addr": addr, "Workers": workers, "NTP": ntp,
 	}
 	for _, name := range []string{"install-config.yaml", "agent-config.yaml"} {
 		tpl, err := template.ParseFiles(filepath.Join("testdata", "netns", name))
@@ -144,82 +150,11 @@ func netnsInputs(t *testing.T, dir string, bed *testbed.Bed, hosts []*bedHost) {
 // under its real NIC name, all five reach known and node zero starts the
 // install.
 func TestNetnsHostsBootWithRun(t *testing.T) {
-	needRoot(t)
-	needTool(t, "ip")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	prefix, err := testbed.FreePrefix(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	specs := []struct{ name, nic, mac string }{
-		{"master-0", "eno1", "b0:7b:25:a0:00:01"},
-		{"master-1", "eno1", "b0:7b:25:a1:00:01"},
-		{"master-2", "eno1", "b0:7b:25:a2:00:01"},
-		{"worker-0", "eno1", "3c:ec:ef:b0:00:01"},
-		{"worker-1", "enp1s0", "52:54:00:b1:00:01"},
-	}
-	cfg := testbed.Config{Prefix: prefix}
-	for _, s := range specs {
-		mac, _ := net.ParseMAC(s.mac)
-		// The bed gives every host its address, as DHCP or NetworkManager
-		// with the installed keyfile would: there is no NetworkManager
-		// inside a namespace.
-		cfg.Hosts = append(cfg.Hosts, testbed.HostSpec{Name: s.name, NIC: s.nic, MAC: mac, Static: true})
-	}
-	bed := testbed.NewT(t, cfg)
-	var hosts []*bedHost
-	for _, h := range bed.Hosts {
-		hw, err := filepath.Abs(filepath.Join("..", "..", "testdata", "hw", h.Name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		hosts = append(hosts, &bedHost{Host: h, hw: hw, image: filepath.Join(bed.Dir, h.Name+".iso")})
-	}
-	zero := hosts[0]
-	t.Cleanup(func() {
-		if t.Failed() {
-			// A stuck daemon shows where it is stuck: Go dumps every
-			// goroutine to the log on SIGQUIT.
-			for _, h := range hosts {
-				if h.cmd != nil && h.cmd.ProcessState == nil {
-					_ = h.cmd.Process.Signal(syscall.SIGQUIT)
-				}
-			}
-			time.Sleep(time.Second)
-			for _, h := range hosts {
-				t.Logf("---- %s (boot %d) ----\n%s", h.Name, h.runs, h.output())
-			}
-		}
-	})
-
-	// The cluster's DNS on the bed: api and api-int at the API VIP, the apps
-	// wildcard at the ingress VIP; each host's resolv.conf names it.
-	base := bed.Prefix.Addr().As4()
-	apiVIP, ingressVIP := base, base
-	apiVIP[3], ingressVIP[3] = 5, 4
-	if _, err := bed.StartDNS(ctx, testbed.DNSConfig{
-		Records: []testbed.Record{
-			{Name: "api.netns.nodezero.test", Addrs: []netip.Addr{netip.AddrFrom4(apiVIP)}},
-			{Name: "api-int.netns.nodezero.test", Addrs: []netip.Addr{netip.AddrFrom4(apiVIP)}},
-		},
-		Wildcards: []testbed.Record{{Name: "apps.netns.nodezero.test", Addrs: []netip.Addr{netip.AddrFrom4(ingressVIP)}}},
-	}); err != nil {
-		t.Fatal(err)
-	}
-
-	dir := t.TempDir()
-	netnsInputs(t, dir, bed, hosts)
-	runBinary(t, "create", "config-image", "--dir", dir)
-	iso, err := os.ReadFile(filepath.Join(dir, "agentconfig.noarch.iso"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	attach := func(h *bedHost) {
-		if err := os.WriteFile(h.image, iso, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	n := newNetnsCluster(t, ctx, 2, false)
+	hosts, zero := n.hosts, n.zero
+	attach := n.attach
 
 	// Node zero boots with no config image: it asks for one. Killed there,
 	// it boots again and takes the image once it is attached.
@@ -245,38 +180,8 @@ func TestNetnsHostsBootWithRun(t *testing.T) {
 		h.boot(t, ctx)
 	}
 
-	// Node zero's API, reached from inside its namespace.
-	rv := readEnv(t, filepath.Join(zero.Root, "etc/assisted/rendezvous-host.env"))
-	hc := &http.Client{Transport: &http.Transport{DialContext: zero.DialContext}}
-	c, err := v2.NewClient(strings.TrimSuffix(rv["SERVICE_BASE_URL"], "/"), v2.WithUserToken(rv["USER_AUTH_TOKEN"]), v2.WithHTTPClient(hc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	hostsNow := func() (map[string]*v2.Host, string) {
-		ies, err := c.ListInfraEnvs(ctx, "")
-		if err != nil || len(ies) == 0 {
-			return nil, fmt.Sprintf("infra-envs: %v %v", ies, err)
-		}
-		hs, err := c.ListHosts(ctx, ies[0].ID)
-		if err != nil {
-			return nil, err.Error()
-		}
-		byName := map[string]*v2.Host{}
-		var desc []string
-		for _, h := range hs {
-			byName[h.RequestedHostname] = h
-			d := fmt.Sprintf("%s=%s", h.RequestedHostname, h.Status)
-			if h.ValidationsInfo != "" {
-				for id, v := range validations(t, h.ValidationsInfo) {
-					if v[0] == "failure" {
-						d += fmt.Sprintf(" [%s: %s]", id, v[1])
-					}
-				}
-			}
-			desc = append(desc, d)
-		}
-		return byName, strings.Join(desc, " ")
-	}
+	c := n.client(t)
+	hostsNow := func() (map[string]*v2.Host, string) { return n.hostsNow(t, ctx, c) }
 
 	// A worker killed after it registered comes back as the same host.
 	worker := hosts[3]

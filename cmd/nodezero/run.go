@@ -52,6 +52,7 @@ func runRun(ctx context.Context, args []string, _, stderr io.Writer) error {
 	configEvery := fs.Duration("config-interval", 5*time.Second, "how often to look for a config image while unconfigured")
 	agentEvery := fs.Duration("agent-interval", 10*time.Second, "the longest wait between the agent's registration attempts")
 	disconnect := fs.Duration("disconnection-timeout", 3*time.Minute, "node zero: a host that has not checked in for this long is disconnected")
+	checkEvery := fs.Duration("check-interval", time.Minute, "node zero: how often hosts repeat their inventory and host checks")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -121,7 +122,7 @@ func runRun(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if live {
 		seq.ApplyNetwork = applyWithNetworkManager(r)
 	}
-	nz := &nodeZero{root: r, listen: *listen, dataDir: *dataDir, disconnect: *disconnect, board: board, status: sd.Status, log: log}
+	nz := &nodeZero{root: r, listen: *listen, dataDir: *dataDir, disconnect: *disconnect, checkEvery: *checkEvery, board: board, status: sd.Status, log: log}
 	seq.Service = nz.run
 	seq.Agent = func(ctx context.Context, env boot.Env) error {
 		return runHostAgent(ctx, env, *hwRoot, live, *agentEvery, sd.Status, log)
@@ -179,11 +180,11 @@ func runNetworkStage(root string, links boot.Links, log *slog.Logger) error {
 // ABI's register-cluster, register-infraenv, apply-host-config and
 // start-cluster-installation units do.
 type nodeZero struct {
-	root, listen, dataDir string
-	disconnect            time.Duration
-	board                 *issue.Board
-	status                func(string)
-	log                   *slog.Logger
+	root, listen, dataDir  string
+	disconnect, checkEvery time.Duration
+	board                  *issue.Board
+	status                 func(string)
+	log                    *slog.Logger
 
 	client atomic.Pointer[v2.Client] // set once the service listens; read by healthy
 }
@@ -226,7 +227,7 @@ func (nz *nodeZero) run(ctx context.Context, env boot.Env) error {
 		served <- serve(ctx, serviceConfig{
 			Dir: nz.dataDir, Listen: nz.listen, PublicKeyPEM: []byte(svcEnv["EC_PUBLIC_KEY_PEM"]),
 			HostConfigs: hostConfigs, Logger: nz.log, MonitorInterval: 5 * time.Second,
-			DisconnectionTimeout: nz.disconnect, EvaluationDelay: 5 * time.Millisecond,
+			DisconnectionTimeout: nz.disconnect, EvaluationDelay: 5 * time.Millisecond, StepInterval: nz.checkEvery,
 			Listening: func(a net.Addr) { listening <- a },
 		})
 	}()

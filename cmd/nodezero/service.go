@@ -99,6 +99,7 @@ type serviceConfig struct {
 	MonitorInterval      time.Duration
 	DisconnectionTimeout time.Duration
 	EvaluationDelay      time.Duration
+	StepInterval         time.Duration  // how often repeating steps (inventory, host checks) are handed out; 0: 60 s
 	Listening            func(net.Addr) // called once the API accepts connections; may be nil
 }
 
@@ -117,7 +118,7 @@ func serve(ctx context.Context, cfg serviceConfig) error {
 	svc, err := assisted.New(assisted.Config{
 		Store: st, Logger: log.With("subsystem", "assisted"),
 		MonitorInterval: cfg.MonitorInterval, DisconnectionTimeout: cfg.DisconnectionTimeout, EvaluationDelay: cfg.EvaluationDelay,
-		HostConfigs: cfg.HostConfigs,
+		StepInterval: cfg.StepInterval, HostConfigs: cfg.HostConfigs,
 	})
 	if err != nil {
 		return err

@@ -304,7 +304,7 @@ func inventoryReply() string {
 // DNS records yet, and no wildcard.
 func domainReply(c *v2.Cluster) string {
 	res := v2.DomainResolutionResponse{}
-	for _, n := range validation.DomainsToResolve(c, "") {
+	for _, n := range validation.DomainsToResolve(c, c.OCPReleaseImage) {
 		res.Resolutions = append(res.Resolutions, &v2.DomainResolutionResponseResolutionsItem{DomainName: n})
 	}
 	out, _ := json.Marshal(res)

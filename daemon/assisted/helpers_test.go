@@ -512,7 +512,7 @@ func (e *env) answerChecks(infraEnvID string) {
 		}
 		c := e.getCluster(*h.ClusterID)
 		res := v2.DomainResolutionResponse{}
-		for _, name := range validation.DomainsToResolve(c, "") {
+		for _, name := range validation.DomainsToResolve(c, c.OCPReleaseImage) {
 			r := &v2.DomainResolutionResponseResolutionsItem{DomainName: name}
 			switch {
 			case (strings.HasPrefix(name, "api.") || strings.HasPrefix(name, "api-int.")) && len(c.APIVIPs) > 0:

@@ -51,9 +51,14 @@ func (s *Service) checkArgs(st v2.StepType, h *hostRec) ([]string, bool) {
 		}
 		v = nets
 	case v2.StepTypeNTPSynchronizer:
+		// The cluster's source, else the infra-env's (ABI registers the
+		// agent-config's additionalNTPSources on the infra-env).
 		src := ""
 		if c != nil {
 			src = c.c.AdditionalNTPSource
+		}
+		if ie := s.infraEnvs[h.h.InfraEnvID]; src == "" && ie != nil {
+			src = ie.ie.AdditionalNTPSources
 		}
 		v = v2.NTPSynchronizationRequest{NTPSource: src}
 	case v2.StepTypeVerifyVIPs:
@@ -69,7 +74,11 @@ func (s *Service) checkArgs(st v2.StepType, h *hostRec) ([]string, bool) {
 		if c == nil {
 			return nil, false
 		}
-		names := validation.DomainsToResolve(&c.c, s.val.ReleaseImage)
+		img := s.val.ReleaseImage // as the validation picks it
+		if img == "" {
+			img = c.c.OCPReleaseImage
+		}
+		names := validation.DomainsToResolve(&c.c, img)
 		if len(names) == 0 {
 			return nil, false
 		}

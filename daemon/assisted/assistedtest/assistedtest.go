@@ -91,7 +91,7 @@ func Connectivity(self *v2.Inventory, selfID string, invs map[string]*v2.Invento
 // ingress VIP, everything else to nothing.
 func Resolutions(c *v2.Cluster) v2.DomainResolutionResponse {
 	res := v2.DomainResolutionResponse{}
-	for _, name := range validation.DomainsToResolve(c, "") {
+	for _, name := range validation.DomainsToResolve(c, c.OCPReleaseImage) {
 		r := &v2.DomainResolutionResponseResolutionsItem{DomainName: name}
 		switch {
 		case (strings.HasPrefix(name, "api.") || strings.HasPrefix(name, "api-int.")) && len(c.APIVIPs) > 0:

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/testbed"
+)
+
+// netnsCluster is the five hosts of the namespace tests (three masters and
+// two workers, NICs and MACs as in their hardware trees) on a bed with the
+// cluster's DNS, and the config image made for them. Nothing is booted.
+type netnsCluster struct {
+	bed                *testbed.Bed
+	hosts              []*bedHost
+	zero               *bedHost
+	dns                *testbed.DNS
+	ntp                *testbed.NTP // when asked for
+	apiVIP, ingressVIP netip.Addr
+	iso                []byte
+}
+
+// newNetnsCluster builds the bed. workers is how many workers the cluster
+// expects (3: one that never boots, so the install never starts); with ntp
+// the bed runs an NTP source and the cluster names it.
+func newNetnsCluster(t *testing.T, ctx context.Context, workers int, ntp bool) *netnsCluster {
+	t.Helper()
+	needRoot(t)
+	needTool(t, "ip")
+	needTool(t, "dnsmasq")
+	prefix, err := testbed.FreePrefix(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	specs := []struct{ name, nic, mac string }{
+		{"master-0", "eno1", "b0:7b:25:a0:00:01"},
+		{"master-1", "eno1", "b0:7b:25:a1:00:01"},
+		{"master-2", "eno1", "b0:7b:25:a2:00:01"},
+		{"worker-0", "eno1", "3c:ec:ef:b0:00:01"},
+		{"worker-1", "enp1s0", "52:54:00:b1:00:01"},
+	}
+	cfg := testbed.Config{Prefix: prefix}
+	for _, s := range specs {
+		mac, _ := net.ParseMAC(s.mac)
+		// The bed gives every host its address, as DHCP or NetworkManager
+		// with the installed keyfile would: there is no NetworkManager
+		// inside a namespace.
+		cfg.Hosts = append(cfg.Hosts, testbed.HostSpec{Name: s.name, NIC: s.nic, MAC: mac, Static: true})
+	}
+	n := &netnsCluster{bed: testbed.NewT(t, cfg)}
+	for _, h := range n.bed.Hosts {
+		hw, err := filepath.Abs(filepath.Join("..", "..", "testdata", "hw", h.Name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.hosts = append(n.hosts, &bedHost{Host: h, hw: hw, image: filepath.Join(n.bed.Dir, h.Name+".iso")})
+	}
+	n.zero = n.hosts[0]
+	t.Cleanup(func() {
+		if t.Failed() {
+			// A stuck daemon shows where it is stuck: Go dumps every
+			// goroutine to the log on SIGQUIT.
+			for _, h := range n.hosts {
+				if h.cmd != nil && h.cmd.ProcessState == nil {
+					_ = h.cmd.Process.Signal(syscall.SIGQUIT)
+				}
+			}
+			time.Sleep(time.Second)
+			for _, h := range n.hosts {
+				t.Logf("---- %s (boot %d) ----\n%s", h.Name, h.runs, h.output())
+			}
+		}
+	})
+
+	// The cluster's DNS on the bed: api and api-int at the API VIP, the apps
+	// wildcard at the ingress VIP; each host's resolv.conf names it.
+	base := prefix.Addr().As4()
+	api, ingress := base, base
+	api[3], ingress[3] = 5, 4
+	n.apiVIP, n.ingressVIP = netip.AddrFrom4(api), netip.AddrFrom4(ingress)
+	if n.dns, err = n.bed.StartDNS(ctx, testbed.DNSConfig{
+		Records:   n.records(),
+		Wildcards: []testbed.Record{{Name: "apps.netns.nodezero.test", Addrs: []netip.Addr{n.ingressVIP}}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ntpSource := ""
+	if ntp {
+		needTool(t, "chronyd")
+		if n.ntp, err = n.bed.StartNTP(ctx); err != nil {
+			t.Fatal(err)
+		}
+		ntpSource = n.ntp.Addr.String()
+	}
+	dir := t.TempDir()
+	netnsInputsWith(t, dir, n.bed, n.hosts, workers, ntpSource)
+	runBinary(t, "create", "config-image", "--dir", dir)
+	if n.iso, err = os.ReadFile(filepath.Join(dir, "agentconfig.noarch.iso")); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// records are the cluster's exact DNS names.
+func (n *netnsCluster) records() []testbed.Record {
+	return []testbed.Record{
+		{Name: "api.netns.nodezero.test", Addrs: []netip.Addr{n.apiVIP}},
+		{Name: "api-int.netns.nodezero.test", Addrs: []netip.Addr{n.apiVIP}},
+		// The release image's registry, as a mirror on the bed would be.
+		{Name: "quay.io", Addrs: []netip.Addr{n.bed.Gateway}},
+	}
+}
+
+// attach puts the config image where h looks for it.
+func (n *netnsCluster) attach(h *bedHost) {
+	if err := os.WriteFile(h.image, n.iso, 0o644); err != nil {
+		panic(err)
+	}
+}
+
+// client is node zero's API with the user token, reached from inside node
+// zero's namespace.
+func (n *netnsCluster) client(t *testing.T) *v2.Client {
+	t.Helper()
+	env := filepath.Join(n.zero.Root, "etc/assisted/rendezvous-host.env")
+	waitFor(t, "node zero to load its config image", time.Minute, func() (bool, string) {
+		_, err := os.Stat(env)
+		return err == nil, fmt.Sprint(err)
+	})
+	rv := readEnv(t, env)
+	hc := &http.Client{Transport: &http.Transport{DialContext: n.zero.DialContext}}
+	c, err := v2.NewClient(strings.TrimSuffix(rv["SERVICE_BASE_URL"], "/"), v2.WithUserToken(rv["USER_AUTH_TOKEN"]), v2.WithHTTPClient(hc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// hostsNow lists the hosts by name and describes them, failing validations
+// included.
+func (n *netnsCluster) hostsNow(t *testing.T, ctx context.Context, c *v2.Client) (map[string]*v2.Host, string) {
+	ies, err := c.ListInfraEnvs(ctx, "")
+	if err != nil || len(ies) == 0 {
+		return nil, fmt.Sprintf("infra-envs: %v %v", ies, err)
+	}
+	hs, err := c.ListHosts(ctx, ies[0].ID)
+	if err != nil {
+		return nil, err.Error()
+	}
+	byName := map[string]*v2.Host{}
+	var desc []string
+	for _, h := range hs {
+		byName[h.RequestedHostname] = h
+		d := fmt.Sprintf("%s=%s", h.RequestedHostname, h.Status)
+		if h.ValidationsInfo != "" {
+			for id, v := range validations(t, h.ValidationsInfo) {
+				if v[0] == "failure" {
+					d += fmt.Sprintf(" [%s: %s]", id, v[1])
+				}
+			}
+		}
+		desc = append(desc, d)
+	}
+	return byName, strings.Join(desc, " ")
+}
