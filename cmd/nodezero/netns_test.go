@@ -49,8 +49,8 @@ func needTool(t *testing.T, name string) string {
 // hardware tree, its config image slot and its current process.
 type bedHost struct {
 	*testbed.Host
-	hw    string // testdata/hw/<name>
-	image string // the config image file it looks for ("attached" once it exists)
+	hw    string   // testdata/hw/<name>
+	image string   // the config image file it looks for ("attached" once it exists)
 	extra []string // more `nodezero run` flags
 	runs  int
 	cmd   *exec.Cmd
