@@ -41,6 +41,7 @@ type jobResult struct {
 	Sent    map[string]int // interface -> probes sent
 	ICMP    int
 	ARP     int
+	Took    time.Duration // the check alone, without the process around it
 }
 
 func TestMain(m *testing.M) {
@@ -74,6 +75,7 @@ func runJob(j job) jobResult {
 		out any
 		err error
 	)
+	start := time.Now()
 	switch j.Kind {
 	case "connectivity":
 		var p v2.ConnectivityCheckParams
@@ -93,7 +95,7 @@ func runJob(j job) jobResult {
 	default:
 		err = fmt.Errorf("unknown job kind %q", j.Kind)
 	}
-	res := jobResult{Sent: map[string]int{}, ICMP: st.Sent(ProbeICMP, ""), ARP: st.Sent(ProbeARP, "")}
+	res := jobResult{Sent: map[string]int{}, ICMP: st.Sent(ProbeICMP, ""), ARP: st.Sent(ProbeARP, ""), Took: time.Since(start)}
 	for _, i := range st.Interfaces() {
 		res.Sent[i] = st.Sent("", i)
 	}
@@ -109,7 +111,7 @@ func runJob(j job) jobResult {
 
 // run runs j inside h's namespace and returns its result; out, when not
 // nil, receives the decoded output.
-func run(t *testing.T, h *testbed.Host, j job, out any) jobResult {
+func run(t testing.TB, h *testbed.Host, j job, out any) jobResult {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {

@@ -22,7 +22,7 @@ const (
 	DefaultCount    = 10
 	DefaultInterval = 100 * time.Millisecond
 	DefaultWait     = time.Second // how long to wait for a reply after the last probe
-	DefaultParallel = 8           // remote hosts checked at once
+	DefaultParallel = 64          // remote hosts checked at once: the agent runs one goroutine per host; 64 bounds sockets and keeps a round of 50 peers to one probe train (about 2 s)
 	// MaxScanBits is the widest network FreeAddresses scans: a /22.
 	MaxScanBits = 22
 	// AddressLimit caps the free addresses reported, as the agent does.
