@@ -103,7 +103,7 @@ func newNetnsCluster(t *testing.T, ctx context.Context, workers int, ntp bool) *
 		ntpSource = n.ntp.Addr.String()
 	}
 	dir := t.TempDir()
-	netnsInputsWith(t, dir, n.bed, n.hosts, workers, ntpSource)
+	netnsInputs(t, dir, n.bed, n.hosts, workers, ntpSource)
 	runBinary(t, "create", "config-image", "--dir", dir)
 	if n.iso, err = os.ReadFile(filepath.Join(dir, "agentconfig.noarch.iso")); err != nil {
 		t.Fatal(err)

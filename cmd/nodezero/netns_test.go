@@ -107,14 +107,9 @@ func (h *bedHost) waitLog(t *testing.T, s string, timeout time.Duration) {
 }
 
 // netnsInputs renders the test's install-config and agent-config for the
-// bed's addresses.
-func netnsInputs(t *testing.T, dir string, bed *testbed.Bed, hosts []*bedHost) {
-	netnsInputsWith(t, dir, bed, hosts, 2, "")
-}
-
-// netnsInputsWith renders them with workers expected workers (3 adds one
-// that never boots) and an additional NTP source (none when "").
-func netnsInputsWith(t *testing.T, dir string, bed *testbed.Bed, hosts []*bedHost, workers int, ntp string) {
+// bed's addresses, with workers expected workers (3 adds one that never
+// boots) and an additional NTP source (none when "").
+func netnsInputs(t *testing.T, dir string, bed *testbed.Bed, hosts []*bedHost, workers int, ntp string) {
 	t.Helper()
 	addr := map[string]string{}
 	for _, h := range hosts {
