@@ -87,9 +87,19 @@ func (s *Service) checkArgs(st v2.StepType, h *hostRec) ([]string, bool) {
 			req.Domains = append(req.Domains, &v2.DomainResolutionRequestDomainsItem{DomainName: n})
 		}
 		v = req
+	case v2.StepTypeDHCPLeaseAllocate:
+		if c == nil || !dhcpVIPs(&c.c) {
+			return nil, false
+		}
+		nic := machineNetworkNIC(&c.c, h.inv)
+		if nic == "" {
+			return nil, false
+		}
+		v = v2.DHCPAllocationRequest{
+			Interface: nic, APIVIPMAC: VIPMAC(c.c.ID, "api"), IngressVIPMAC: VIPMAC(c.c.ID, "ingress"),
+			APIVIPLease: c.apiLease, IngressVIPLease: c.ingressLease,
+		}
 	default:
-		// dhcp-lease-allocate is handed out once the service keeps the
-		// leases (issue #5, in progress).
 		return nil, false
 	}
 	b, err := json.Marshal(v)
@@ -179,6 +189,7 @@ type checkReply struct {
 	doc      string // the re-encoded document
 	ntp      []*v2.NTPSource
 	verified v2.VerifyVIPsResponse
+	dhcp     *v2.DHCPAllocationResponse
 }
 
 // decodeCheckReply decodes the output of a host check. It runs before the
@@ -197,6 +208,8 @@ func decodeCheckReply(r *v2.StepReply) (*checkReply, error) {
 		v = new(v2.VerifyVIPsResponse)
 	case v2.StepTypeDomainResolution:
 		v = new(v2.DomainResolutionResponse)
+	case v2.StepTypeDHCPLeaseAllocate:
+		v = new(v2.DHCPAllocationResponse)
 	default:
 		return nil, nil
 	}
@@ -205,6 +218,13 @@ func decodeCheckReply(r *v2.StepReply) (*checkReply, error) {
 	}
 	out := &checkReply{}
 	switch x := v.(type) {
+	case *v2.DHCPAllocationResponse:
+		for field, a := range map[string]string{"api_vip_address": x.APIVIPAddress, "ingress_vip_address": x.IngressVIPAddress} {
+			if ip, err := netip.ParseAddr(a); err != nil || !ip.Is4() {
+				return nil, badRequest("output: dhcp-lease-allocate: %s %q is not an IPv4 address", field, a)
+			}
+		}
+		out.dhcp = x
 	case *v2.NTPSynchronizationResponse:
 		out.ntp = x.NTPSources
 		v = x.NTPSources
@@ -246,6 +266,9 @@ func (t *txn) keepCheckReply(h *hostRec, typ v2.StepType, r *checkReply) {
 	case v2.StepTypeVerifyVIPs:
 		t.keepVIPVerification(h, r.verified)
 		return
+	case v2.StepTypeDHCPLeaseAllocate:
+		t.keepLeases(h, r.dhcp)
+		return
 	default:
 		return
 	}
@@ -281,4 +304,58 @@ func (t *txn) keepVIPVerification(h *hostRec, vs v2.VerifyVIPsResponse) {
 		t.putCluster(c)
 		t.touchCluster(c)
 	}
+}
+
+// keepLeases makes the leased addresses the cluster's VIPs and keeps the
+// lease texts for the next renewal, as assisted-service does with
+// vip_dhcp_allocation.
+func (t *txn) keepLeases(h *hostRec, r *v2.DHCPAllocationResponse) {
+	c := t.s.clusters[h.clusterID()]
+	if c == nil || !dhcpVIPs(&c.c) {
+		return
+	}
+	changed := false
+	if len(c.c.APIVIPs) != 1 || string(c.c.APIVIPs[0].IP) != r.APIVIPAddress {
+		c.c.APIVIPs = []*v2.APIVIP{{IP: v2.IP(r.APIVIPAddress), ClusterID: c.c.ID}}
+		changed = true
+	}
+	if len(c.c.IngressVIPs) != 1 || string(c.c.IngressVIPs[0].IP) != r.IngressVIPAddress {
+		c.c.IngressVIPs = []*v2.IngressVIP{{IP: v2.IP(r.IngressVIPAddress), ClusterID: c.c.ID}}
+		changed = true
+	}
+	if r.APIVIPLease != "" && r.APIVIPLease != c.apiLease {
+		c.apiLease, changed = r.APIVIPLease, true
+	}
+	if r.IngressVIPLease != "" && r.IngressVIPLease != c.ingressLease {
+		c.ingressLease, changed = r.IngressVIPLease, true
+	}
+	if changed {
+		t.putCluster(c)
+		t.touchCluster(c)
+	}
+}
+
+// machineNetworkNIC is the host's interface with an IPv4 address in the
+// cluster's first IPv4 machine network: where DHCP for the VIPs is asked.
+func machineNetworkNIC(c *v2.Cluster, inv *v2.Inventory) string {
+	if inv == nil {
+		return ""
+	}
+	for _, mn := range c.MachineNetworks {
+		p, err := netip.ParsePrefix(string(mn.CIDR))
+		if err != nil || !p.Addr().Is4() {
+			continue
+		}
+		for _, iface := range inv.Interfaces {
+			if iface == nil {
+				continue
+			}
+			for _, a := range iface.IPv4Addresses {
+				if ap, err := netip.ParsePrefix(a); err == nil && p.Contains(ap.Addr()) {
+					return iface.Name
+				}
+			}
+		}
+	}
+	return ""
 }

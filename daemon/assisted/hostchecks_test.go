@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -115,12 +116,15 @@ func TestHostCheckArgsAndReplies(t *testing.T) {
 // FuzzCheckReply: whatever an agent sends as a check's output, decoding
 // either refuses it with a 400 or yields a document that decodes again.
 func FuzzCheckReply(f *testing.F) {
-	types := []v2.StepType{v2.StepTypeConnectivityCheck, v2.StepTypeFreeNetworkAddresses, v2.StepTypeNTPSynchronizer, v2.StepTypeVerifyVIPs}
+	types := []v2.StepType{v2.StepTypeConnectivityCheck, v2.StepTypeFreeNetworkAddresses, v2.StepTypeNTPSynchronizer,
+		v2.StepTypeVerifyVIPs, v2.StepTypeDomainResolution, v2.StepTypeDHCPLeaseAllocate}
 	f.Add(uint8(0), `{"remote_hosts":[{"host_id":"x","l2_connectivity":[{"remote_mac":"aa","successful":true}]}]}`)
 	f.Add(uint8(1), `[{"network":"10.0.0.0/24","free_addresses":["10.0.0.9"]}]`)
 	f.Add(uint8(2), `{"ntp_sources":[{"source_name":"a","source_state":"synced"}]}`)
 	f.Add(uint8(3), `[{"vip":"10.0.0.5","vip_type":"api","verification":"succeeded"}]`)
 	f.Add(uint8(3), `[null,{"verification":"failed"}]`)
+	f.Add(uint8(4), `{"resolutions":[{"domain_name":"api.c.test","ipv4_addresses":["10.0.0.5"]}]}`)
+	f.Add(uint8(5), `{"api_vip_address":"10.0.0.50","ingress_vip_address":"10.0.0.51","api_vip_lease":"lease {}"}`)
 	f.Fuzz(func(t *testing.T, which uint8, out string) {
 		typ := types[int(which)%len(types)]
 		r, err := decodeCheckReply(&v2.StepReply{StepType: typ, Output: out})
@@ -139,4 +143,64 @@ func FuzzCheckReply(f *testing.F) {
 			t.Fatalf("%s: kept %q does not decode again: %v", typ, r.doc, err)
 		}
 	})
+}
+
+// TestDHCPVIPAllocation: with vip_dhcp_allocation a host is asked for the
+// VIP leases on its machine-network NIC with the cluster's VIP MACs; the
+// leased addresses become the VIPs and the lease texts go back out with
+// the next request, so the same addresses are renewed.
+func TestDHCPVIPAllocation(t *testing.T) {
+	e := newEnv(t)
+	clusterID, ie, hosts := e.readyCluster()
+	on := true
+	if _, err := e.s.UpdateCluster(e.ctx, clusterID, &v2.V2ClusterUpdateParams{
+		VIPDHCPAllocation: &on, APIVIPs: []*v2.APIVIP{}, IngressVIPs: []*v2.IngressVIP{},
+		MachineNetworks: []*v2.MachineNetwork{{CIDR: "192.168.111.0/24"}},
+	}); err != nil {
+		t.Fatalf("UpdateCluster: %v", err)
+	}
+	steps := e.checkIn(ie, hosts[0])
+	var req v2.DHCPAllocationRequest
+	if err := v2.DecodeStepArg(v2.StepTypeDHCPLeaseAllocate, stepOf(t, steps, v2.StepTypeDHCPLeaseAllocate).Args, &req); err != nil {
+		t.Fatal(err)
+	}
+	if req.Interface != "eno1" || req.APIVIPMAC != VIPMAC(clusterID, "api") || req.IngressVIPMAC != VIPMAC(clusterID, "ingress") || req.APIVIPLease != "" {
+		t.Errorf("request %+v", req)
+	}
+	for _, st := range steps.Instructions {
+		if st.StepType == v2.StepTypeVerifyVIPs {
+			t.Error("verify-vips handed out in DHCP mode")
+		}
+	}
+	lease := "lease {\n  interface \"api\";\n  fixed-address 192.168.111.50;\n}\n"
+	out := `{"api_vip_address":"192.168.111.50","ingress_vip_address":"192.168.111.51","api_vip_lease":` + jsonString(lease) + `,"ingress_vip_lease":"lease {}"}`
+	if err := e.s.PostStepReply(e.ctx, ie, hosts[0], &v2.StepReply{StepType: v2.StepTypeDHCPLeaseAllocate, StepID: "d", Output: out}); err != nil {
+		t.Fatal(err)
+	}
+	c := e.getCluster(clusterID)
+	if len(c.APIVIPs) != 1 || c.APIVIPs[0].IP != "192.168.111.50" || len(c.IngressVIPs) != 1 || c.IngressVIPs[0].IP != "192.168.111.51" {
+		t.Errorf("VIPs after the lease: %+v %+v", c.APIVIPs, c.IngressVIPs)
+	}
+	e.clock.Advance(2 * time.Minute)
+	steps = e.checkIn(ie, hosts[0])
+	if err := v2.DecodeStepArg(v2.StepTypeDHCPLeaseAllocate, stepOf(t, steps, v2.StepTypeDHCPLeaseAllocate).Args, &req); err != nil {
+		t.Fatal(err)
+	}
+	if req.APIVIPLease != lease {
+		t.Errorf("the lease is not sent back for renewal: %q", req.APIVIPLease)
+	}
+	e.restart()
+	steps = e.checkIn(ie, hosts[0])
+	if err := v2.DecodeStepArg(v2.StepTypeDHCPLeaseAllocate, stepOf(t, steps, v2.StepTypeDHCPLeaseAllocate).Args, &req); err != nil || req.APIVIPLease != lease {
+		t.Errorf("after a restart the lease is %q (%v), want it kept", req.APIVIPLease, err)
+	}
+	bad := `{"api_vip_address":"not-an-ip","ingress_vip_address":"192.168.111.51"}`
+	if err := e.s.PostStepReply(e.ctx, ie, hosts[0], &v2.StepReply{StepType: v2.StepTypeDHCPLeaseAllocate, StepID: "d2", Output: bad}); err == nil {
+		t.Error("a lease without an address accepted")
+	}
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }

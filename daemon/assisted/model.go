@@ -18,6 +18,9 @@ type hostKey struct{ infraEnvID, id string }
 type clusterRec struct {
 	c          v2.Cluster
 	pullSecret string
+	// The DHCP leases of the VIPs (vip_dhcp_allocation), as the agent
+	// wrote them; sent back so that the same addresses are renewed.
+	apiLease, ingressLease string
 	results    []validation.Result // last evaluation, also in c.ValidationsInfo
 	hosts      map[hostKey]*hostRec
 	order      []*hostRec // hosts in sortedHosts order; nil after a host joins or leaves
@@ -35,8 +38,10 @@ type clusterRec struct {
 // clusterDoc is the persisted form of a cluster: the API object plus what
 // the API never shows.
 type clusterDoc struct {
-	Cluster    v2.Cluster `json:"cluster"`
-	PullSecret string     `json:"pull_secret,omitempty"`
+	Cluster         v2.Cluster `json:"cluster"`
+	PullSecret      string     `json:"pull_secret,omitempty"`
+	APIVIPLease     string     `json:"api_vip_lease,omitempty"`
+	IngressVIPLease string     `json:"ingress_vip_lease,omitempty"`
 }
 
 type infraEnvRec struct {
@@ -66,7 +71,7 @@ type agentSession struct {
 }
 
 func (r *clusterRec) row() (store.Cluster, error) {
-	doc, err := json.Marshal(clusterDoc{Cluster: r.c, PullSecret: r.pullSecret})
+	doc, err := json.Marshal(clusterDoc{Cluster: r.c, PullSecret: r.pullSecret, APIVIPLease: r.apiLease, IngressVIPLease: r.ingressLease})
 	if err != nil {
 		return store.Cluster{}, fmt.Errorf("marshal cluster %s: %w", r.c.ID, err)
 	}
@@ -149,7 +154,7 @@ func loadCluster(row store.Cluster) (*clusterRec, error) {
 	if err := json.Unmarshal(row.Doc, &d); err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", row.ID, err)
 	}
-	r := &clusterRec{c: d.Cluster, pullSecret: d.PullSecret, hosts: map[hostKey]*hostRec{}}
+	r := &clusterRec{c: d.Cluster, pullSecret: d.PullSecret, apiLease: d.APIVIPLease, ingressLease: d.IngressVIPLease, hosts: map[hostKey]*hostRec{}}
 	if r.c.ValidationsInfo != "" {
 		res, err := validation.ParseInfo(r.c.ValidationsInfo)
 		if err != nil {
