@@ -21,9 +21,9 @@ type clusterRec struct {
 	// The DHCP leases of the VIPs (vip_dhcp_allocation), as the agent
 	// wrote them; sent back so that the same addresses are renewed.
 	apiLease, ingressLease string
-	results    []validation.Result // last evaluation, also in c.ValidationsInfo
-	hosts      map[hostKey]*hostRec
-	order      []*hostRec // hosts in sortedHosts order; nil after a host joins or leaves
+	results                []validation.Result // last evaluation, also in c.ValidationsInfo
+	hosts                  map[hostKey]*hostRec
+	order                  []*hostRec // hosts in sortedHosts order; nil after a host joins or leaves
 
 	// The custom manifests the cluster has, and their source; their
 	// content is in the store only (manifests.go).
