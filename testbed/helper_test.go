@@ -214,27 +214,11 @@ func mustReach(t *testing.T, h *Host, addr string) {
 	t.Fatalf("%s cannot reach %s: %v", h.Name, addr, err)
 }
 
-func needTool(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is required in CI: %v", name, err)
-		}
-		t.Skipf("%s not installed: %v", name, err)
-	}
-	return p
-}
+// needTool is testbed.NeedTool: fail under CI=true, skip elsewhere.
+var needTool = NeedTool
 
-func needRoot(t *testing.T) {
-	t.Helper()
-	if euid := os.Geteuid(); euid != 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("root is required in CI (running as uid %d)", euid)
-		}
-		t.Skipf("needs root (running as uid %d)", euid)
-	}
-}
+// needRoot is testbed.NeedRoot: fail under CI=true, skip elsewhere.
+var needRoot = NeedRoot
 
 // freePrefix returns a /24 inside 10.231.0.0/16 that overlaps nothing in
 // the root namespace.

@@ -23,7 +23,6 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -103,18 +102,8 @@ type TB interface {
 // CI=true, and skips t otherwise.
 func NewT(t TB, cfg Config) *Bed {
 	t.Helper()
-	missing := ""
-	if _, err := exec.LookPath("ip"); err != nil {
-		missing = fmt.Sprintf("the ip command (iproute2): %v", err)
-	} else if euid := os.Geteuid(); euid != 0 {
-		missing = fmt.Sprintf("root (running as uid %d)", euid)
-	}
-	if missing != "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("test bed needs %s, required in CI", missing)
-		}
-		t.Skipf("test bed needs %s", missing)
-	}
+	NeedTool(t, "ip")
+	NeedRoot(t)
 	b, err := New(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("%v", err)

@@ -3,6 +3,7 @@ package units
 import (
 	"bytes"
 	"flag"
+	"github.com/nodezero/nodezero/testbed"
 	"os"
 	"os/exec"
 	"path"
@@ -16,17 +17,8 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
-func needTool(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is required in CI: %v", name, err)
-		}
-		t.Skipf("%s not installed: %v", name, err)
-	}
-	return p
-}
+// needTool is testbed.NeedTool: fail under CI=true, skip elsewhere.
+var needTool = testbed.NeedTool
 
 // TestFilesGolden pins the exact bytes of every rendered file
 // (testdata/<name>; -update rewrites them).

@@ -18,32 +18,11 @@ import (
 	"github.com/nodezero/nodezero/testbed"
 )
 
-// needRoot fails under CI=true, where tests run as root, and skips
-// elsewhere with the reason.
-func needRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() == 0 {
-		return
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("root is required when CI=true (running as uid %d)", os.Geteuid())
-	}
-	t.Skipf("needs root for network namespaces (uid %d); CI=true makes this a failure", os.Geteuid())
-}
+// needRoot is testbed.NeedRoot: fail under CI=true, skip elsewhere.
+var needRoot = testbed.NeedRoot
 
-// needTool returns the path of command name; when it is missing the test
-// fails under CI=true and is skipped elsewhere with the reason.
-func needTool(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is required when CI=true: %v", name, err)
-		}
-		t.Skipf("%s not installed (%v); CI=true makes this a failure", name, err)
-	}
-	return p
-}
+// needTool is testbed.NeedTool: fail under CI=true, skip elsewhere.
+var needTool = testbed.NeedTool
 
 // bedHost is one `nodezero run` host of the namespace test bed: its
 // hardware tree, its config image slot and its current process.

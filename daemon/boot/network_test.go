@@ -2,6 +2,7 @@ package boot
 
 import (
 	"bytes"
+	"github.com/nodezero/nodezero/testbed"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -140,17 +141,5 @@ func TestInstallNetworkTwoDirsForOneHost(t *testing.T) {
 	}
 }
 
-// needTool returns the path of command name. When it is missing the test
-// fails under CI=true, where every tool must be installed, and is skipped
-// elsewhere with the reason.
-func needTool(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is required when CI=true: %v", name, err)
-		}
-		t.Skipf("%s not installed (%v); CI=true makes this a failure", name, err)
-	}
-	return p
-}
+// needTool is testbed.NeedTool: fail under CI=true, skip elsewhere.
+var needTool = testbed.NeedTool

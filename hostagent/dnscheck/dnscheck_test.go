@@ -3,8 +3,8 @@ package dnscheck
 import (
 	"context"
 	"fmt"
+	"github.com/nodezero/nodezero/testbed"
 	"net"
-	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -15,17 +15,8 @@ import (
 	v2 "github.com/nodezero/nodezero/daemon/v2"
 )
 
-func needTool(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is required in CI: %v", name, err)
-		}
-		t.Skipf("%s not installed: %v", name, err)
-	}
-	return p
-}
+// needTool is testbed.NeedTool: fail under CI=true, skip elsewhere.
+var needTool = testbed.NeedTool
 
 // startDnsmasq runs a dnsmasq answering only for c.test on a free
 // 127.0.0.1 port, forwarding nothing, and returns its "host:port".

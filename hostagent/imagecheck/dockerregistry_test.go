@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/nodezero/nodezero/testbed"
 	"net"
 	"net/http"
 	"net/url"
@@ -18,17 +19,8 @@ import (
 	v2 "github.com/nodezero/nodezero/daemon/v2"
 )
 
-func needTool(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is required in CI: %v", name, err)
-		}
-		t.Skipf("%s not installed: %v", name, err)
-	}
-	return p
-}
+// needTool is testbed.NeedTool: fail under CI=true, skip elsewhere.
+var needTool = testbed.NeedTool
 
 // startDockerRegistry runs Debian's docker-registry (distribution) on a
 // free 127.0.0.1 port with its storage in a temp dir. stop ends it.

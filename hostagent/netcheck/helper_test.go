@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -183,24 +182,8 @@ func addrIn(p netip.Prefix, n int) netip.Addr {
 	return a
 }
 
-func needTool(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is required in CI: %v", name, err)
-		}
-		t.Skipf("%s not installed: %v", name, err)
-	}
-	return p
-}
+// needTool is testbed.NeedTool: fail under CI=true, skip elsewhere.
+var needTool = testbed.NeedTool
 
-func needRoot(t *testing.T) {
-	t.Helper()
-	if euid := os.Geteuid(); euid != 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("root is required in CI (running as uid %d)", euid)
-		}
-		t.Skipf("needs root (running as uid %d)", euid)
-	}
-}
+// needRoot is testbed.NeedRoot: fail under CI=true, skip elsewhere.
+var needRoot = testbed.NeedRoot

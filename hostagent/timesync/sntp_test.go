@@ -4,9 +4,8 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"github.com/nodezero/nodezero/testbed"
 	"net"
-	"os"
-	"os/exec"
 	"sync"
 	"testing"
 	"time"
@@ -15,17 +14,8 @@ import (
 	v2 "github.com/nodezero/nodezero/daemon/v2"
 )
 
-func needTool(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is required in CI: %v", name, err)
-		}
-		t.Skipf("%s not installed: %v", name, err)
-	}
-	return p
-}
+// needTool is testbed.NeedTool: fail under CI=true, skip elsewhere.
+var needTool = testbed.NeedTool
 
 // sntpServer is a tiny NTP server on 127.0.0.1 answering with the given
 // stratum and a clock shifted by skew.
