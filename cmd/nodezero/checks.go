@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"strings"
 	"time"
 
 	v2 "github.com/nodezero/nodezero/daemon/v2"
@@ -86,7 +87,8 @@ func loopbackConnectivity(o netcheck.Options) hostagent.StepFunc {
 			macs[h.HostID] = map[string]string{}
 			for _, n := range h.Nics {
 				for _, a := range n.IPAddresses {
-					macs[h.HostID][stripPrefix(a)] = n.MAC
+					ip, _, _ := strings.Cut(a, "/") // the service sends CIDRs
+					macs[h.HostID][ip] = n.MAC
 				}
 			}
 		}
@@ -106,13 +108,4 @@ func loopbackConnectivity(o netcheck.Options) hostagent.StepFunc {
 		}
 		return string(b), stderr, 0
 	}
-}
-
-func stripPrefix(a string) string {
-	for i := 0; i < len(a); i++ {
-		if a[i] == '/' {
-			return a[:i]
-		}
-	}
-	return a
 }

@@ -272,7 +272,9 @@ func TestEndToEndThreeMastersAndAnUndersizedHost(t *testing.T) {
 		startAgent(t, svc, ie.ID, tree, addrs[tree])
 	}
 	var got *v2.Cluster
-	waitFor(t, "three known masters and a ready cluster", time.Minute, func() (bool, string) {
+	// Two minutes: a check that missed a peer on a loaded machine is
+	// repeated at the host's next round, a minute on.
+	waitFor(t, "three known masters and a ready cluster", 2*time.Minute, func() (bool, string) {
 		var err error
 		if got, err = svc.user.GetCluster(ctx, c.ID); err != nil {
 			return false, err.Error()

@@ -150,8 +150,7 @@ func runLogger(stderr io.Writer, level string) (*slog.Logger, error) {
 	if !journal.Use() {
 		return text, nil
 	}
-	var l slog.Level
-	_ = l.UnmarshalText([]byte(strings.ToUpper(level))) // checked by newLogger
+	l, _ := parseLevel(level) // checked by newLogger
 	return slog.New(journal.NewHandler(journal.Options{Level: l, Fallback: text.Handler()})), nil
 }
 

@@ -20,9 +20,9 @@ import (
 
 	"github.com/nodezero/nodezero/daemon/api"
 	"github.com/nodezero/nodezero/daemon/assisted"
+	"github.com/nodezero/nodezero/daemon/assisted/assistedtest"
 	"github.com/nodezero/nodezero/daemon/auth"
 	v2 "github.com/nodezero/nodezero/daemon/v2"
-	"github.com/nodezero/nodezero/daemon/validation"
 	"github.com/nodezero/nodezero/store"
 )
 
@@ -299,15 +299,10 @@ func inventoryReply() string {
 	return string(b)
 }
 
-// domainReply is a domain-resolution reply in which none of the cluster's
-// names resolve: what a host sees with cluster-managed networking and no
-// DNS records yet, and no wildcard.
+// domainReply is a domain-resolution reply for cluster c as healthy agents
+// give it (assistedtest.Resolutions).
 func domainReply(c *v2.Cluster) string {
-	res := v2.DomainResolutionResponse{}
-	for _, n := range validation.DomainsToResolve(c, c.OCPReleaseImage) {
-		res.Resolutions = append(res.Resolutions, &v2.DomainResolutionResponseResolutionsItem{DomainName: n})
-	}
-	out, _ := json.Marshal(res)
+	out, _ := json.Marshal(assistedtest.Resolutions(c))
 	b, _ := json.Marshal(v2.StepReply{StepType: v2.StepTypeDomainResolution, StepID: "domain-resolution-00000001", Output: string(out)})
 	return string(b)
 }

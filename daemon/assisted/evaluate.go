@@ -257,7 +257,7 @@ func topology(c *clusterRec) machine.Topology {
 func failingMessages(rs []validation.Result) []string {
 	var out []string
 	for _, r := range rs {
-		if r.Status == validation.StatusFailure && !notGating[v2.HostValidationID(r.ID)] {
+		if r.Status == validation.StatusFailure && !machine.Advisory(v2.HostValidationID(r.ID)) {
 			out = append(out, r.Message)
 		}
 	}
@@ -638,13 +638,3 @@ func (t *txn) majorityGroups(c *clusterRec, entries []validation.HostEntry) {
 	c.c.ConnectivityMajorityGroups = doc
 	t.putCluster(c)
 }
-
-// notGating are the advisory host validations (ntp-synced, mtu-valid, …):
-// shown, but never given as a reason a host cannot be installed.
-var notGating = func() map[v2.HostValidationID]bool {
-	m := map[v2.HostValidationID]bool{}
-	for _, id := range machine.HostValidationsNotGating {
-		m[id] = true
-	}
-	return m
-}()

@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"net/netip"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/nodezero/nodezero/daemon/assisted/assistedtest"
 	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/daemon/validation"
 	"github.com/nodezero/nodezero/hostagent/inventory"
@@ -483,46 +483,15 @@ func (e *env) answerChecks(infraEnvID string) {
 	}
 	for _, h := range hosts {
 		self := invs[h.ID]
-		if self == nil {
+		if self == nil || len(self.Interfaces) == 0 {
 			continue
 		}
-		rep := v2.ConnectivityReport{}
-		for _, o := range hosts {
-			inv := invs[o.ID]
-			if o.ID == h.ID || inv == nil {
-				continue
-			}
-			rh := &v2.ConnectivityRemoteHost{HostID: o.ID}
-			for _, iface := range inv.Interfaces {
-				for _, a := range append(append([]string(nil), iface.IPv4Addresses...), iface.IPv6Addresses...) {
-					ip := strings.SplitN(a, "/", 2)[0]
-					rh.L2Connectivity = append(rh.L2Connectivity, &v2.L2Connectivity{OutgoingNic: self.Interfaces[0].Name,
-						RemoteIPAddress: ip, RemoteMAC: iface.MACAddress, Successful: true})
-					rh.L3Connectivity = append(rh.L3Connectivity, &v2.L3Connectivity{OutgoingNic: self.Interfaces[0].Name,
-						RemoteIPAddress: ip, Successful: true, AverageRTTMs: 0.4})
-				}
-			}
-			rep.RemoteHosts = append(rep.RemoteHosts, rh)
-		}
-		e.postCheck(infraEnvID, h.ID, v2.StepTypeConnectivityCheck, rep)
+		e.postCheck(infraEnvID, h.ID, v2.StepTypeConnectivityCheck, assistedtest.Connectivity(self, h.ID, invs))
 		e.postCheck(infraEnvID, h.ID, v2.StepTypeNTPSynchronizer, v2.NTPSynchronizationResponse{
 			NTPSources: []*v2.NTPSource{{SourceName: "192.168.111.1", SourceState: v2.SourceStateSynced}}})
-		if h.ClusterID == nil {
-			continue
+		if h.ClusterID != nil {
+			e.postCheck(infraEnvID, h.ID, v2.StepTypeDomainResolution, assistedtest.Resolutions(e.getCluster(*h.ClusterID)))
 		}
-		c := e.getCluster(*h.ClusterID)
-		res := v2.DomainResolutionResponse{}
-		for _, name := range validation.DomainsToResolve(c, c.OCPReleaseImage) {
-			r := &v2.DomainResolutionResponseResolutionsItem{DomainName: name}
-			switch {
-			case (strings.HasPrefix(name, "api.") || strings.HasPrefix(name, "api-int.")) && len(c.APIVIPs) > 0:
-				r.IPv4Addresses = []string{string(c.APIVIPs[0].IP)}
-			case strings.Contains(name, ".apps.") && len(c.IngressVIPs) > 0:
-				r.IPv4Addresses = []string{string(c.IngressVIPs[0].IP)}
-			}
-			res.Resolutions = append(res.Resolutions, r)
-		}
-		e.postCheck(infraEnvID, h.ID, v2.StepTypeDomainResolution, res)
 	}
 }
 

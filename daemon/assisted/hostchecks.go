@@ -74,11 +74,7 @@ func (s *Service) checkArgs(st v2.StepType, h *hostRec) ([]string, bool) {
 		if c == nil {
 			return nil, false
 		}
-		img := s.val.ReleaseImage // as the validation picks it
-		if img == "" {
-			img = c.c.OCPReleaseImage
-		}
-		names := validation.DomainsToResolve(&c.c, img)
+		names := validation.DomainsToResolve(&c.c, s.val.ReleaseImageOf(&c.c))
 		if len(names) == 0 {
 			return nil, false
 		}
@@ -187,7 +183,6 @@ func verifyVIPsRequest(c *v2.Cluster) v2.VerifyVIPsRequest {
 // kept on the host or the cluster.
 type checkReply struct {
 	doc      string // the re-encoded document
-	ntp      []*v2.NTPSource
 	verified v2.VerifyVIPsResponse
 	dhcp     *v2.DHCPAllocationResponse
 }
@@ -226,7 +221,6 @@ func decodeCheckReply(r *v2.StepReply) (*checkReply, error) {
 		}
 		out.dhcp = x
 	case *v2.NTPSynchronizationResponse:
-		out.ntp = x.NTPSources
 		v = x.NTPSources
 	case *v2.VerifyVIPsResponse:
 		for _, vv := range *x {

@@ -196,3 +196,17 @@ var (
 	vipsDefined        = allCluster("vipsDefined", VIPsDefined)
 	requiredForInstall = allCluster("requiredForInstall", RequiredForInstall)
 )
+
+// notGating is HostValidationsNotGating as a set.
+var notGating = func() map[v2.HostValidationID]bool {
+	m := map[v2.HostValidationID]bool{}
+	for _, id := range HostValidationsNotGating {
+		m[id] = true
+	}
+	return m
+}()
+
+// Advisory reports whether a host validation never gates a transition
+// (HostValidationsNotGating): its failure is shown, never given as the
+// reason a host cannot be installed.
+func Advisory(id v2.HostValidationID) bool { return notGating[id] }

@@ -155,7 +155,7 @@ func failingValidations(info string) []string {
 	var ids []string
 	for _, list := range groups {
 		for _, v := range list {
-			if v.Status == "failure" && !notGating[v2.HostValidationID(v.ID)] {
+			if v.Status == "failure" && !machine.Advisory(v2.HostValidationID(v.ID)) {
 				ids = append(ids, v.ID)
 			}
 		}
@@ -163,11 +163,3 @@ func failingValidations(info string) []string {
 	sort.Strings(ids)
 	return ids
 }
-
-var notGating = func() map[v2.HostValidationID]bool {
-	m := map[v2.HostValidationID]bool{}
-	for _, id := range machine.HostValidationsNotGating {
-		m[id] = true
-	}
-	return m
-}()

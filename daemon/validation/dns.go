@@ -66,11 +66,16 @@ func clusterDomain(c *v2.Cluster, sub string) string {
 
 // releaseImage is the image whose registry the release-domain validation
 // checks: the Validator's, else the cluster's.
-func (c *hostContext) releaseImage() string {
-	if c.v.ReleaseImage != "" {
-		return c.v.ReleaseImage
+func (c *hostContext) releaseImage() string { return c.v.ReleaseImageOf(c.cluster) }
+
+// ReleaseImageOf is the release image whose registry host the hosts of c
+// must resolve: the validator's, else the cluster's. The service asks the
+// agents to resolve the same host (DomainsToResolve).
+func (v *Validator) ReleaseImageOf(c *v2.Cluster) string {
+	if v.ReleaseImage != "" || c == nil {
+		return v.ReleaseImage
 	}
-	return c.cluster.OCPReleaseImage
+	return c.OCPReleaseImage
 }
 
 func hostAPIDomainResolved(c *hostContext) (Status, string) {
