@@ -82,35 +82,24 @@ func (d *decoder) bridgeOptions(br *bridgeConfig, f *field, name string) {
 			d.errorf(f.keyPos(), "`%s` is not supported by nodezero's nmstate subset", k)
 		}
 	}
-	for _, spec := range bridgeOpts {
-		f := o.get(spec.name)
-		if f == nil {
-			continue
-		}
-		v, ok := d.option(f, spec)
-		if !ok {
-			continue
-		}
-		key := spec.nmKey
-		if key == "" {
-			key = spec.name
-		}
+	d.eachOption(o, bridgeOpts, func(spec optSpec, f *field, v string) {
+		key := spec.key()
 		if spec.name == "group-addr" {
 			mac, ok := parseMAC(v)
 			if !ok {
 				d.errorf(f.pos(), "invalid MAC address %q", v)
-				continue
+				return
 			}
 			v = mac
 		}
 		if spec.name == "group-fwd-mask" {
 			if prev, dup := br.opts[key]; dup && prev != v {
 				d.errorf(f.pos(), "Linux bridge %s has different group_forward_mask: %s, group_fwd_mask: %s, these two property is the same, hence conflicting", name, prev, v)
-				continue
+				return
 			}
 		}
 		br.opts[key] = v
-	}
+	})
 	if f := o.get("stp"); f != nil {
 		d.stp(br, f)
 	}

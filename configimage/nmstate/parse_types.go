@@ -62,6 +62,29 @@ var bondOpts = []optSpec{
 	{name: "arp_missed_max", kind: optU8},
 }
 
+// key is the option's keyfile key.
+func (o optSpec) key() string {
+	if o.nmKey != "" {
+		return o.nmKey
+	}
+	return o.name
+}
+
+// eachOption calls fn, in specs order, for every option of specs present in
+// o whose value reads, with its keyfile text. Bad values are reported by
+// option and skipped.
+func (d *decoder) eachOption(o *object, specs []optSpec, fn func(spec optSpec, f *field, v string)) {
+	for _, spec := range specs {
+		f := o.get(spec.name)
+		if f == nil {
+			continue
+		}
+		if v, ok := d.option(f, spec); ok {
+			fn(spec, f, v)
+		}
+	}
+}
+
 // option reads one option value and returns its keyfile text.
 func (d *decoder) option(f *field, o optSpec) (string, bool) {
 	bits := map[optKind]int{optU8: 8, optU16: 16, optU32: 32, optU64: 64}
@@ -149,19 +172,7 @@ func (d *decoder) bondOptions(b *bondConfig, f *field) {
 		return
 	}
 	b.optsAt = o.pos()
-	for _, spec := range bondOpts {
-		f := o.get(spec.name)
-		if f == nil {
-			continue
-		}
-		v, ok := d.option(f, spec)
-		if !ok {
-			continue
-		}
-		key := spec.nmKey
-		if key == "" {
-			key = spec.name
-		}
+	d.eachOption(o, bondOpts, func(spec optSpec, f *field, v string) {
 		switch spec.name {
 		case "miimon":
 			n, _ := strconv.ParseUint(v, 10, 64)
@@ -178,24 +189,24 @@ func (d *decoder) bondOptions(b *bondConfig, f *field) {
 			b.balanceSLB = &t
 		case "arp_missed_max":
 			if v == "2" {
-				continue // nmstate leaves the kernel default unwritten
+				return // nmstate leaves the kernel default unwritten
 			}
 		case "ad_actor_system":
 			mac, ok := parseMAC(v)
 			if !ok {
 				d.errorf(f.pos(), "invalid MAC address %q", v)
-				continue
+				return
 			}
 			if strings.HasPrefix(mac, "01:00:5E") {
 				d.errorf(f.pos(), "The ad_actor_system bond option cannot be an IANA multicast address(prefix with 01:00:5E)")
-				continue
+				return
 			}
 			v, b.adActorSystem, b.adActorAt = mac, mac, f.pos()
 		}
 		if v != "" {
-			b.opts[key] = v
+			b.opts[spec.key()] = v
 		}
-	}
+	})
 	if b.miimon != nil && b.arpInterval != nil && *b.miimon > 0 && *b.arpInterval > 0 {
 		d.errorf(b.optsAt, "Bond miimon and arp interval are not compatible options.")
 	}
