@@ -20,8 +20,8 @@ import (
 
 // The bed's own servers, all in the switch namespace on the bridge's
 // address (the gateway): dnsmasq for DHCP and the cluster's DNS records, a
-// registry v2 (Debian's docker-registry) and an NTP source (chronyd in
-// server mode that never touches the clock). Hosts reach them through
+// registry v2 (Debian's docker-registry, in registry.go) and an NTP source
+// (chronyd in server mode that never touches the clock). Hosts reach them through
 // their NIC; nothing listens in the root namespace and no server has an
 // upstream, so no query leaves the bed.
 
@@ -249,54 +249,6 @@ func (d *DNS) Leases() ([]Lease, error) {
 	sort.Slice(out, func(i, j int) bool { return out[i].Addr.Less(out[j].Addr) })
 	return out, sc.Err()
 }
-
-// Registry is the bed's registry v2 (docker-registry, filesystem storage)
-// on the gateway, plain HTTP.
-type Registry struct {
-	*service
-	Addr string // host:port, e.g. 10.231.0.1:5000
-	bed  *Bed
-	conf string
-}
-
-// StartRegistry starts docker-registry on the gateway's port 5000.
-func (b *Bed) StartRegistry(ctx context.Context) (*Registry, error) {
-	dir := filepath.Join(b.Dir, "registry")
-	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
-		return nil, err
-	}
-	r := &Registry{Addr: net.JoinHostPort(b.Gateway.String(), "5000"), bed: b, conf: filepath.Join(dir, "config.yml")}
-	conf := "version: 0.1\nlog:\n  level: info\nstorage:\n  filesystem:\n    rootdirectory: " + filepath.Join(dir, "data") +
-		"\n  delete:\n    enabled: true\nhttp:\n  addr: " + r.Addr + "\n"
-	if err := os.WriteFile(r.conf, []byte(conf), 0o644); err != nil {
-		return nil, err
-	}
-	return r, r.Start(ctx)
-}
-
-// Start (re)starts a stopped registry with the same storage.
-func (r *Registry) Start(ctx context.Context) error {
-	if r.service != nil {
-		select {
-		case <-r.done:
-		default:
-			return nil // running
-		}
-	}
-	s, err := r.bed.startService(ctx, filepath.Dir(r.conf), "registry", "docker-registry", "serve", r.conf)
-	if err != nil {
-		return err
-	}
-	r.service = s
-	if err := r.bed.waitTCP(ctx, s, r.Addr); err != nil {
-		s.stop()
-		return err
-	}
-	return nil
-}
-
-// Stop stops the registry; its storage stays for Start.
-func (r *Registry) Stop() { r.stop() }
 
 // NTP is the bed's NTP source: chronyd serving its local clock at stratum
 // 8 on the gateway, never adjusting the machine's clock (-x) and with no

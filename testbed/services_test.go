@@ -68,7 +68,7 @@ func TestServices(t *testing.T) {
 		t.Errorf("resolv.conf for %s: %q %v", h.NS, rc, err)
 	}
 
-	reg, err := b.StartRegistry(ctx)
+	reg, err := b.StartRegistry(ctx, RegistryConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}

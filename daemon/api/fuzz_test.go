@@ -255,6 +255,34 @@ func FuzzInventory(f *testing.F) {
 	})
 }
 
+// FuzzCheckOutput fuzzes the output and exit code of every host check an
+// agent answers, inside a well-formed step reply: a 2xx or a 400, never a
+// 5xx or a wedged service, whatever a hostile agent sends.
+func FuzzCheckOutput(f *testing.F) {
+	types := []v2.StepType{v2.StepTypeConnectivityCheck, v2.StepTypeFreeNetworkAddresses, v2.StepTypeNTPSynchronizer,
+		v2.StepTypeVerifyVIPs, v2.StepTypeDomainResolution, v2.StepTypeDHCPLeaseAllocate,
+		v2.StepTypeInstallationDiskSpeedCheck, v2.StepTypeContainerImageAvailability}
+	f.Add(uint8(0), int64(0), `{"remote_hosts":[{"host_id":"x","l3_connectivity":[{"remote_ip_address":"10.0.0.2","successful":true,"average_rtt_ms":0.2}]}]}`)
+	f.Add(uint8(1), int64(0), `[{"network":"10.0.0.0/24","free_addresses":["10.0.0.9"]}]`)
+	f.Add(uint8(2), int64(0), `{"ntp_sources":[{"source_name":"a","source_state":"synced"}]}`)
+	f.Add(uint8(3), int64(0), `[{"vip":"10.0.0.5","vip_type":"api","verification":"failed"}]`)
+	f.Add(uint8(4), int64(0), `{"resolutions":[{"domain_name":"api.c.test","ipv4_addresses":["10.0.0.5"]}]}`)
+	f.Add(uint8(5), int64(0), `{"api_vip_address":"10.0.0.50","ingress_vip_address":"10.0.0.51"}`)
+	f.Add(uint8(6), int64(0), `{"path":"/dev/disk/by-id/wwn-0x5000c500","io_sync_duration":4}`)
+	f.Add(uint8(6), int64(-1), ``)
+	f.Add(uint8(7), int64(2), `{"images":[{"name":"quay.io/a/b:1","result":"failure"}]}`)
+	f.Add(uint8(7), int64(0), `{"images":[{"name":"quay.io/a/b:1","result":"success","size_bytes":1e300,"time":1e-300,"download_rate":1e308}]}`)
+	ft := newFuzzTarget(f, auth.Agent)
+	f.Fuzz(func(t *testing.T, which uint8, code int64, output string) {
+		typ := types[int(which)%len(types)]
+		body, err := json.Marshal(v2.StepReply{StepType: typ, StepID: string(typ) + "-f", ExitCode: code, Output: output})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ft.run(t, "POST", hostPat+"/instructions", "", body)
+	})
+}
+
 func FuzzProgress(f *testing.F) {
 	addSeeds(f, `{"current_stage":"Starting installation"}`,
 		`{"current_stage":"Writing image to disk","progress_info":"42%"}`,

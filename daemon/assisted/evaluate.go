@@ -150,6 +150,7 @@ func (t *txn) refreshHost(h *hostRec) {
 	f := t.hostFacts(h, c)
 	f.Validations = rep.Conditions
 	f.FailingMessages = failingMessages(rep.Results)
+	f.DiskSpeed, f.ImageAvailability = checkResult(rep.Preparation.DiskSpeed), checkResult(rep.Preparation.Images)
 	tr, err := machine.NextHost(h.h.Status, machine.TriggerRefreshHost, f)
 	if err != nil && !errors.Is(err, machine.ErrNoTransition) {
 		t.s.log.Error("host state machine", "host", h.h.ID, "err", err)
@@ -199,6 +200,9 @@ func (t *txn) applyHost(h *hostRec, tr machine.Transition[v2.HostStatus]) bool {
 			msg = fmt.Sprintf("Host %s: updated status to %s (%s)", h.name(), tr.To, info)
 		}
 		t.hostEvent(h, evHostStatus, hostStatusSeverity(tr.To), msg)
+		if tr.To == v2.HostStatusPreparingForInstallation {
+			forgetFailedImages(h)
+		}
 		t.wakeHost(h) // a new status has new steps
 		changed = true
 	}
@@ -238,6 +242,16 @@ func (t *txn) hostFacts(h *hostRec, c *clusterRec) machine.HostFacts {
 		}
 	}
 	return f
+}
+
+func checkResult(o validation.Outcome) machine.CheckResult {
+	switch o {
+	case validation.Passed:
+		return machine.CheckSucceeded
+	case validation.Failed:
+		return machine.CheckFailed
+	}
+	return machine.CheckUnknown
 }
 
 func hostState(h *hostRec) machine.HostState {

@@ -29,6 +29,8 @@ const (
 	evHostProgress         = "host_install_progress_updated"
 	evHostBootstrap        = "host_bootstrap_set"
 	evHostRole             = "host_role_updated"
+	evHostImageStatus      = "image_status_updated"
+	evHostDiskSpeed        = "disk_speed_slower_than_supported"
 )
 
 // Severities.

@@ -2,8 +2,13 @@ package assisted
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
 	"net/netip"
 	"sort"
+	"strconv"
+	"strings"
+	"time"
 
 	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/daemon/validation"
@@ -27,6 +32,25 @@ var discoverySteps = []v2.StepType{
 	v2.StepTypeDomainResolution,
 	v2.StepTypeVerifyVIPs,
 }
+
+// preparationSteps are the steps of a host while its cluster prepares for
+// installation (reference §7.1, preparing-for-installation): the VIP
+// leases are renewed, the installation disk's speed measured and the
+// release image pulled. The two checks are handed out once per
+// preparation, again only when their step timed out unanswered.
+var preparationSteps = []v2.StepType{
+	v2.StepTypeDHCPLeaseAllocate,
+	v2.StepTypeInstallationDiskSpeedCheck,
+	v2.StepTypeContainerImageAvailability,
+}
+
+// The preparation checks' timeouts (assisted's instruction manager): the
+// disk speed check's goes to the agent as its second arg, the image
+// check's in its request.
+const (
+	diskSpeedTimeout         = 8 * time.Minute
+	imageAvailabilityTimeout = 16 * time.Minute
+)
 
 // freeAddressesMaxBits: the agent scans a network for free addresses only
 // up to a /22 (1,024 addresses); the service does not ask for wider ones.
@@ -83,6 +107,39 @@ func (s *Service) checkArgs(st v2.StepType, h *hostRec) ([]string, bool) {
 			req.Domains = append(req.Domains, &v2.DomainResolutionRequestDomainsItem{DomainName: n})
 		}
 		v = req
+	case v2.StepTypeInstallationDiskSpeedCheck:
+		key := validation.InstallationDiskKey(&h.h)
+		if key == "" || s.awaiting(h, st, diskSpeedTimeout) {
+			return nil, false
+		}
+		if infos, err := validation.ParseDisksInfo(h.h.DisksInfo); err == nil {
+			if ds := infos[key].DiskSpeed; ds != nil && ds.Tested {
+				return nil, false // measured: assisted does not measure again
+			}
+		}
+		b, err := json.Marshal(v2.DiskSpeedCheckRequest{Path: key})
+		if err != nil {
+			return nil, false
+		}
+		return []string{string(b), strconv.Itoa(int(diskSpeedTimeout.Seconds()))}, true
+	case v2.StepTypeContainerImageAvailability:
+		if c == nil || s.awaiting(h, st, imageAvailabilityTimeout) {
+			return nil, false
+		}
+		statuses, err := validation.ParseImagesStatus(h.h.ImagesStatus)
+		if err != nil {
+			statuses = nil
+		}
+		req := v2.ContainerImageAvailabilityRequest{Timeout: int64(imageAvailabilityTimeout.Seconds())}
+		for _, img := range s.val.RequiredImages(&c.c) {
+			if a := statuses[img]; a == nil || a.Result != v2.ContainerImageAvailabilityResultSuccess {
+				req.Images = append(req.Images, img)
+			}
+		}
+		if len(req.Images) == 0 {
+			return nil, false
+		}
+		v = req
 	case v2.StepTypeDHCPLeaseAllocate:
 		if c == nil || !dhcpVIPs(&c.c) {
 			return nil, false
@@ -103,6 +160,19 @@ func (s *Service) checkArgs(st v2.StepType, h *hostRec) ([]string, bool) {
 		return nil, false
 	}
 	return []string{string(b)}, true
+}
+
+// awaiting reports whether a step of type st was handed to h less than
+// timeout ago and is still unanswered: a preparation check is not handed
+// out twice while the agent works on it.
+func (s *Service) awaiting(h *hostRec, st v2.StepType, timeout time.Duration) bool {
+	for _, typ := range h.agent.pending {
+		if typ == st {
+			last, ok := h.agent.issued[st]
+			return ok && s.cfg.Now().Sub(last) < timeout
+		}
+	}
+	return false
 }
 
 func dhcpVIPs(c *v2.Cluster) bool { return c.VIPDHCPAllocation != nil && *c.VIPDHCPAllocation }
@@ -185,12 +255,24 @@ type checkReply struct {
 	doc      string // the re-encoded document
 	verified v2.VerifyVIPsResponse
 	dhcp     *v2.DHCPAllocationResponse
+	// The preparation checks are kept whatever their exit code: a failed
+	// measurement or pull is a result.
+	diskSpeed *v2.DiskSpeedCheckResponse
+	exitCode  int64
+	images    []*v2.ContainerImageAvailability
 }
 
 // decodeCheckReply decodes the output of a host check. It runs before the
 // model lock is taken. Outputs of step types the service does not keep are
 // (nil, nil).
 func decodeCheckReply(r *v2.StepReply) (*checkReply, error) {
+	switch r.StepType {
+	case v2.StepTypeInstallationDiskSpeedCheck, v2.StepTypeContainerImageAvailability:
+		return decodePreparationReply(r)
+	}
+	if r.ExitCode != 0 {
+		return nil, nil
+	}
 	var v any
 	switch r.StepType {
 	case v2.StepTypeConnectivityCheck:
@@ -243,6 +325,60 @@ func decodeCheckReply(r *v2.StepReply) (*checkReply, error) {
 	return out, nil
 }
 
+// decodePreparationReply decodes the reply of a preparation check. An empty
+// output with exit code 0 is the agent saying the check is already running
+// (nil, nil); a failed disk speed check may have no output at all.
+func decodePreparationReply(r *v2.StepReply) (*checkReply, error) {
+	out := &checkReply{exitCode: r.ExitCode}
+	if strings.TrimSpace(r.Output) == "" {
+		if r.ExitCode == 0 || r.StepType != v2.StepTypeInstallationDiskSpeedCheck {
+			return nil, nil
+		}
+		out.diskSpeed = &v2.DiskSpeedCheckResponse{}
+		return out, nil
+	}
+	switch r.StepType {
+	case v2.StepTypeInstallationDiskSpeedCheck:
+		var ds v2.DiskSpeedCheckResponse
+		if err := v2.DecodeEmbedded(r.Output, &ds); err != nil {
+			return nil, badRequest("output: %s is not valid: %v", r.StepType, err)
+		}
+		if ds.IOSyncDuration < 0 {
+			return nil, badRequest("output: %s: io_sync_duration %d is negative", r.StepType, ds.IOSyncDuration)
+		}
+		out.diskSpeed = &ds
+	case v2.StepTypeContainerImageAvailability:
+		var resp v2.ContainerImageAvailabilityResponse
+		if err := v2.DecodeEmbedded(r.Output, &resp); err != nil {
+			return nil, badRequest("output: %s is not valid: %v", r.StepType, err)
+		}
+		for _, im := range resp.Images {
+			if im == nil {
+				continue
+			}
+			switch {
+			case im.Name == "":
+				return nil, badRequest("output: %s: an image without a name", r.StepType)
+			case im.Result != v2.ContainerImageAvailabilityResultSuccess && im.Result != v2.ContainerImageAvailabilityResultFailure:
+				return nil, badRequest("output: %s: image %q: result %q: want success or failure", r.StepType, im.Name, im.Result)
+			case !finiteNonNegative(im.SizeBytes, im.Time, im.DownloadRate):
+				return nil, badRequest("output: %s: image %q: size, time and rate must be non-negative numbers", r.StepType, im.Name)
+			}
+			out.images = append(out.images, im)
+		}
+	}
+	return out, nil
+}
+
+func finiteNonNegative(xs ...float64) bool {
+	for _, x := range xs {
+		if x < 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+			return false
+		}
+	}
+	return true
+}
+
 // keepCheckReply stores a decoded check on the host (or, for verify-vips,
 // the cluster) and marks what must be re-evaluated. Callers hold the model
 // lock inside a txn.
@@ -263,6 +399,12 @@ func (t *txn) keepCheckReply(h *hostRec, typ v2.StepType, r *checkReply) {
 	case v2.StepTypeDHCPLeaseAllocate:
 		t.keepLeases(h, r.dhcp)
 		return
+	case v2.StepTypeInstallationDiskSpeedCheck:
+		t.keepDiskSpeed(h, r)
+		return
+	case v2.StepTypeContainerImageAvailability:
+		t.keepImages(h, r.images)
+		return
 	default:
 		return
 	}
@@ -272,6 +414,91 @@ func (t *txn) keepCheckReply(h *hostRec, typ v2.StepType, r *checkReply) {
 	*field = r.doc
 	t.putHost(h)
 	t.touchHost(h)
+}
+
+// keepDiskSpeed records the installation disk's speed test in
+// host.disks_info under the measured path (the installation disk's key when
+// the agent named none), as assisted's SetDiskSpeed does.
+func (t *txn) keepDiskSpeed(h *hostRec, r *checkReply) {
+	path := r.diskSpeed.Path
+	if path == "" {
+		path = validation.InstallationDiskKey(&h.h)
+	}
+	if path == "" {
+		return
+	}
+	infos, err := validation.ParseDisksInfo(h.h.DisksInfo)
+	if err != nil {
+		infos = map[string]validation.DiskInfo{} // unreadable: start again
+	}
+	info := infos[path]
+	info.Path = path
+	info.DiskSpeed = &validation.DiskSpeed{Tested: true, ExitCode: r.exitCode, SpeedMs: r.diskSpeed.IOSyncDuration}
+	infos[path] = info
+	b, err := json.Marshal(infos)
+	if err != nil || string(b) == h.h.DisksInfo {
+		return
+	}
+	h.h.DisksInfo = string(b)
+	if r.exitCode != 0 {
+		t.hostEvent(h, evHostDiskSpeed, sevWarning, fmt.Sprintf("Host %s: the installation disk speed check on %s failed with exit code %d", h.name(), path, r.exitCode))
+	}
+	t.putHost(h)
+	t.touchHost(h)
+}
+
+// keepImages merges pulled images into host.images_status by name, as
+// assisted's UpdateImageStatus does, with an event for each new result.
+func (t *txn) keepImages(h *hostRec, images []*v2.ContainerImageAvailability) {
+	if len(images) == 0 {
+		return
+	}
+	statuses, err := validation.ParseImagesStatus(h.h.ImagesStatus)
+	if err != nil {
+		statuses = map[string]*v2.ContainerImageAvailability{}
+	}
+	for _, im := range images {
+		if old := statuses[im.Name]; old != nil && *old == *im {
+			continue
+		}
+		statuses[im.Name] = im
+		if im.Result == v2.ContainerImageAvailabilityResultSuccess {
+			t.hostEvent(h, evHostImageStatus, sevInfo, fmt.Sprintf("Host %s: New image status %s. result: %s. time: %.2f seconds; size: %.2f bytes; download rate: %.2f MBps",
+				h.name(), im.Name, im.Result, im.Time, im.SizeBytes, im.DownloadRate))
+		} else {
+			t.hostEvent(h, evHostImageStatus, sevWarning, fmt.Sprintf("Host %s: New image status %s. result: %s", h.name(), im.Name, im.Result))
+		}
+	}
+	b, err := json.Marshal(statuses)
+	if err != nil || string(b) == h.h.ImagesStatus {
+		return
+	}
+	h.h.ImagesStatus = string(b)
+	t.putHost(h)
+	t.touchHost(h)
+}
+
+// forgetFailedImages drops the failed pulls from host.images_status when a
+// new preparation starts, so the images are pulled again rather than the
+// old failure failing it at once.
+func forgetFailedImages(h *hostRec) {
+	statuses, err := validation.ParseImagesStatus(h.h.ImagesStatus)
+	if err != nil {
+		h.h.ImagesStatus = ""
+		return
+	}
+	n := len(statuses)
+	for name, a := range statuses {
+		if a == nil || a.Result != v2.ContainerImageAvailabilityResultSuccess {
+			delete(statuses, name)
+		}
+	}
+	if len(statuses) == n {
+		return
+	}
+	if b, err := json.Marshal(statuses); err == nil {
+		h.h.ImagesStatus = string(b)
+	}
 }
 
 // keepVIPVerification records what a host saw of the cluster's VIPs: a VIP

@@ -28,6 +28,12 @@ func planFor(st v2.HostStatus) stepPlan {
 		return stepPlan{steps: []v2.StepType{v2.StepTypeInventory}, repeat: true}
 	case v2.HostStatusKnown, v2.HostStatusInsufficient, v2.HostStatusPendingForInput:
 		return stepPlan{steps: discoverySteps, repeat: true}
+	case v2.HostStatusPreparingForInstallation:
+		return stepPlan{steps: preparationSteps, repeat: true}
+	case v2.HostStatusInstalling, v2.HostStatusInstallingInProgress:
+		// The leases are renewed until the cluster's own keepalived takes
+		// the VIPs; the install step comes with issue #6.
+		return stepPlan{steps: []v2.StepType{v2.StepTypeDHCPLeaseAllocate}, repeat: true}
 	}
 	return stepPlan{}
 }
@@ -208,12 +214,9 @@ func (s *Service) PostStepReply(ctx context.Context, infraEnvID, hostID string, 
 			return err
 		}
 	}
-	var check *checkReply
-	if r.ExitCode == 0 {
-		var err error
-		if check, err = decodeCheckReply(r); err != nil {
-			return err
-		}
+	check, err := decodeCheckReply(r)
+	if err != nil {
+		return err
 	}
 	return s.updateAgent(ctx, func(t *txn) error {
 		h, err := s.hostByID(infraEnvID, hostID)
@@ -226,10 +229,9 @@ func (s *Service) PostStepReply(ctx context.Context, infraEnvID, hostID string, 
 		}
 		if r.ExitCode != 0 {
 			s.log.Warn("step failed", "host", h.name(), "step", r.StepType, "step_id", r.StepID, "exit_code", r.ExitCode, "stderr", truncate(r.Error, 512))
-			return nil
 		}
 		switch {
-		case r.StepType == v2.StepTypeInventory:
+		case r.StepType == v2.StepTypeInventory && inv != nil:
 			return t.setInventory(h, inv)
 		case check != nil:
 			t.keepCheckReply(h, r.StepType, check)

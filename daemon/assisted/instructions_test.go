@@ -70,6 +70,11 @@ func TestNextStepsPerStatus(t *testing.T) {
 	if _, err := e.s.InstallCluster(e.ctx, clusterID); err != nil {
 		t.Fatalf("InstallCluster: %v", err)
 	}
+	// Preparation: the disk speed check once (it is then awaited), no
+	// image check for a cluster without a release image.
+	if s := e.checkIn(ie, hosts[0]); !cmp.Equal(stepTypes(s), []v2.StepType{v2.StepTypeInstallationDiskSpeedCheck}) {
+		t.Errorf("preparing-for-installation: first instructions %v, want the disk speed check", stepTypes(s))
+	}
 	check("preparing-for-installation", hosts[0], v2.HostStatusPreparingForInstallation, nil, 60)
 
 	// Statuses the install flow reaches, written to the store.

@@ -467,9 +467,22 @@ func ParseImagesStatus(s string) (map[string]*v2.ContainerImageAvailability, err
 }
 
 func hostContainerImagesAvailable(c *hostContext) (Status, string) {
-	statuses, err := ParseImagesStatus(c.host.ImagesStatus)
+	failed, err := failedImages(c.host)
 	if err != nil {
 		return StatusError, "Validation error"
+	}
+	if len(failed) > 0 {
+		return StatusFailure, fmt.Sprintf("Failed to fetch container images needed for installation from %s. This may be due to a network hiccup. Retry to install again. If this problem persists, check your network settings to make sure you’re not blocked.", strings.Join(failed, ","))
+	}
+	return StatusSuccess, "All required container images were either pulled successfully or no attempt was made to pull them"
+}
+
+// failedImages are the names, sorted, of the images in h's images_status
+// that failed or came down slower than assisted's threshold.
+func failedImages(h *v2.Host) ([]string, error) {
+	statuses, err := ParseImagesStatus(h.ImagesStatus)
+	if err != nil {
+		return nil, err
 	}
 	var failed []string
 	for name, a := range statuses {
@@ -479,15 +492,65 @@ func hostContainerImagesAvailable(c *hostContext) (Status, string) {
 		if a.Name == "" {
 			a.Name = name
 		}
-		if a.Result == v2.ContainerImageAvailabilityResultFailure || (a.SizeBytes > 0 && a.DownloadRate < imageDownloadRateThreshold) {
+		if imageFailed(a) {
 			failed = append(failed, a.Name)
 		}
 	}
-	if len(failed) > 0 {
-		sort.Strings(failed)
-		return StatusFailure, fmt.Sprintf("Failed to fetch container images needed for installation from %s. This may be due to a network hiccup. Retry to install again. If this problem persists, check your network settings to make sure you’re not blocked.", strings.Join(failed, ","))
+	sort.Strings(failed)
+	return failed, nil
+}
+
+func imageFailed(a *v2.ContainerImageAvailability) bool {
+	return a.Result == v2.ContainerImageAvailabilityResultFailure || (a.SizeBytes > 0 && a.DownloadRate < imageDownloadRateThreshold)
+}
+
+// Outcome is what a preparation check has shown for a host so far.
+type Outcome int
+
+const (
+	NotMeasured Outcome = iota
+	Passed
+	Failed
+)
+
+// Preparation is what the two preparation checks (assisted's
+// installationDiskSpeedCheckSuccessful and
+// successfulContainerImageAvailability conditions) have shown: the state
+// machine reads it, the validations sufficient-installation-disk-speed and
+// container-images-available report the same data.
+type Preparation struct {
+	DiskSpeed Outcome
+	Images    Outcome
+}
+
+// RequiredImages are the images a host must pull before installing: the
+// release image (nodezero writes the OS itself, so there is no installer or
+// agent image to pull). Empty while the release image is unknown.
+func (v *Validator) RequiredImages(c *v2.Cluster) []string {
+	if img := v.ReleaseImageOf(c); img != "" {
+		return []string{img}
 	}
-	return StatusSuccess, "All required container images were either pulled successfully or no attempt was made to pull them"
+	return nil
+}
+
+// imagesOutcome: failed when any image failed, passed when every required
+// image was pulled, not measured otherwise.
+func (c *hostContext) imagesOutcome() Outcome {
+	statuses, err := ParseImagesStatus(c.host.ImagesStatus)
+	if err != nil {
+		return Failed // unreadable results cannot let the install on
+	}
+	for _, a := range statuses {
+		if a != nil && imageFailed(a) {
+			return Failed
+		}
+	}
+	for _, img := range c.v.RequiredImages(c.cluster) {
+		if a := statuses[img]; a == nil || a.Result != v2.ContainerImageAvailabilityResultSuccess {
+			return NotMeasured
+		}
+	}
+	return Passed
 }
 
 // DiskSpeed is one disk's speed test result in host.disks_info (assisted's
@@ -506,42 +569,74 @@ type DiskInfo struct {
 	DiskSpeed *DiskSpeed `json:"disk_speed,omitempty"`
 }
 
-// hostInstallationDiskSpeed reads the result of a previous installation's
-// speed test on the installation disk. A measurement slower than the
-// threshold fails even when stored with exit code 0 (assisted's service
-// turns a slow reading into a non-zero exit code before storing it).
-func hostInstallationDiskSpeed(c *hostContext) (Status, string) {
-	const notMeasured = "Speed of installation disk has not yet been measured"
-	key := c.host.InstallationDiskID
-	if key == "" {
-		key = c.host.InstallationDiskPath
+// InstallationDiskKey is the key of the installation disk in
+// host.disks_info and the path the disk speed check is asked to measure:
+// its id (a /dev/disk/by-id path), else its path.
+func InstallationDiskKey(h *v2.Host) string {
+	if h.InstallationDiskID != "" {
+		return h.InstallationDiskID
 	}
+	return h.InstallationDiskPath
+}
+
+// ParseDisksInfo reads host.disks_info; an empty string is no entries.
+func ParseDisksInfo(s string) (map[string]DiskInfo, error) {
+	infos := map[string]DiskInfo{}
+	if strings.TrimSpace(s) == "" {
+		return infos, nil
+	}
+	if err := json.Unmarshal([]byte(s), &infos); err != nil {
+		return nil, fmt.Errorf("parse disks_info: %w", err)
+	}
+	return infos, nil
+}
+
+// installationDiskSpeed finds the speed test of the installation disk and
+// judges it against the role's threshold. ds is nil when nothing was
+// measured.
+func (c *hostContext) installationDiskSpeed() (key string, ds *DiskSpeed, o Outcome, err error) {
+	key = InstallationDiskKey(c.host)
 	// assisted reports an error while no installation disk is chosen;
 	// nothing can have been measured then.
 	if key == "" {
-		return StatusSuccess, notMeasured
+		return "", nil, NotMeasured, nil
 	}
-	infos := map[string]DiskInfo{}
-	if c.host.DisksInfo != "" {
-		if err := json.Unmarshal([]byte(c.host.DisksInfo), &infos); err != nil {
-			return StatusError, "Validation error"
-		}
+	infos, err := ParseDisksInfo(c.host.DisksInfo)
+	if err != nil {
+		return key, nil, Failed, err
 	}
 	info, ok := infos[key]
 	if !ok && c.host.InstallationDiskPath != "" {
 		info, ok = infos[c.host.InstallationDiskPath]
 	}
 	if !ok || info.DiskSpeed == nil || !info.DiskSpeed.Tested {
-		return StatusSuccess, notMeasured
+		return key, nil, NotMeasured, nil
 	}
+	ds = info.DiskSpeed
 	limit := c.req.InstallationDiskSpeedThresholdMs
-	ds := info.DiskSpeed
 	if ds.ExitCode == 0 && (limit <= 0 || ds.SpeedMs <= limit) {
+		return key, ds, Passed, nil
+	}
+	return key, ds, Failed, nil
+}
+
+// hostInstallationDiskSpeed reads the result of the speed test on the
+// installation disk. A measurement slower than the threshold fails even
+// when stored with exit code 0 (assisted's service turns a slow reading
+// into a non-zero exit code before storing it).
+func hostInstallationDiskSpeed(c *hostContext) (Status, string) {
+	key, ds, o, err := c.installationDiskSpeed()
+	switch {
+	case err != nil:
+		return StatusError, "Validation error"
+	case o == NotMeasured:
+		return StatusSuccess, "Speed of installation disk has not yet been measured"
+	case o == Passed:
 		return StatusSuccess, "Speed of installation disk is sufficient"
 	}
 	const msg = "While preparing the previous installation the installation disk speed measurement failed or was found to be insufficient"
 	if ds.ExitCode == 0 || ds.SpeedMs > 0 {
-		return StatusFailure, fmt.Sprintf("%s: disk %s took %d ms to sync, more than the %d ms threshold", msg, key, ds.SpeedMs, limit)
+		return StatusFailure, fmt.Sprintf("%s: disk %s took %d ms to sync, more than the %d ms threshold", msg, key, ds.SpeedMs, c.req.InstallationDiskSpeedThresholdMs)
 	}
 	return StatusFailure, fmt.Sprintf("%s: the measurement on disk %s failed with exit code %d", msg, key, ds.ExitCode)
 }

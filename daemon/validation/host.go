@@ -152,6 +152,8 @@ func (v *Validator) ValidateHost(in HostInput) Report {
 		}
 		rep.Results = append(rep.Results, Result{ID: id, Status: st, Message: msg, Category: r.Category})
 	}
+	_, _, rep.Preparation.DiskSpeed, _ = c.installationDiskSpeed()
+	rep.Preparation.Images = c.imagesOutcome()
 	return rep
 }
 

@@ -159,6 +159,8 @@ type Report struct {
 	// treat it as passed: success, a success left out of the output, a
 	// disabled validation, or one the cluster's ignore list forces.
 	Conditions map[string]bool
+	// Preparation is what the preparation checks have shown (hosts only).
+	Preparation Preparation
 }
 
 // Pass reports whether every listed validation passed. An ID this package

@@ -11,6 +11,9 @@ package imagecheck
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -38,10 +41,23 @@ type Options struct {
 	// over plain HTTP when HTTPS fails, as registries.conf's insecure = true.
 	// Every other registry is HTTPS only.
 	Insecure []string
-	// Client makes the requests; nil means a client on
-	// http.DefaultTransport.
+	// TrustBundle is PEM CA certificates trusted for registries' TLS in
+	// addition to the system's roots: the infra-env's
+	// additional_trust_bundle, which assisted's discovery image adds to the
+	// host's anchors. Empty means the system's roots alone. A bundle with no
+	// certificate in it, or a certificate that does not parse, fails the
+	// check with ErrTrustBundle.
+	TrustBundle []byte
+	// Client makes the requests; nil means a client on a clone of
+	// http.DefaultTransport. With a TrustBundle, a Client whose transport
+	// is an *http.Transport is used through a clone with the bundle added
+	// to its roots; any other transport is used as given.
 	Client *http.Client
 }
+
+// ErrTrustBundle is returned (wrapped, with the reason) by Check, Pull and
+// the step when Options.TrustBundle holds no usable certificate.
+var ErrTrustBundle = errors.New("invalid trust bundle")
 
 // running is the process-wide semaphore: one check at a time, as the agent
 // keeps one container_image_availability container.
@@ -152,6 +168,13 @@ func newPuller(opts Options) (*puller, error) {
 	if p.client == nil {
 		p.client = &http.Client{}
 	}
+	if len(opts.TrustBundle) > 0 {
+		bundle, err := parseTrustBundle(opts.TrustBundle)
+		if err != nil {
+			return nil, err
+		}
+		p.client = withRoots(p.client, bundle)
+	}
 	if len(opts.Insecure) > 0 {
 		p.insecureClient = withoutTLSVerify(p.client)
 	}
@@ -196,6 +219,63 @@ func pull(ctx context.Context, s *session, ref Reference) (int64, error) {
 		}
 	}
 	return total, nil
+}
+
+// parseTrustBundle returns the certificates of a PEM bundle. Blocks of
+// other types are skipped, as x509.CertPool.AppendCertsFromPEM does; a
+// certificate that does not parse, or no certificate at all, is an error.
+func parseTrustBundle(b []byte) ([]*x509.Certificate, error) {
+	var certs []*x509.Certificate
+	for rest := b; ; {
+		var blk *pem.Block
+		blk, rest = pem.Decode(rest)
+		if blk == nil {
+			break
+		}
+		if blk.Type != "CERTIFICATE" {
+			continue
+		}
+		c, err := x509.ParseCertificate(blk.Bytes)
+		if err != nil {
+			return nil, fmt.Errorf("%w: certificate %d: %v", ErrTrustBundle, len(certs)+1, err)
+		}
+		certs = append(certs, c)
+	}
+	if len(certs) == 0 {
+		return nil, fmt.Errorf("%w: no PEM certificate (-----BEGIN CERTIFICATE-----) in its %d bytes", ErrTrustBundle, len(b))
+	}
+	return certs, nil
+}
+
+// withRoots returns a client like c whose transport also trusts certs: the
+// roots it had (the system's when none were set) plus certs.
+func withRoots(c *http.Client, certs []*x509.Certificate) *http.Client {
+	base, ok := c.Transport.(*http.Transport)
+	if c.Transport == nil {
+		base, ok = http.DefaultTransport.(*http.Transport)
+	}
+	nc := *c
+	if !ok {
+		return &nc // an unknown transport is used as given
+	}
+	t := base.Clone()
+	if t.TLSClientConfig == nil {
+		t.TLSClientConfig = &tls.Config{}
+	}
+	var pool *x509.CertPool
+	if t.TLSClientConfig.RootCAs != nil {
+		pool = t.TLSClientConfig.RootCAs.Clone()
+	} else if sys, err := x509.SystemCertPool(); err == nil {
+		pool = sys
+	} else {
+		pool = x509.NewCertPool() // no system roots here: the bundle alone
+	}
+	for _, cert := range certs {
+		pool.AddCert(cert)
+	}
+	t.TLSClientConfig.RootCAs = pool
+	nc.Transport = t
+	return &nc
 }
 
 // withoutTLSVerify returns a client like c whose transport does not check
