@@ -39,6 +39,7 @@ func runAgent(ctx context.Context, args []string, _, stderr io.Writer) error {
 	hostname := fs.String("hostname", "", "hostname to report (default: the system's)")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	dnsServer := fs.String("dns-server", "", "host:port of the DNS server domain-resolution asks (default: the host's resolver; required for --host-address hosts, which have none of their own)")
+	disks := fs.String("disks", "", "with --root (a hardware tree): directory of files standing in for the tree's disks, which the disk speed check writes")
 	pullSecretFile := fs.String("pull-secret-file", configimage.PullSecretPath, "the pull secret container-image-availability pulls with (skipped when missing)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -104,6 +105,7 @@ func runAgent(ctx context.Context, args []string, _, stderr io.Writer) error {
 		Checks: checkOptions{
 			Live:     (*root == "" || *root == "/") && os.Getenv("GHW_CHROOT") == "" && len(addresses) == 0,
 			Loopback: len(addresses) > 0, DNSServer: *dnsServer, PullSecret: readOptional(*pullSecretFile),
+			TrustBundle: readOptional(*cacert), Disks: diskFiles{hwRoot: *root, dir: *disks},
 			Logger: log.With("subsystem", "checks"),
 		},
 	})

@@ -33,7 +33,12 @@ type checkOptions struct {
 	DNSServer string
 	// PullSecret authenticates container-image-availability.
 	PullSecret []byte
-	Logger     *slog.Logger
+	// TrustBundle is PEM CAs container-image-availability trusts besides
+	// the system's (the infra-env's additional_trust_bundle).
+	TrustBundle []byte
+	// Disks stand in for the block devices of a host that is not Live.
+	Disks  diskFiles
+	Logger *slog.Logger
 }
 
 // addChecks registers the host checks' steps.
@@ -55,9 +60,13 @@ func addChecks(steps *hostagent.Steps, o checkOptions) {
 	if !o.Loopback || o.DNSServer != "" {
 		steps.Handle(v2.StepTypeDomainResolution, dnscheck.Step(dnscheck.Options{Server: o.DNSServer}))
 	}
-	steps.Handle(v2.StepTypeContainerImageAvailability, imagecheck.Step(imagecheck.Options{PullSecret: o.PullSecret}))
+	steps.Handle(v2.StepTypeContainerImageAvailability, imagecheck.Step(imagecheck.Options{PullSecret: o.PullSecret, TrustBundle: o.TrustBundle}))
 	if o.Live {
 		steps.Handle(v2.StepTypeInstallationDiskSpeedCheck, diskspeed.Step(diskspeed.Options{}))
+	} else {
+		// A file standing in for a disk: 1 MiB is measured, not the
+		// agent's 22, which says as much about a file.
+		steps.Handle(v2.StepTypeInstallationDiskSpeedCheck, diskspeed.Step(diskspeed.Options{Size: 1 << 20, Device: o.Disks.path}))
 	}
 }
 

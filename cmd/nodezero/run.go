@@ -326,11 +326,11 @@ func runHostAgent(ctx context.Context, env boot.Env, hwRoot string, live bool, i
 	if err != nil {
 		return err
 	}
-	var infraEnvID string
+	var infraEnv *v2.InfraEnv
 	for first := true; ; first = false {
 		ies, err := uc.ListInfraEnvs(ctx, "")
 		if err == nil && len(ies) > 0 && ies[0].ID != "" {
-			infraEnvID = ies[0].ID
+			infraEnv = ies[0]
 			break
 		}
 		if first {
@@ -358,14 +358,18 @@ func runHostAgent(ctx context.Context, env boot.Env, hwRoot string, live bool, i
 	status("Agent registering with " + base)
 	a, err := newAgent(agentConfig{
 		Config: hostagent.Config{
-			URL: base, InfraEnvID: infraEnvID, AgentVersion: "nodezero-" + version, Token: env.AgentToken,
+			URL: base, InfraEnvID: infraEnv.ID, AgentVersion: "nodezero-" + version, Token: env.AgentToken,
 			Interval: interval, Wait: hostagent.DefaultWait, Logger: log.With("subsystem", "agent"),
 		},
 		Inventory: inventory.Options{Root: hwRoot, Hostname: hostname, LiveRoutes: hwRoot != "/", Logger: log.With("subsystem", "inventory")},
 		Checks: checkOptions{
 			Live:       live && hwRoot == "/",
 			PullSecret: readOptional(filepath.Join(env.Root, configimage.PullSecretPath)),
-			Logger:     log.With("subsystem", "checks"),
+			// The discovery image trusts the infra-env's bundle (assisted
+			// writes it to the host's CA anchors).
+			TrustBundle: []byte(infraEnv.AdditionalTrustBundle),
+			Disks:       diskFiles{hwRoot: hwRoot, dir: filepath.Join(env.Root, dataDirPath, "disks")},
+			Logger:      log.With("subsystem", "checks"),
 		},
 	})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -139,6 +140,37 @@ func TestStep(t *testing.T) {
 	// all is what the wire needs.
 	if got.Path != p || got.IOSyncDuration < 0 {
 		t.Errorf("step output = %s, want path %s and a duration ≥ 0", out, p)
+	}
+}
+
+// TestStepDevice: with Device the step writes the mapped file and reports
+// the path it was asked for; a mapping error is the step's error.
+func TestStepDevice(t *testing.T) {
+	file := tempDisk(t)
+	before, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Size: 20_000, Device: func(p string) (string, error) {
+		if p != "/dev/disk/by-id/wwn-0x1" {
+			return "", fmt.Errorf("no disk %s", p)
+		}
+		return file, nil
+	}}
+	out, stderr, code := Step(opts)(context.Background(), []string{`{"path":"/dev/disk/by-id/wwn-0x1"}`, "60"})
+	if code != 0 || !strings.Contains(out, `"path":"/dev/disk/by-id/wwn-0x1"`) {
+		t.Fatalf("step = %q, %q, %d; want the asked path measured", out, stderr, code)
+	}
+	after, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(before, after) {
+		t.Error("the mapped file was not written")
+	}
+	out, stderr, code = Step(opts)(context.Background(), []string{`{"path":"/dev/sdz"}`, "60"})
+	if code != exitNotRun || !strings.Contains(stderr, "no disk /dev/sdz") || out != `{"path":"/dev/sdz"}` {
+		t.Errorf("unmapped disk: %q, %q, %d", out, stderr, code)
 	}
 }
 

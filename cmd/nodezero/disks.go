@@ -1,0 +1,55 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// diskFiles is the hardware edge of a host read from a hardware tree (a
+// test or sandbox host): the block devices the service names — /dev/sda,
+// /dev/disk/by-id/wwn-… — are resolved inside the tree, and a file in dir,
+// named after the kernel name, stands in for each. The disk speed check
+// writes to those files instead of a real disk. A zero diskFiles (no dir)
+// has no disks to write.
+type diskFiles struct {
+	hwRoot string // the hardware tree the inventory was read from
+	dir    string // where the stand-in files live
+}
+
+// path returns the file standing in for dev, created empty when missing.
+// dev must be a /dev path that leads, inside the tree, to a disk the tree
+// lists under /sys/block.
+func (d diskFiles) path(dev string) (string, error) {
+	if d.dir == "" {
+		return "", fmt.Errorf("no disk for %s: the hardware is read from %s; give the agent --disks DIR for files standing in for its disks", dev, d.hwRoot)
+	}
+	clean := filepath.Clean(dev)
+	if !strings.HasPrefix(clean, "/dev/") {
+		return "", fmt.Errorf("disk %q: not a /dev path", dev)
+	}
+	devDir := filepath.Join(d.hwRoot, "dev")
+	real, err := filepath.EvalSymlinks(filepath.Join(d.hwRoot, clean))
+	if err != nil {
+		return "", fmt.Errorf("disk %s in %s: %w", dev, d.hwRoot, err)
+	}
+	// A link must stay in the tree: an absolute target would name this
+	// machine's own devices.
+	if absDev, err := filepath.EvalSymlinks(devDir); err != nil || !strings.HasPrefix(real, absDev+string(filepath.Separator)) {
+		return "", fmt.Errorf("disk %s in %s leads outside the tree's /dev (to %s)", dev, d.hwRoot, real)
+	}
+	name := filepath.Base(real)
+	if _, err := os.Stat(filepath.Join(d.hwRoot, "sys/block", name)); err != nil {
+		return "", fmt.Errorf("disk %s (%s): not a disk of %s: %w", dev, name, d.hwRoot, err)
+	}
+	if err := os.MkdirAll(d.dir, 0o755); err != nil {
+		return "", err
+	}
+	p := filepath.Join(d.dir, name)
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return "", err
+	}
+	return p, f.Close()
+}
