@@ -24,7 +24,7 @@ import (
 func TestNetnsHostChecks(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	n := newNetnsCluster(t, ctx, 3, true)
+	n := newNetnsCluster(t, ctx, netnsOptions{Workers: 3, NTP: true})
 	for _, h := range n.hosts {
 		n.attach(h)
 	}

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -14,6 +16,7 @@ import (
 	"time"
 
 	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/daemon/validation"
 	"github.com/nodezero/nodezero/testbed"
 )
 
@@ -21,19 +24,40 @@ import (
 // two workers, NICs and MACs as in their hardware trees) on a bed with the
 // cluster's DNS, and the config image made for them. Nothing is booted.
 type netnsCluster struct {
+	opts               netnsOptions
 	bed                *testbed.Bed
 	hosts              []*bedHost
 	zero               *bedHost
 	dns                *testbed.DNS
-	ntp                *testbed.NTP // when asked for
+	ntp                *testbed.NTP      // with opts.NTP
+	registry           *testbed.Registry // with opts.Registry
+	release            string            // the release image
+	releaseSize        int64             // its blobs' bytes, with opts.Registry
 	apiVIP, ingressVIP netip.Addr
 	iso                []byte
 }
 
-// newNetnsCluster builds the bed. workers is how many workers the cluster
-// expects (3: one that never boots, so the install never starts); with ntp
-// the bed runs an NTP source and the cluster names it.
-func newNetnsCluster(t *testing.T, ctx context.Context, workers int, ntp bool) *netnsCluster {
+// netnsOptions shape the namespace cluster.
+type netnsOptions struct {
+	// Workers is how many workers the cluster expects: 2 boot, 3 adds one
+	// that never boots, so the install never starts.
+	Workers int
+	// NTP runs an NTP source on the bed and names it in the agent-config.
+	NTP bool
+	// PlatformNone makes the cluster user-managed networking (platform
+	// none): no VIPs, and the api names must resolve in the bed's DNS.
+	PlatformNone bool
+	// Registry serves the release image from the bed's registry over TLS,
+	// its CA the install-config's additionalTrustBundle; otherwise the
+	// release is quay.io's, resolved in the bed and never pulled.
+	Registry bool
+}
+
+// registryName is the bed registry's name in the bed's DNS.
+const registryName = "registry.netns.nodezero.test"
+
+// newNetnsCluster builds the bed.
+func newNetnsCluster(t *testing.T, ctx context.Context, o netnsOptions) *netnsCluster {
 	t.Helper()
 	needRoot(t)
 	needTool(t, "ip")
@@ -57,13 +81,14 @@ func newNetnsCluster(t *testing.T, ctx context.Context, workers int, ntp bool) *
 		// inside a namespace.
 		cfg.Hosts = append(cfg.Hosts, testbed.HostSpec{Name: s.name, NIC: s.nic, MAC: mac, Static: true})
 	}
-	n := &netnsCluster{bed: testbed.NewT(t, cfg)}
+	n := &netnsCluster{opts: o, bed: testbed.NewT(t, cfg), release: defaultRelease}
+	disks := ramDisks(t)
 	for _, h := range n.bed.Hosts {
 		hw, err := filepath.Abs(filepath.Join("..", "..", "testdata", "hw", h.Name))
 		if err != nil {
 			t.Fatal(err)
 		}
-		n.hosts = append(n.hosts, &bedHost{Host: h, hw: hw, image: filepath.Join(n.bed.Dir, h.Name+".iso")})
+		n.hosts = append(n.hosts, &bedHost{Host: h, hw: hw, image: filepath.Join(n.bed.Dir, h.Name+".iso"), disks: filepath.Join(disks, h.Name)})
 	}
 	n.zero = n.hosts[0]
 	t.Cleanup(func() {
@@ -94,8 +119,22 @@ func newNetnsCluster(t *testing.T, ctx context.Context, workers int, ntp bool) *
 	}); err != nil {
 		t.Fatal(err)
 	}
+	if o.Registry {
+		needTool(t, "docker-registry")
+		if n.registry, err = n.bed.StartRegistry(ctx, testbed.RegistryConfig{Names: []string{registryName}}); err != nil {
+			t.Fatal(err)
+		}
+		// A small image: what is measured is that it comes down, whole.
+		if _, n.releaseSize, err = n.registry.Push(ctx, "ocp/release", "4.18.0-x86_64", []byte("release payload"), bytes.Repeat([]byte("layer "), 50_000)); err != nil {
+			t.Fatal(err)
+		}
+		n.release = registryName + ":5000/ocp/release:4.18.0-x86_64"
+		if err := n.dns.SetRecords(n.records()); err != nil {
+			t.Fatal(err)
+		}
+	}
 	ntpSource := ""
-	if ntp {
+	if o.NTP {
 		needTool(t, "chronyd")
 		if n.ntp, err = n.bed.StartNTP(ctx); err != nil {
 			t.Fatal(err)
@@ -103,22 +142,44 @@ func newNetnsCluster(t *testing.T, ctx context.Context, workers int, ntp bool) *
 		ntpSource = n.ntp.Addr.String()
 	}
 	dir := t.TempDir()
-	netnsInputs(t, dir, n.bed, n.hosts, workers, ntpSource)
-	runBinary(t, "create", "config-image", "--dir", dir)
+	var ca []byte
+	if n.registry != nil {
+		ca = n.registry.CA
+	}
+	netnsInputs(t, dir, n.bed, n.hosts, netnsTemplate{Workers: o.Workers, NTP: ntpSource, PlatformNone: o.PlatformNone, TrustBundle: string(ca)})
+	runBinary(t, "create", "config-image", "--dir", dir, "--release-image", n.release)
 	if n.iso, err = os.ReadFile(filepath.Join(dir, "agentconfig.noarch.iso")); err != nil {
 		t.Fatal(err)
 	}
 	return n
 }
 
-// records are the cluster's exact DNS names.
+// records are the cluster's exact DNS names: api and api-int at the API
+// VIP (with platform none, the address of the user's load balancer) and
+// the release image's registry at the gateway.
 func (n *netnsCluster) records() []testbed.Record {
 	return []testbed.Record{
 		{Name: "api.netns.nodezero.test", Addrs: []netip.Addr{n.apiVIP}},
 		{Name: "api-int.netns.nodezero.test", Addrs: []netip.Addr{n.apiVIP}},
-		// The release image's registry, as a mirror on the bed would be.
-		{Name: "quay.io", Addrs: []netip.Addr{n.bed.Gateway}},
+		{Name: validation.ReleaseImageHost(n.release), Addrs: []netip.Addr{n.bed.Gateway}},
 	}
+}
+
+// ramDisks is a tmpfs for the files standing in for the hosts' disks: the
+// disk speed check's fdatasync then measures memory, as fast as the NVMe
+// disks the hardware trees describe, and not the CI machine's disk.
+func ramDisks(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64m,mode=0755", "nodezero-disks", dir).CombinedOutput(); err != nil {
+		t.Fatalf("mount a tmpfs for the disks: %v %s", err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v %s", dir, err, out)
+		}
+	})
+	return dir
 }
 
 // attach puts the config image where h looks for it.

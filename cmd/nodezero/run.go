@@ -53,6 +53,7 @@ func runRun(ctx context.Context, args []string, _, stderr io.Writer) error {
 	agentEvery := fs.Duration("agent-interval", 10*time.Second, "the longest wait between the agent's registration attempts")
 	disconnect := fs.Duration("disconnection-timeout", 3*time.Minute, "node zero: a host that has not checked in for this long is disconnected")
 	checkEvery := fs.Duration("check-interval", time.Minute, "node zero: how often hosts repeat their inventory and host checks")
+	disks := fs.String("disks", "", "a host read from a hardware tree: directory of files standing in for its disks, which the disk speed check writes (default ROOT"+dataDirPath+"/disks)")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -92,6 +93,9 @@ func runRun(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if *hwRoot == "" {
 		*hwRoot = r
 	}
+	if *disks == "" {
+		*disks = filepath.Join(r, dataDirPath, "disks")
+	}
 	seq := &boot.Sequence{
 		Root:  r,
 		Links: links,
@@ -125,7 +129,7 @@ func runRun(ctx context.Context, args []string, _, stderr io.Writer) error {
 	nz := &nodeZero{root: r, listen: *listen, dataDir: *dataDir, disconnect: *disconnect, checkEvery: *checkEvery, board: board, status: sd.Status, log: log}
 	seq.Service = nz.run
 	seq.Agent = func(ctx context.Context, env boot.Env) error {
-		return runHostAgent(ctx, env, *hwRoot, live, *agentEvery, sd.Status, log)
+		return runHostAgent(ctx, env, diskFiles{hwRoot: *hwRoot, dir: *disks}, live, *agentEvery, sd.Status, log)
 	}
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -317,7 +321,7 @@ func localURL(a net.Addr) string {
 // runHostAgent is the agent of every host: it waits for node zero's
 // infra-env, as ABI's start-agent.sh does with the user token, then runs
 // the host agent with the agent token.
-func runHostAgent(ctx context.Context, env boot.Env, hwRoot string, live bool, interval time.Duration, status func(string), log *slog.Logger) error {
+func runHostAgent(ctx context.Context, env boot.Env, disks diskFiles, live bool, interval time.Duration, status func(string), log *slog.Logger) error {
 	base := strings.TrimSuffix(env.ServiceBaseURL, "/")
 	if _, err := url.Parse(base); err != nil {
 		return fmt.Errorf("agent: SERVICE_BASE_URL: %w", err)
@@ -361,14 +365,14 @@ func runHostAgent(ctx context.Context, env boot.Env, hwRoot string, live bool, i
 			URL: base, InfraEnvID: infraEnv.ID, AgentVersion: "nodezero-" + version, Token: env.AgentToken,
 			Interval: interval, Wait: hostagent.DefaultWait, Logger: log.With("subsystem", "agent"),
 		},
-		Inventory: inventory.Options{Root: hwRoot, Hostname: hostname, LiveRoutes: hwRoot != "/", Logger: log.With("subsystem", "inventory")},
+		Inventory: inventory.Options{Root: disks.hwRoot, Hostname: hostname, LiveRoutes: disks.hwRoot != "/", Logger: log.With("subsystem", "inventory")},
 		Checks: checkOptions{
-			Live:       live && hwRoot == "/",
+			Live:       live && disks.hwRoot == "/",
 			PullSecret: readOptional(filepath.Join(env.Root, configimage.PullSecretPath)),
 			// The discovery image trusts the infra-env's bundle (assisted
 			// writes it to the host's CA anchors).
 			TrustBundle: []byte(infraEnv.AdditionalTrustBundle),
-			Disks:       diskFiles{hwRoot: hwRoot, dir: filepath.Join(env.Root, dataDirPath, "disks")},
+			Disks:       disks,
 			Logger:      log.With("subsystem", "checks"),
 		},
 	})
