@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nodezero/nodezero/daemon/assisted"
 	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/testbed"
 )
 
 // TestNetnsHostChecks: five hosts booted with `nodezero run` in network
@@ -21,10 +23,12 @@ import (
 // validation fails naming it, until it is free again. One host's link cut:
 // its peers lose it, it leaves the majority group and turns disconnected
 // after the timeout; the link restored, it is known again with no action.
+// Then the cluster switches to DHCP VIP allocation: the VIPs become leases
+// of the bed's dnsmasq for the cluster's VIP MACs, and they are renewed.
 func TestNetnsHostChecks(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	n := newNetnsCluster(t, ctx, netnsOptions{Workers: 3, NTP: true})
+	n := newNetnsCluster(t, ctx, netnsOptions{Workers: 3, NTP: true, DHCP: true})
 	for _, h := range n.hosts {
 		n.attach(h)
 	}
@@ -151,6 +155,46 @@ func TestNetnsHostChecks(t *testing.T) {
 	waitFor(t, "worker-0 known again with no action", 2*time.Minute, func() (bool, string) {
 		hs, desc := n.hostsNow(t, ctx, c)
 		return hs["worker-0"] != nil && hs["worker-0"].Status == v2.HostStatusKnown, desc
+	})
+
+	// DHCP VIP allocation.
+	cl, _ := cluster()
+	on := true
+	if _, err := c.UpdateCluster(ctx, cl.ID, v2.V2ClusterUpdateParams{VIPDHCPAllocation: &on, APIVIPs: []*v2.APIVIP{}, IngressVIPs: []*v2.IngressVIP{}}); err != nil {
+		t.Fatalf("switch to DHCP VIPs: %v", err)
+	}
+	macs := map[string]string{"api": assisted.VIPMAC(cl.ID, "api"), "ingress": assisted.VIPMAC(cl.ID, "ingress")}
+	leased := func() (map[string]testbed.Lease, *v2.Cluster, string) {
+		ls, err := n.dns.Leases()
+		if err != nil {
+			t.Fatal(err)
+		}
+		byVIP := map[string]testbed.Lease{}
+		for _, l := range ls {
+			for vip, mac := range macs {
+				if strings.EqualFold(l.MAC, mac) {
+					byVIP[vip] = l
+				}
+			}
+		}
+		cl, desc := cluster()
+		return byVIP, cl, fmt.Sprintf("%s; leases %v; VIP MACs %v", desc, ls, macs)
+	}
+	var first map[string]testbed.Lease
+	waitFor(t, "the VIPs to be dnsmasq's leases for the cluster's VIP MACs", 2*time.Minute, func() (bool, string) {
+		ls, cl, desc := leased()
+		ok := cl != nil && len(cl.APIVIPs) == 1 && len(cl.IngressVIPs) == 1 &&
+			ls["api"].Addr.String() == string(cl.APIVIPs[0].IP) && ls["ingress"].Addr.String() == string(cl.IngressVIPs[0].IP)
+		first = ls
+		return ok, desc
+	})
+	waitFor(t, "both leases renewed, same addresses", 2*time.Minute, func() (bool, string) {
+		ls, cl, desc := leased()
+		ok := true
+		for _, vip := range []string{"api", "ingress"} {
+			ok = ok && ls[vip].Addr == first[vip].Addr && ls[vip].Expiry.After(first[vip].Expiry)
+		}
+		return ok && string(cl.APIVIPs[0].IP) == first["api"].Addr.String(), desc
 	})
 }
 

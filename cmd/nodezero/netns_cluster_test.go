@@ -47,6 +47,9 @@ type netnsOptions struct {
 	// PlatformNone makes the cluster user-managed networking (platform
 	// none): no VIPs, and the api names must resolve in the bed's DNS.
 	PlatformNone bool
+	// DHCP serves leases from the bed's dnsmasq (for VIP allocation), two
+	// minutes long, dnsmasq's shortest.
+	DHCP bool
 	// Registry serves the release image from the bed's registry over TLS,
 	// its CA the install-config's additionalTrustBundle; otherwise the
 	// release is quay.io's, resolved in the bed and never pulled.
@@ -113,10 +116,17 @@ func newNetnsCluster(t *testing.T, ctx context.Context, o netnsOptions) *netnsCl
 	api, ingress := base, base
 	api[3], ingress[3] = 5, 4
 	n.apiVIP, n.ingressVIP = netip.AddrFrom4(api), netip.AddrFrom4(ingress)
-	if n.dns, err = n.bed.StartDNS(ctx, testbed.DNSConfig{
+	dnsCfg := testbed.DNSConfig{
 		Records:   n.records(),
 		Wildcards: []testbed.Record{{Name: "apps.netns.nodezero.test", Addrs: []netip.Addr{n.ingressVIP}}},
-	}); err != nil {
+	}
+	if o.DHCP {
+		first, last := base, base
+		first[3], last[3] = 100, 150
+		dnsCfg.DHCP = [2]netip.Addr{netip.AddrFrom4(first), netip.AddrFrom4(last)}
+		dnsCfg.LeaseTime = 2 * time.Minute
+	}
+	if n.dns, err = n.bed.StartDNS(ctx, dnsCfg); err != nil {
 		t.Fatal(err)
 	}
 	if o.Registry {
