@@ -37,6 +37,7 @@ func TestNetnsPreparation(t *testing.T) {
 	for _, h := range n.hosts {
 		h.boot(t, ctx)
 	}
+	booted := time.Now()
 	c := n.client(t)
 	names := []string{"master-0", "master-1", "master-2", "worker-0", "worker-1"}
 	val := func(h *v2.Host, id string) [2]string {
@@ -64,6 +65,16 @@ func TestNetnsPreparation(t *testing.T) {
 		cl := cluster()
 		return failed > 0 && cl != nil && cl.Status == v2.ClusterStatusReady, fmt.Sprintf("%d pulls failed; cluster %v; %s", failed, cl != nil && cl.Status == v2.ClusterStatusReady, desc)
 	})
+	// A figure for the closing note, not an assertion: from the last boot
+	// to the cluster's first ready (when node zero starts the install).
+	if evs, err := c.ListEvents(ctx, v2.EventsQuery{ClusterID: cluster().ID}); err == nil {
+		for _, e := range evs {
+			if strings.Contains(e.Message, "status of the cluster to ready") {
+				t.Logf("last host booted → cluster ready: %v", e.EventTime.Time().Sub(booted).Round(10*time.Millisecond))
+				break
+			}
+		}
+	}
 	hs, _ := n.hostsNow(t, ctx, c)
 	measured := 0
 	for _, name := range names {
