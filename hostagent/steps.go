@@ -26,16 +26,24 @@ type StepRunner interface {
 type StepFunc func(ctx context.Context, args []string) (output string, stderr string, exitCode int)
 
 // Steps is a StepRunner that maps step types to StepFuncs. It is safe for
-// concurrent use.
+// concurrent use. It knows which steps are running, so that one step can
+// stop another (Cancel, StopInstallationStep).
 type Steps struct {
-	mu    sync.RWMutex
-	funcs map[v2.StepType]StepFunc
+	mu      sync.RWMutex
+	funcs   map[v2.StepType]StepFunc
+	running map[v2.StepType]map[*run]bool
+}
+
+// run is one running step: cancel stops it, done closes once it returned.
+type run struct {
+	cancel context.CancelFunc
+	done   chan struct{}
 }
 
 // NewSteps returns a registry holding the inventory step, which calls
 // inventory to collect the host's hardware (nil leaves it out).
 func NewSteps(inventory func(ctx context.Context) (*v2.Inventory, error)) *Steps {
-	s := &Steps{funcs: map[v2.StepType]StepFunc{}}
+	s := &Steps{funcs: map[v2.StepType]StepFunc{}, running: map[v2.StepType]map[*run]bool{}}
 	if inventory != nil {
 		s.Handle(v2.StepTypeInventory, InventoryStep(inventory))
 	}
@@ -51,20 +59,93 @@ func (s *Steps) Handle(stepType v2.StepType, f StepFunc) {
 
 // Run implements StepRunner. An unknown step type answers ExitNotRun with
 // the real agent's message; a panicking step answers ExitNotRun too rather
-// than take the daemon down.
+// than take the daemon down. The step runs with a context Cancel can end.
 func (s *Steps) Run(ctx context.Context, stepType v2.StepType, args []string) (output, stderr string, exitCode int) {
-	s.mu.RLock()
+	s.mu.Lock()
 	f, ok := s.funcs[stepType]
-	s.mu.RUnlock()
+	var r *run
+	if ok {
+		ctx, r = s.track(ctx, stepType)
+	}
+	s.mu.Unlock()
 	if !ok {
 		return "", fmt.Sprintf("failed to find action for step type %s", stepType), ExitNotRun
 	}
+	defer s.untrack(stepType, r) // after the recover below: a panicking step has returned too
 	defer func() {
 		if r := recover(); r != nil {
 			output, stderr, exitCode = "", fmt.Sprintf("step %s panicked: %v", stepType, r), ExitNotRun
 		}
 	}()
 	return f(ctx, args)
+}
+
+// track records a run of stepType. Callers hold s.mu.
+func (s *Steps) track(ctx context.Context, stepType v2.StepType) (context.Context, *run) {
+	ctx, cancel := context.WithCancel(ctx)
+	r := &run{cancel: cancel, done: make(chan struct{})}
+	if s.running[stepType] == nil {
+		s.running[stepType] = map[*run]bool{}
+	}
+	s.running[stepType][r] = true
+	return ctx, r
+}
+
+func (s *Steps) untrack(stepType v2.StepType, r *run) {
+	s.mu.Lock()
+	delete(s.running[stepType], r)
+	s.mu.Unlock()
+	r.cancel()
+	close(r.done)
+}
+
+// Cancel cancels every running step of stepType and waits until they have
+// returned or ctx ends. It returns how many were running; the error is
+// ctx's when some had not returned by then. Each cancelled step still
+// answers, with whatever its StepFunc returns once its context is done.
+func (s *Steps) Cancel(ctx context.Context, stepType v2.StepType) (int, error) {
+	s.mu.Lock()
+	runs := make([]*run, 0, len(s.running[stepType]))
+	for r := range s.running[stepType] {
+		runs = append(runs, r)
+	}
+	s.mu.Unlock()
+	for _, r := range runs {
+		r.cancel()
+	}
+	for _, r := range runs {
+		select {
+		case <-r.done:
+		case <-ctx.Done():
+			return len(runs), ctx.Err()
+		}
+	}
+	return len(runs), nil
+}
+
+// DefaultStopWait is how long stop-installation waits for the install
+// step to return (assisted's `podman stop -t 5` kills after 5 s; a Go step
+// cannot be killed, only asked).
+const DefaultStopWait = 30 * time.Second
+
+// StopInstallationStep returns the stop-installation step: it cancels a
+// running install step, as the real agent's `podman stop -i -t 5
+// assisted-installer` stops the installer container, and answers 0 once
+// it has returned; nothing running is 0 too (podman's -i). An install
+// step still running after wait (0: DefaultStopWait) is exit code 1. The
+// step takes no args.
+func StopInstallationStep(s *Steps, wait time.Duration) StepFunc {
+	if wait <= 0 {
+		wait = DefaultStopWait
+	}
+	return func(ctx context.Context, _ []string) (string, string, int) {
+		ctx, cancel := context.WithTimeout(ctx, wait)
+		defer cancel()
+		if _, err := s.Cancel(ctx, v2.StepTypeInstall); err != nil {
+			return "", fmt.Sprintf("stop installation: the install step is still running %s after it was cancelled", wait), 1
+		}
+		return "", "", 0
+	}
 }
 
 // InventoryStep returns the inventory step: its single arg is the host id,

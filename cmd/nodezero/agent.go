@@ -16,6 +16,7 @@ import (
 	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/hostagent"
 	"github.com/nodezero/nodezero/hostagent/inventory"
+	"github.com/nodezero/nodezero/hostagent/logsgather"
 )
 
 // runAgent is `nodezero agent`: the host agent alone, with the flags of
@@ -95,6 +96,7 @@ func runAgent(ctx context.Context, args []string, _, stderr io.Writer) error {
 			addresses = append(addresses, p)
 		}
 	}
+	live := (*root == "" || *root == "/") && os.Getenv("GHW_CHROOT") == "" && len(addresses) == 0
 	a, err := newAgent(agentConfig{
 		Config: hostagent.Config{
 			URL: *url, InfraEnvID: *infraEnv, AgentVersion: *agentVersion, Token: *token,
@@ -102,8 +104,11 @@ func runAgent(ctx context.Context, args []string, _, stderr io.Writer) error {
 			Wait: *wait, HostID: *hostID, Logger: log.With("subsystem", "agent"),
 		},
 		Inventory: inventory.Options{Root: *root, Hostname: *hostname, Addresses: addresses, Logger: log.With("subsystem", "inventory")},
+		// The host's files are read where its hardware is; the journal is
+		// the machine's, so only a live host sends it.
+		Logs: logsgather.Options{Root: *root, Journal: live},
 		Checks: checkOptions{
-			Live:     (*root == "" || *root == "/") && os.Getenv("GHW_CHROOT") == "" && len(addresses) == 0,
+			Live:     live,
 			Loopback: len(addresses) > 0, DNSServer: *dnsServer, PullSecret: readOptional(*pullSecretFile),
 			TrustBundle: readOptional(*cacert), Disks: diskFiles{hwRoot: *root, dir: *disks},
 			Logger: log.With("subsystem", "checks"),
@@ -121,6 +126,7 @@ type agentConfig struct {
 	hostagent.Config
 	Inventory inventory.Options
 	Checks    checkOptions
+	Logs      logsgather.Options // Service is set by newAgent
 }
 
 // newAgent builds the host agent with its steps: `nodezero agent` and
@@ -131,6 +137,9 @@ func newAgent(cfg agentConfig) (*hostagent.Agent, error) {
 		return inventory.Collect(ctx, opts)
 	})
 	addChecks(steps, cfg.Checks)
+	if err := addFailureSteps(steps, cfg); err != nil {
+		return nil, err
+	}
 	return hostagent.New(cfg.Config, steps, func() (string, error) { return inventory.HostID(opts) })
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/nodezero/nodezero/hostagent/diskspeed"
 	"github.com/nodezero/nodezero/hostagent/dnscheck"
 	"github.com/nodezero/nodezero/hostagent/imagecheck"
+	"github.com/nodezero/nodezero/hostagent/logsgather"
 	"github.com/nodezero/nodezero/hostagent/netcheck"
 	"github.com/nodezero/nodezero/hostagent/timesync"
 )
@@ -68,6 +70,23 @@ func addChecks(steps *hostagent.Steps, o checkOptions) {
 		// agent's 22, which says as much about a file.
 		steps.Handle(v2.StepTypeInstallationDiskSpeedCheck, diskspeed.Step(diskspeed.Options{Size: 1 << 20, Device: o.Disks.path}))
 	}
+}
+
+// addFailureSteps registers the steps of a failed or cancelled host:
+// stop-installation, and logs-gather, which talks to the service with a
+// client of its own carrying the agent's token.
+func addFailureSteps(steps *hostagent.Steps, cfg agentConfig) error {
+	steps.Handle(v2.StepTypeStopInstallation, hostagent.StopInstallationStep(steps, 0))
+	c, err := v2.NewClient(cfg.URL,
+		v2.WithAgentToken(cfg.Token), v2.WithAgentVersion(cfg.AgentVersion),
+		v2.WithInsecure(cfg.Insecure), v2.WithCACertFile(cfg.CACert))
+	if err != nil {
+		return fmt.Errorf("logs-gather: %w", err)
+	}
+	o := cfg.Logs
+	o.Service = c
+	steps.Handle(v2.StepTypeLogsGather, logsgather.Step(o))
+	return nil
 }
 
 // loopbackConnectivity is connectivity-check for sandbox hosts that share

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/netip"
 	"os"
@@ -352,6 +353,7 @@ type ltAgents struct {
 	cmds   []*exec.Cmd
 	logs   []string
 	exited []chan struct{}
+	dns    *exec.Cmd // the agents' resolver
 }
 
 // alive fails once an agent has exited: agents run until stopped.
@@ -370,6 +372,11 @@ func (ra *ltAgents) alive() error {
 // 127.0.0.(11+i)/8.
 func ltStartAgents(o loadtestOptions, dir, url, infraEnvID, token string) (*ltAgents, error) {
 	ra := &ltAgents{}
+	dns, err := ltStartDNS(dir)
+	if err != nil {
+		return nil, err
+	}
+	ra.dns = dns.cmd
 	for i, hw := range ltHardware[:o.hosts] {
 		logf, err := os.Create(filepath.Join(dir, "agent-"+hw+".log"))
 		if err != nil {
@@ -378,7 +385,7 @@ func ltStartAgents(o loadtestOptions, dir, url, infraEnvID, token string) (*ltAg
 		}
 		cmd := exec.Command(o.bin, "agent", "--url", url, "--infra-env-id", infraEnvID, "--token", token,
 			"--root", filepath.Join(o.hw, hw), "--host-address", fmt.Sprintf("127.0.0.%d/8", 11+i),
-			"--hostname", hw, "--wait", o.wait.String())
+			"--hostname", hw, "--wait", o.wait.String(), "--dns-server", dns.addr)
 		cmd.Stdout, cmd.Stderr = logf, logf
 		err = cmd.Start()
 		logf.Close()
@@ -404,8 +411,59 @@ func (ra *ltAgents) cpu() time.Duration {
 	return sum
 }
 
+// ltDNS is the loopback hosts' resolver: dnsmasq on 127.0.0.1 that knows
+// no names and asks nobody, so domain-resolution runs and every query
+// stays on this machine (the cluster's VIPs need no records).
+type ltDNS struct {
+	cmd  *exec.Cmd
+	addr string
+}
+
+func ltStartDNS(dir string) (*ltDNS, error) {
+	bin, err := exec.LookPath("dnsmasq")
+	if err != nil {
+		return nil, fmt.Errorf("real agents need dnsmasq as their resolver (apt-get install dnsmasq-base): %w", err)
+	}
+	l, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	addr := l.LocalAddr().String()
+	l.Close()
+	_, port, _ := net.SplitHostPort(addr)
+	logf, err := os.Create(filepath.Join(dir, "dnsmasq.log"))
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+	cmd := exec.Command(bin, "--no-daemon", "--conf-file=/dev/null", "--listen-address=127.0.0.1", "--bind-interfaces",
+		"--port="+port, "--no-resolv", "--no-hosts", "--local=/#/", "--pid-file="+filepath.Join(dir, "dnsmasq.pid"))
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start dnsmasq: %w", err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return &ltDNS{cmd: cmd, addr: addr}, nil
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			return nil, fmt.Errorf("dnsmasq on %s did not answer: %w (log in %s)", addr, err, logf.Name())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // stop ends every agent: SIGTERM, then SIGKILL after 5 s.
 func (ra *ltAgents) stop() {
+	if ra.dns != nil {
+		_ = ra.dns.Process.Kill()
+		_ = ra.dns.Wait()
+		ra.dns = nil
+	}
 	for _, c := range ra.cmds {
 		_ = c.Process.Signal(syscall.SIGTERM)
 	}

@@ -27,6 +27,7 @@ import (
 	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/hostagent"
 	"github.com/nodezero/nodezero/hostagent/inventory"
+	"github.com/nodezero/nodezero/hostagent/logsgather"
 )
 
 // Paths under the host root that `run` uses besides the config image's.
@@ -366,6 +367,7 @@ func runHostAgent(ctx context.Context, env boot.Env, disks diskFiles, live bool,
 			Interval: interval, Wait: hostagent.DefaultWait, Logger: log.With("subsystem", "agent"),
 		},
 		Inventory: inventory.Options{Root: disks.hwRoot, Hostname: hostname, LiveRoutes: disks.hwRoot != "/", Logger: log.With("subsystem", "inventory")},
+		Logs:      logsgather.Options{Root: env.Root, HardwareRoot: disks.hwRoot, Journal: live && disks.hwRoot == "/"},
 		Checks: checkOptions{
 			Live:       live && disks.hwRoot == "/",
 			PullSecret: readOptional(filepath.Join(env.Root, configimage.PullSecretPath)),

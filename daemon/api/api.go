@@ -35,6 +35,11 @@ type Config struct {
 	Verifier *auth.Verifier // nil: no authentication (development only)
 	Logger   *slog.Logger
 	MaxBody  int64 // 0: DefaultMaxBody
+	// LogsDir holds the log bundles agents upload, a directory per
+	// cluster (the service's data dir/logs). "": the log routes answer 503.
+	LogsDir string
+	// MaxLogsSize bounds one uploaded bundle (0: DefaultMaxLogsSize).
+	MaxLogsSize int64
 }
 
 // Route is one operation of the API: what the auth matrix test walks.
@@ -49,6 +54,7 @@ type server struct {
 	cfg    Config
 	log    *slog.Logger
 	routes []Route
+	logs   *logStore // nil without Config.LogsDir
 }
 
 // New returns the API handler.
@@ -60,6 +66,9 @@ func New(cfg Config) http.Handler {
 		cfg.MaxBody = DefaultMaxBody
 	}
 	s := &server{cfg: cfg, log: cfg.Logger}
+	if cfg.LogsDir != "" {
+		s.logs = newLogStore(cfg.LogsDir, cfg.MaxLogsSize, cfg.Logger)
+	}
 	s.routes = s.table()
 	mux := http.NewServeMux()
 	for _, r := range s.routes {
@@ -176,6 +185,8 @@ func (s *server) wrap(rt Route) http.Handler {
 			writeError(w, status, msg)
 		} else if f, ok := out.(*file); ok {
 			writeFile(w, status, f)
+		} else if d, ok := out.(*download); ok {
+			s.writeDownload(w, status, d, rt.Operation)
 		} else {
 			writeJSON(w, status, out)
 		}
@@ -231,6 +242,35 @@ func writeFile(w http.ResponseWriter, status int, f *file) {
 	h.Set("Content-Length", strconv.Itoa(len(f.data)))
 	w.WriteHeader(status)
 	_, _ = w.Write(f.data)
+}
+
+// download is a handler's answer streamed from open files: a log bundle,
+// or a tar of several, too large to hold in memory.
+type download struct {
+	name  string
+	size  int64 // -1: unknown, no Content-Length
+	write func(io.Writer) error
+	close func() error
+}
+
+// writeDownload streams d as writeFile sends a file. A failure once the
+// headers are out cannot become an error status: the connection is cut,
+// so the client sees a broken transfer rather than a short file.
+func (s *server) writeDownload(w http.ResponseWriter, status int, d *download, op string) {
+	defer d.close()
+	h := w.Header()
+	h.Set("Content-Type", "application/octet-stream")
+	h.Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", d.name))
+	if d.size >= 0 {
+		h.Set("Content-Length", strconv.FormatInt(d.size, 10))
+	}
+	// Not every ResponseWriter can (a recorder in tests).
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(transferTimeout))
+	w.WriteHeader(status)
+	if err := d.write(w); err != nil {
+		s.log.Warn("download broken off", "op", op, "file", d.name, "err", err)
+		panic(http.ErrAbortHandler)
+	}
 }
 
 // writeError writes assisted-service's error body.

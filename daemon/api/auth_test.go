@@ -66,6 +66,11 @@ var specs = map[string]routeSpec{
 	"GET " + hostPat + "/instructions":  {noBody, "timestamp=1700000000", http.StatusOK},
 	"POST " + hostPat + "/instructions": {func(fixture) string { return inventoryReply() }, "", http.StatusNoContent},
 	"PUT " + hostPat + "/progress":      {constBody(`{"current_stage":"Installing"}`), "", http.StatusConflict}, // host is discovering
+	"PUT " + hostPat + "/logs-progress": {constBody(`{"logs_state":"requested"}`), "", http.StatusNoContent},
+	// The matrix sends JSON: the upload is refused after authentication,
+	// for not being multipart. Nothing is uploaded, so nothing downloads.
+	"POST " + clusterPat + "/logs": {constBody(`{}`), "logs_type=controller", http.StatusBadRequest},
+	"GET " + clusterPat + "/logs":  {noBody, "", http.StatusNotFound},
 
 	"GET " + api.Base + "/events": {noBody, "order=descending", http.StatusOK},
 }
@@ -309,6 +314,10 @@ func TestAuthPinned(t *testing.T) {
 		{"DELETE", hostPat, [10]int{u, u, ok, u, u, fb, fb, u, u, u}},
 		{"POST", hostPat + "/instructions", [10]int{u, ok, u, u, fb, u, u, u, u, u}},
 		{"PUT", hostPat + "/progress", [10]int{u, ok, u, u, fb, u, u, u, u, u}},
+		// Log uploads are the agent's alone, downloads the user's.
+		{"PUT", hostPat + "/logs-progress", [10]int{u, ok, u, u, fb, u, u, u, u, u}},
+		{"POST", clusterPat + "/logs", [10]int{u, ok, u, u, fb, u, u, u, u, u}},
+		{"GET", clusterPat + "/logs", [10]int{u, u, ok, u, u, fb, fb, u, u, u}},
 		{"GET", api.Base + "/events", [10]int{u, u, ok, ok, u, fb, fb, fb, u, u}},
 		// The install-config and manifests routes are userAuth only: not
 		// even the watcher reads them.

@@ -84,6 +84,11 @@ var badCases = []badCase{
 	{"reply no type", "POST", b + "/infra-envs/{infra_env_id}/hosts/{host_id}/instructions", `{}`, true, 400, []string{"step_type"}},
 	{"reply bad inventory", "POST", b + "/infra-envs/{infra_env_id}/hosts/{host_id}/instructions", `{"step_type":"inventory","output":"{"}`, true, 400, []string{"output"}},
 	{"progress no stage", "PUT", b + "/infra-envs/{infra_env_id}/hosts/{host_id}/progress", `{}`, true, 400, []string{"current_stage"}},
+	{"logs progress state", "PUT", b + "/infra-envs/{infra_env_id}/hosts/{host_id}/logs-progress", `{"logs_state":"done"}`, true, 400,
+		[]string{"logs_state", "requested, collecting, completed"}},
+	{"logs progress type", "PUT", b + "/infra-envs/{infra_env_id}/hosts/{host_id}/logs-progress", `{"logs_state":5}`, true, 400, []string{"logs_state"}},
+	{"logs upload no type", "POST", b + "/clusters/{cluster_id}/logs", `{}`, true, 400, []string{"logs_type"}},
+	{"logs download type", "GET", b + "/clusters/{cluster_id}/logs?logs_type=x", ``, false, 400, []string{"logs_type"}},
 
 	// Query strings.
 	{"events limit", "GET", b + "/events?limit=abc", ``, false, 400, []string{"limit"}},
@@ -127,6 +132,8 @@ var badCases = []badCase{
 	{"unknown host reply", "POST", b + "/infra-envs/{infra_env_id}/hosts/{unknown}/instructions", `{"step_type":"inventory","exit_code":1}`, true, 404, nil},
 	{"unknown host progress", "PUT", b + "/infra-envs/{infra_env_id}/hosts/{unknown}/progress", `{"current_stage":"Installing"}`, true, 404, nil},
 	{"unknown host delete", "DELETE", b + "/infra-envs/{infra_env_id}/hosts/{unknown}", ``, false, 404, nil},
+	{"unknown host logs progress", "PUT", b + "/infra-envs/{infra_env_id}/hosts/{unknown}/logs-progress", `{"logs_state":"requested"}`, true, 404, nil},
+	{"logs of unknown cluster", "GET", b + "/clusters/{unknown}/logs", ``, false, 404, []string{"{unknown}"}},
 
 	// Transitions the state machines refuse.
 	{"install not ready", "POST", b + "/clusters/{cluster_id}/actions/install", ``, false, 409, []string{"not ready"}},
@@ -200,6 +207,17 @@ var badCases = []badCase{
 // past the statuses that accept changes.
 func (h *harness) newInstallingSNO(t *testing.T) fixture {
 	t.Helper()
+	f := h.newReadySNO(t)
+	if r := h.user(t, "POST", f.path(clusterPat+"/actions/install"), ""); r.status != http.StatusAccepted {
+		t.Fatalf("install SNO = %d %s, want 202", r.status, r.body)
+	}
+	return f
+}
+
+// newReadySNO makes a single-node cluster whose host reported a
+// sufficient inventory: ready to install.
+func (h *harness) newReadySNO(t *testing.T) fixture {
+	t.Helper()
 	ctx := context.Background()
 	one := int64(1)
 	c, err := h.client.RegisterCluster(ctx, v2.ClusterCreateParams{
@@ -225,9 +243,6 @@ func (h *harness) newInstallingSNO(t *testing.T) fixture {
 	}
 	if r := h.agent(t, "POST", f.path(hostPat+"/instructions"), domainReply(c)); r.status != http.StatusNoContent {
 		t.Fatalf("post domain resolution = %d %s, want 204", r.status, r.body)
-	}
-	if r := h.user(t, "POST", f.path(clusterPat+"/actions/install"), ""); r.status != http.StatusAccepted {
-		t.Fatalf("install SNO = %d %s, want 202", r.status, r.body)
 	}
 	return f
 }

@@ -293,6 +293,15 @@ func FuzzProgress(f *testing.F) {
 	})
 }
 
+func FuzzLogsProgress(f *testing.F) {
+	addSeeds(f, `{"logs_state":"requested"}`, `{"logs_state":"collecting"}`, `{"logs_state":"completed"}`,
+		`{"logs_state":"timeout"}`, `{}`)
+	ft := newFuzzTarget(f, auth.Agent)
+	f.Fuzz(func(t *testing.T, body []byte) {
+		ft.run(t, "PUT", hostPat+"/logs-progress", "", body)
+	})
+}
+
 func FuzzEventsQuery(f *testing.F) {
 	for _, q := range []string{"", "order=descending&limit=10&offset=1",
 		"severities=info,warning&categories=user&cluster_level=true",

@@ -36,6 +36,7 @@ const pullSecret = `{"auths":{"quay.io":{"auth":"dXNlcjpwYXNz"}}}`
 type harness struct {
 	store   *store.Store
 	svc     *assisted.Service
+	logsDir string // where uploaded log bundles go
 	handler http.Handler
 	srv     *httptest.Server
 	key     *ecdsa.PrivateKey
@@ -71,7 +72,7 @@ func startHarness(dir string) (*harness, error) {
 		st.Close()
 		return nil, fmt.Errorf("assisted.New: %w", err)
 	}
-	h := &harness{store: st, svc: svc, tokens: map[auth.Scheme]string{}}
+	h := &harness{store: st, svc: svc, logsDir: filepath.Join(dir, "logs"), tokens: map[auth.Scheme]string{}}
 	h.srv = httptest.NewUnstartedServer(nil)
 	h.close = func() {
 		h.srv.Close()
@@ -88,7 +89,7 @@ func startHarness(dir string) (*harness, error) {
 			return nil, err
 		}
 	}
-	h.handler = api.New(api.Config{Service: svc, Verifier: auth.NewVerifier(&h.key.PublicKey, nil)})
+	h.handler = api.New(api.Config{Service: svc, Verifier: auth.NewVerifier(&h.key.PublicKey, nil), LogsDir: h.logsDir, MaxLogsSize: testMaxLogsSize})
 	h.srv.Config.Handler = h.handler
 	h.srv.Start()
 	h.client, err = v2.NewClient(h.srv.URL, v2.WithAgentToken(h.tokens[auth.Agent]),
@@ -100,6 +101,10 @@ func startHarness(dir string) (*harness, error) {
 	}
 	return h, nil
 }
+
+// testMaxLogsSize is the harness's bound on an uploaded log bundle: small,
+// so the oversize case sends little.
+const testMaxLogsSize = 1 << 20
 
 func signToken(tb testing.TB, key *ecdsa.PrivateKey, s auth.Scheme, exp time.Time) string {
 	tb.Helper()

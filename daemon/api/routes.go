@@ -59,6 +59,13 @@ func (s *server) table() []Route {
 		{"GET", host + "/instructions", "v2GetNextSteps", agent, 200, s.nextSteps},
 		{"POST", host + "/instructions", "v2PostStepReply", agent, 204, s.postStepReply},
 		{"PUT", host + "/progress", "v2UpdateHostInstallProgress", agent, 200, s.updateProgress},
+		{"PUT", host + "/logs-progress", "v2UpdateHostLogsProgress", agent, 204, s.updateLogsProgress},
+
+		// Uploads are agentAuth only, as the swagger says (ABI's
+		// authorizer takes a route's first scheme); downloads userAuth
+		// (the swagger's urlAuth is refused in ABI).
+		{"POST", cl + "/logs", "V2UploadLogs", agent, 204, s.uploadLogs},
+		{"GET", cl + "/logs", "V2DownloadClusterLogs", user, 200, s.downloadLogs},
 
 		{"GET", Base + "/events", "v2ListEvents", userWatcher, 200, s.listEvents},
 	}
@@ -91,15 +98,40 @@ func (s *server) updateCluster(r *request) (any, error) {
 }
 
 func (s *server) deregisterCluster(r *request) (any, error) {
-	return nil, s.svc().DeregisterCluster(r.Context(), r.param("cluster_id"))
+	id := r.param("cluster_id")
+	if err := s.svc().DeregisterCluster(r.Context(), id); err != nil {
+		return nil, err
+	}
+	s.dropLogs(id)
+	return nil, nil
 }
 
 func (s *server) listClusterHosts(r *request) (any, error) {
 	return s.svc().ListClusterHosts(r.param("cluster_id"))
 }
 
+// installCluster starts an installation; the logs of an earlier attempt
+// are deleted, as assisted does when an installation starts.
 func (s *server) installCluster(r *request) (any, error) {
-	return s.svc().InstallCluster(r.Context(), r.param("cluster_id"))
+	id := r.param("cluster_id")
+	c, err := s.svc().InstallCluster(r.Context(), id)
+	if err != nil {
+		return nil, err
+	}
+	s.dropLogs(id)
+	return c, nil
+}
+
+// dropLogs deletes a cluster's stored logs. A failure is logged, not
+// returned: the request it follows has succeeded, and a stale bundle
+// costs disk, not correctness.
+func (s *server) dropLogs(clusterID string) {
+	if s.logs == nil {
+		return
+	}
+	if err := s.logs.removeCluster(clusterID); err != nil {
+		s.log.Warn("remove logs", "cluster", clusterID, "err", err)
+	}
 }
 
 func (s *server) cancelInstallation(r *request) (any, error) {

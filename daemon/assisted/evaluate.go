@@ -175,6 +175,9 @@ func (t *txn) refreshHost(h *hostRec) {
 	if err == nil && t.applyHost(h, tr) {
 		changed = true
 	}
+	if err == nil && t.applyLogsTimeout(h, tr) {
+		changed = true
+	}
 	if changed {
 		t.putHost(h)
 		if c != nil {
@@ -219,6 +222,7 @@ func (t *txn) hostFacts(h *hostRec, c *clusterRec) machine.HostFacts {
 		Now: t.s.cfg.Now(), Timeouts: t.s.timeouts,
 		Role: h.h.Role, Bootstrap: h.h.Bootstrap, Kind: h.h.Kind,
 		StatusUpdatedAt: h.h.StatusUpdatedAt.Time(), StatusInfo: h.h.StatusInfo,
+		Logs: logsFacts(&h.h),
 	}
 	if h.h.Progress != nil {
 		f.Stage, f.StageUpdatedAt = h.h.Progress.CurrentStage, h.h.Progress.StageUpdatedAt.Time()

@@ -152,6 +152,14 @@ func (s *Service) checkArgs(st v2.StepType, h *hostRec) ([]string, bool) {
 			Interface: nic, APIVIPMAC: VIPMAC(c.c.ID, "api"), IngressVIPMAC: VIPMAC(c.c.ID, "ingress"),
 			APIVIPLease: c.apiLease, IngressVIPLease: c.ingressLease,
 		}
+	case v2.StepTypeLogsGather:
+		req, ok := s.logsGatherArgs(h)
+		if !ok {
+			return nil, false
+		}
+		v = req
+	case v2.StepTypeStopInstallation:
+		return nil, !handedOut(h, st) // no args: the agent knows what to stop
 	default:
 		return nil, false
 	}

@@ -34,6 +34,10 @@ func planFor(st v2.HostStatus) stepPlan {
 		// The leases are renewed until the cluster's own keepalived takes
 		// the VIPs; the install step comes with issue #6.
 		return stepPlan{steps: []v2.StepType{v2.StepTypeDHCPLeaseAllocate}, repeat: true}
+	case v2.HostStatusError, v2.HostStatusCancelled:
+		// Once per entering the status (logs.go): logs are gathered once,
+		// and the installer stopped.
+		return stepPlan{steps: []v2.StepType{v2.StepTypeLogsGather, v2.StepTypeStopInstallation}}
 	}
 	return stepPlan{}
 }

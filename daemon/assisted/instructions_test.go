@@ -79,6 +79,10 @@ func TestNextStepsPerStatus(t *testing.T) {
 
 	// Statuses the install flow reaches, written to the store.
 	e.rewrite(clusterID, func(c *v2.Cluster) { c.Status = v2.ClusterStatusError }, func(h *v2.Host) { h.Status = v2.HostStatusError })
+	// Once per entering the status, then nothing (logs_test.go).
+	if s := e.checkIn(ie, hosts[0]); !cmp.Equal(stepTypes(s), []v2.StepType{v2.StepTypeLogsGather, v2.StepTypeStopInstallation}) {
+		t.Errorf("error: first instructions %v, want logs-gather and stop-installation", stepTypes(s))
+	}
 	check("error", hosts[0], v2.HostStatusError, nil, 120)
 }
 

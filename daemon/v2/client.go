@@ -195,6 +195,14 @@ type call struct {
 	out    any        // JSON-decoded from a 2xx body when non-nil
 	outRaw *[]byte    // a 2xx body as sent (a file download), when non-nil
 	extra  time.Duration
+
+	// rawBody is sent as it is, with header contentType, instead of body
+	// (a multipart upload, streamed).
+	rawBody     io.Reader
+	contentType string
+	// outWriter receives a 2xx body as it arrives, without the size limit
+	// of outRaw (a large download).
+	outWriter io.Writer
 }
 
 // do performs c and decodes the answer. A non-2xx answer is an *APIError.
@@ -212,7 +220,9 @@ func (c *Client) do(ctx context.Context, cl call) error {
 		target += "?" + cl.query.Encode()
 	}
 	var body io.Reader
-	if cl.body != nil {
+	if cl.rawBody != nil {
+		body = cl.rawBody
+	} else if cl.body != nil {
 		b, err := json.Marshal(cl.body)
 		if err != nil {
 			return fmt.Errorf("encode request: %w", err)
@@ -223,12 +233,14 @@ func (c *Client) do(ctx context.Context, cl call) error {
 	if err != nil {
 		return err
 	}
-	if cl.outRaw != nil {
+	if cl.outRaw != nil || cl.outWriter != nil {
 		req.Header.Set("Accept", "application/octet-stream, application/json")
 	} else {
 		req.Header.Set("Accept", "application/json")
 	}
-	if cl.body != nil {
+	if cl.rawBody != nil {
+		req.Header.Set("Content-Type", cl.contentType)
+	} else if cl.body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if c.agentToken != "" {
@@ -261,6 +273,12 @@ func (c *Client) do(ctx context.Context, cl call) error {
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBytes))
 		return decodeAPIError(resp.StatusCode, b)
+	}
+	if cl.outWriter != nil {
+		if _, err := io.Copy(cl.outWriter, resp.Body); err != nil {
+			return fmt.Errorf("read response: %w", err)
+		}
+		return nil
 	}
 	if cl.out == nil && cl.outRaw == nil {
 		return nil
