@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/netip"
 	"strings"
 	"testing"
@@ -33,6 +34,10 @@ func TestNetnsHostChecks(t *testing.T) {
 		n.attach(h)
 	}
 	n.zero.extra = []string{"--check-interval", "3s", "--disconnection-timeout", "20s"}
+	capture, err := n.bed.Capture(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	booted := time.Now()
 	for _, h := range n.hosts {
 		h.boot(t, ctx)
@@ -196,6 +201,18 @@ func TestNetnsHostChecks(t *testing.T) {
 		}
 		return ok && string(cl.APIVIPs[0].IP) == first["api"].Addr.String(), desc
 	})
+
+	// Network safety: NTP only to the bed's source, DHCP only for the VIP
+	// MACs, DNS only to the cluster's server, nothing outside the bed.
+	var vipMACs []net.HardwareAddr
+	for _, m := range macs {
+		hw, err := net.ParseMAC(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vipMACs = append(vipMACs, hw)
+	}
+	n.checkTraffic(t, capture.Stop(), capture.Dropped(), trafficPolicy{ntp: n.ntp.Addr, vipMACs: vipMACs})
 }
 
 // clusterValidation returns {status, message} of a cluster validation.

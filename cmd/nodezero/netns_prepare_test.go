@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +31,10 @@ func TestNetnsPreparation(t *testing.T) {
 	defer cancel()
 	n := newNetnsCluster(t, ctx, netnsOptions{Workers: 2, PlatformNone: true, Registry: true})
 	n.registry.Stop()
+	capture, err := n.bed.Capture(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, h := range n.hosts {
 		n.attach(h)
 	}
@@ -156,4 +161,10 @@ func TestNetnsPreparation(t *testing.T) {
 			t.Errorf("%s: images_status %s; want %s pulled, %d bytes", name, hs[name].ImagesStatus, n.release, n.releaseSize)
 		}
 	}
+
+	// Network safety: no NTP source configured, so no NTP at all; DNS to
+	// the cluster's server only; connections to the API and the registry
+	// only; no DHCP (the hosts are static, the VIPs not DHCP's).
+	pkts := capture.Stop()
+	n.checkTraffic(t, pkts, capture.Dropped(), trafficPolicy{registry: netip.MustParseAddrPort(n.bed.Gateway.String() + ":5000")})
 }
