@@ -129,7 +129,7 @@ func serve(ctx context.Context, cfg serviceConfig) error {
 		return err
 	}
 	srv := &http.Server{
-		Handler:           api.New(api.Config{Service: svc, Verifier: auth.NewVerifier(key, nil), Logger: log.With("subsystem", "api")}),
+		Handler:           api.New(api.Config{Service: svc, Verifier: auth.NewVerifier(key, nil), Logger: log.With("subsystem", "api"), LogsDir: filepath.Join(cfg.Dir, "logs")}),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      90 * time.Second, // above the longest ?wait=

@@ -93,6 +93,10 @@ func (l localState) route(target netip.Addr) (nicAddr, bool) {
 // minus 20 (IPv4) or 40 (IPv6) header bytes and 8 ICMP header bytes, as the
 // agent's `ping -M do -s MTU-28|MTU-48`.
 func mtuPayload(mtu int, v4 bool) int {
+	// An IP packet's length field is 16 bits: a loopback MTU of 65536
+	// carries at most 65535 bytes, and a payload sized for more is never
+	// sent at all.
+	mtu = min(mtu, 65535)
 	if v4 {
 		return mtu - 28
 	}
