@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/nodezero/nodezero/daemon/atomicfile"
 )
 
 // DefaultMaxLogsSize bounds one uploaded log bundle. assisted-service's
@@ -29,9 +31,9 @@ const multipartSlack = 1 << 20
 // server's read and write timeouts are for JSON requests.
 const transferTimeout = 15 * time.Minute
 
-// uploadPrefix marks a bundle still being received; a crash leaves such
-// files behind, and newLogStore removes them.
-const uploadPrefix = ".upload-"
+// A bundle still being received is a hidden temporary file next to its
+// target (atomicfile.Stream); a crash leaves such files behind, and
+// newLogStore removes them.
 
 // logStore keeps uploaded log bundles on disk, one directory per cluster:
 // <dir>/<cluster_id>/<host_id>.tar.gz and <dir>/<cluster_id>/controller.tar.gz.
@@ -57,7 +59,7 @@ func newLogStore(dir string, max int64, log *slog.Logger) *logStore {
 	st := &logStore{dir: dir, max: max, log: log, locks: map[string]*pathLock{}}
 	// Uploads a crash cut off. Best effort: a leftover costs disk, not
 	// correctness, and the daemon should start anyway.
-	left, _ := filepath.Glob(filepath.Join(dir, "*", uploadPrefix+"*"))
+	left, _ := filepath.Glob(filepath.Join(dir, "*", ".*"))
 	for _, p := range left {
 		if err := os.Remove(p); err != nil {
 			log.Warn("remove an interrupted log upload", "path", p, "err", err)
@@ -126,41 +128,27 @@ func (e *readError) Unwrap() error { return e.err }
 func (st *logStore) store(path string, src io.Reader) (int64, string, error) {
 	unlock := st.lock(path)
 	defer unlock()
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return 0, "", fmt.Errorf("store logs: %w", err)
 	}
-	f, err := os.CreateTemp(dir, uploadPrefix+"*")
-	if err != nil {
-		return 0, "", fmt.Errorf("store logs: %w", err)
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // nothing to remove once renamed
 	sum := sha256.New()
-	w := &trackedWriter{w: io.MultiWriter(f, sum)}
-	n, err := io.Copy(w, io.LimitReader(src, st.max+1))
-	switch {
-	case w.err != nil:
-		err = fmt.Errorf("store logs: %w", w.err)
-	case err != nil:
-		err = &readError{err}
-	case n > st.max:
-		err = &errTooLarge{st.max}
-	case n == 0:
-		err = errEmpty
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err == nil {
-		err = syncDir(dir)
-	}
+	var n int64
+	err := atomicfile.Stream(path, 0o600, func(f io.Writer) error {
+		w := &trackedWriter{w: io.MultiWriter(f, sum)}
+		var err error
+		n, err = io.Copy(w, io.LimitReader(src, st.max+1))
+		switch {
+		case w.err != nil:
+			return fmt.Errorf("store logs: %w", w.err)
+		case err != nil:
+			return &readError{err}
+		case n > st.max:
+			return &errTooLarge{st.max}
+		case n == 0:
+			return errEmpty
+		}
+		return nil
+	})
 	if err != nil {
 		return 0, "", err
 	}
@@ -180,15 +168,6 @@ func (t *trackedWriter) Write(p []byte) (int, error) {
 		t.err = err
 	}
 	return n, err
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // bundle is a stored file opened for a download, under the name it is

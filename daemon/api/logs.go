@@ -104,13 +104,15 @@ func (s *server) receiveUpfile(r *request, path string) (int64, string, error) {
 		}
 		size, digest, err := s.logs.store(path, part)
 		var rerr *readError
+		var large *errTooLarge
 		switch {
 		case errors.As(err, &rerr):
 			return 0, "", s.bodyError(rerr.err)
 		case errors.Is(err, errEmpty):
 			return 0, "", &httpError{http.StatusBadRequest, fmt.Sprintf("multipart field %s: the file is empty", v2.LogsUploadField)}
-		case errors.As(err, new(*errTooLarge)):
-			return 0, "", &httpError{http.StatusRequestEntityTooLarge, fmt.Sprintf("multipart field %s: %v", v2.LogsUploadField, err)}
+		case errors.As(err, &large):
+			// large, not err: the client is not told the server's paths.
+			return 0, "", &httpError{http.StatusRequestEntityTooLarge, fmt.Sprintf("multipart field %s: %v", v2.LogsUploadField, large)}
 		case err != nil:
 			return 0, "", err // the disk's: a 500, the cause logged
 		}

@@ -250,50 +250,47 @@ func parseTrustBundle(b []byte) ([]*x509.Certificate, error) {
 // withRoots returns a client like c whose transport also trusts certs: the
 // roots it had (the system's when none were set) plus certs.
 func withRoots(c *http.Client, certs []*x509.Certificate) *http.Client {
-	base, ok := c.Transport.(*http.Transport)
-	if c.Transport == nil {
-		base, ok = http.DefaultTransport.(*http.Transport)
-	}
-	nc := *c
-	if !ok {
-		return &nc // an unknown transport is used as given
-	}
-	t := base.Clone()
-	if t.TLSClientConfig == nil {
-		t.TLSClientConfig = &tls.Config{}
-	}
-	var pool *x509.CertPool
-	if t.TLSClientConfig.RootCAs != nil {
-		pool = t.TLSClientConfig.RootCAs.Clone()
-	} else if sys, err := x509.SystemCertPool(); err == nil {
-		pool = sys
-	} else {
-		pool = x509.NewCertPool() // no system roots here: the bundle alone
-	}
-	for _, cert := range certs {
-		pool.AddCert(cert)
-	}
-	t.TLSClientConfig.RootCAs = pool
-	nc.Transport = t
-	return &nc
+	return withTLS(c, func(tc *tls.Config) {
+		var pool *x509.CertPool
+		if tc.RootCAs != nil {
+			pool = tc.RootCAs.Clone()
+		} else if sys, err := x509.SystemCertPool(); err == nil {
+			pool = sys
+		} else {
+			pool = x509.NewCertPool() // no system roots here: the bundle alone
+		}
+		for _, cert := range certs {
+			pool.AddCert(cert)
+		}
+		tc.RootCAs = pool
+	})
 }
 
 // withoutTLSVerify returns a client like c whose transport does not check
 // certificates, for registries the operator marked insecure.
 func withoutTLSVerify(c *http.Client) *http.Client {
+	return withTLS(c, func(tc *tls.Config) {
+		tc.InsecureSkipVerify = true // only registries the operator listed as insecure
+	})
+}
+
+// withTLS returns a client like c on a clone of its transport (the
+// default one when it has none) whose TLS config edit changed. A transport
+// that is not an *http.Transport is used as given.
+func withTLS(c *http.Client, edit func(*tls.Config)) *http.Client {
 	base, ok := c.Transport.(*http.Transport)
 	if c.Transport == nil {
 		base, ok = http.DefaultTransport.(*http.Transport)
 	}
 	nc := *c
 	if !ok {
-		return &nc // an unknown transport is used as given
+		return &nc
 	}
 	t := base.Clone()
 	if t.TLSClientConfig == nil {
 		t.TLSClientConfig = &tls.Config{}
 	}
-	t.TLSClientConfig.InsecureSkipVerify = true // only registries the operator listed as insecure
+	edit(t.TLSClientConfig)
 	nc.Transport = t
 	return &nc
 }
