@@ -127,6 +127,7 @@ type agentConfig struct {
 	Inventory inventory.Options
 	Checks    checkOptions
 	Logs      logsgather.Options // Service is set by newAgent
+	Install   installOptions
 }
 
 // newAgent builds the host agent with its steps: `nodezero agent` and
@@ -137,9 +138,14 @@ func newAgent(cfg agentConfig) (*hostagent.Agent, error) {
 		return inventory.Collect(ctx, opts)
 	})
 	addChecks(steps, cfg.Checks)
-	if err := addFailureSteps(steps, cfg); err != nil {
+	c, err := v2.NewClient(cfg.URL,
+		v2.WithAgentToken(cfg.Token), v2.WithAgentVersion(cfg.AgentVersion),
+		v2.WithInsecure(cfg.Insecure), v2.WithCACertFile(cfg.CACert))
+	if err != nil {
 		return nil, err
 	}
+	addFailureSteps(steps, c, cfg)
+	addInstallStep(steps, c, cfg.Install)
 	return hostagent.New(cfg.Config, steps, func() (string, error) { return inventory.HostID(opts) })
 }
 

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"strings"
 	"time"
@@ -75,18 +74,11 @@ func addChecks(steps *hostagent.Steps, o checkOptions) {
 // addFailureSteps registers the steps of a failed or cancelled host:
 // stop-installation, and logs-gather, which talks to the service with a
 // client of its own carrying the agent's token.
-func addFailureSteps(steps *hostagent.Steps, cfg agentConfig) error {
+func addFailureSteps(steps *hostagent.Steps, c *v2.Client, cfg agentConfig) {
 	steps.Handle(v2.StepTypeStopInstallation, hostagent.StopInstallationStep(steps, 0))
-	c, err := v2.NewClient(cfg.URL,
-		v2.WithAgentToken(cfg.Token), v2.WithAgentVersion(cfg.AgentVersion),
-		v2.WithInsecure(cfg.Insecure), v2.WithCACertFile(cfg.CACert))
-	if err != nil {
-		return fmt.Errorf("logs-gather: %w", err)
-	}
 	o := cfg.Logs
 	o.Service = c
 	steps.Handle(v2.StepTypeLogsGather, logsgather.Step(o))
-	return nil
 }
 
 // loopbackConnectivity is connectivity-check for sandbox hosts that share

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -47,9 +50,19 @@ func (d diskFiles) path(dev string) (string, error) {
 		return "", err
 	}
 	p := filepath.Join(d.dir, name)
-	f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY, 0o600)
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return p, nil // kept as it is: a disk keeps what was written to it
+	}
 	if err != nil {
 		return "", err
 	}
-	return p, f.Close()
+	// A new stand-in is a sparse file as large as the disk the tree
+	// describes (/sys/block/<name>/size, 512-byte sectors).
+	if b, rerr := os.ReadFile(filepath.Join(d.hwRoot, "sys/block", name, "size")); rerr == nil {
+		if sectors, perr := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); perr == nil && sectors > 0 {
+			err = f.Truncate(sectors * 512)
+		}
+	}
+	return p, errors.Join(err, f.Close())
 }

@@ -34,6 +34,8 @@ func commands() []command {
 		{"agent", "run the host agent against an assisted v2 service (--url, --infra-env-id)", runAgent},
 		{"create", "create cluster-manifests --dir D: the ZTP manifests from install-config.yaml and agent-config.yaml", runCreate},
 		{"load-config-image", "extract a config image into a host root (--root, --file ISO | --device DEV|auto)", runLoadConfigImage},
+		{"sandbox", "install a whole cluster on this machine: 3 control-plane + 2 worker hosts on loopback, to installed (--masters, --workers, --dir)", runSandbox},
+		{"wait-for", "follow an install from a workstation through node zero's API: bootstrap-complete|install-complete (--url or --rendezvous-ip, --token-file)", runWaitFor},
 		{"loadtest", "measure the service under real or simulated agents (--agents, --hosts, --runs)", runLoadtest},
 		{"version", "print the version", func(_ context.Context, _ []string, stdout, _ io.Writer) error {
 			_, err := fmt.Fprintln(stdout, "nodezero", version)
@@ -50,10 +52,22 @@ func main() {
 	case err == nil:
 	case errors.Is(err, flag.ErrHelp):
 		os.Exit(2)
+	case errors.As(err, new(statusError)):
+		var e statusError
+		errors.As(err, &e)
+		fmt.Fprintln(os.Stderr, "nodezero:", err)
+		os.Exit(e.exitStatus())
 	default:
 		fmt.Fprintln(os.Stderr, "nodezero:", err)
 		os.Exit(1)
 	}
+}
+
+// statusError is an error that ends the process with its own exit status
+// (wait-for's 5 and 6, run's exitReboot).
+type statusError interface {
+	error
+	exitStatus() int
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"os/exec"
@@ -26,6 +27,7 @@ import (
 	"github.com/nodezero/nodezero/daemon/register"
 	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/hostagent"
+	"github.com/nodezero/nodezero/hostagent/installer"
 	"github.com/nodezero/nodezero/hostagent/inventory"
 	"github.com/nodezero/nodezero/hostagent/logsgather"
 )
@@ -56,6 +58,12 @@ func runRun(ctx context.Context, args []string, _, stderr io.Writer) error {
 	checkEvery := fs.Duration("check-interval", time.Minute, "node zero: how often hosts repeat their inventory and host checks")
 	disks := fs.String("disks", "", "a host read from a hardware tree: directory of files standing in for its disks, which the disk speed check writes (default ROOT"+dataDirPath+"/disks)")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	hostAddrs := fs.String("host-address", "", "sandbox hosts sharing loopback: comma-separated CIDRs that are this host's (node-zero decision, inventory) instead of its live addresses")
+	dnsServer := fs.String("dns-server", "", "host:port of the DNS server the host checks ask (required with --host-address: loopback hosts have no resolver of their own)")
+	payload := fs.String("payload", "", "the factory image's payload directory: payload.json and the OS image (default ROOT"+payloadPath+")")
+	rebootDelay := fs.Duration("reboot-delay", -1, "delay between the install and the reboot (default: the installer's, 1m for control-plane hosts and workers, none for a single node)")
+	cpTimeout := fs.Duration("control-plane-timeout", 0, "how long the bootstrap host waits for the other control-plane hosts to join before it gives up without rebooting (default 60m)")
+	neverJoin := fs.Bool("fault-never-join", false, "tests: once installed, this host never reports Joined")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -79,8 +87,6 @@ func runRun(ctx context.Context, args []string, _, stderr io.Writer) error {
 		return fmt.Errorf(`run: --stage %q: want "all" or "network"`, *stage)
 	}
 
-	sd := notify.New(log)
-	board := issue.NewBoard(r)
 	var files []string
 	for _, f := range strings.Split(*images, ",") {
 		if f = strings.TrimSpace(f); f != "" {
@@ -96,6 +102,53 @@ func runRun(ctx context.Context, args []string, _, stderr io.Writer) error {
 	}
 	if *disks == "" {
 		*disks = filepath.Join(r, dataDirPath, "disks")
+	}
+	if *payload == "" {
+		*payload = filepath.Join(r, payloadPath)
+	}
+	addresses, err := parsePrefixes("--host-address", *hostAddrs)
+	if err != nil {
+		return err
+	}
+	if len(addresses) > 0 && *dnsServer == "" {
+		return errors.New("run: --host-address needs --dns-server: a loopback host has no resolver of its own, and the machine's must not be asked")
+	}
+	dfiles := diskFiles{hwRoot: *hwRoot, dir: *disks}
+	sd := notify.New(log)
+	board := issue.NewBoard(r)
+	nz := &nodeZero{root: r, listen: *listen, dataDir: *dataDir, disconnect: *disconnect, checkEvery: *checkEvery, board: board, status: sd.Status, log: log, payload: *payload}
+
+	if !live {
+		bd, err := readBootDisk(r)
+		if err != nil {
+			return err
+		}
+		if bd != nil {
+			o := installedOptions{root: r, payload: *payload, neverJoin: *neverJoin, status: sd.Status, log: log}
+			if bd.Role == v2.HostRoleBootstrap {
+				o.service = nz.serve
+			}
+			sd.Ready()
+			return runInstalled(ctx, bd, o)
+		}
+	}
+	ctx, endRun := context.WithCancelCause(ctx)
+	defer endRun(nil)
+	install := installOptions{
+		Root: r, Live: live && *hwRoot == "/", Payload: *payload, Disks: dfiles,
+		RebootDelay: *rebootDelay, ControlPlaneTimeout: *cpTimeout, Logger: log.With("subsystem", "installer"),
+	}
+	if !install.Live {
+		install.Rebooter = func(req v2.InstallCmdRequest) (installer.Rebooter, error) {
+			disk, err := dfiles.path(req.BootDevice)
+			if err != nil {
+				return nil, err
+			}
+			return &fakeRebooter{root: r, end: endRun, log: log, disk: bootDisk{
+				Disk: disk, BootDevice: req.BootDevice, ClusterID: req.ClusterID, InfraEnvID: req.InfraEnvID,
+				HostID: req.HostID, Role: req.Role, ControlPlaneCount: req.ControlPlaneCount,
+			}}, nil
+		}
 	}
 	seq := &boot.Sequence{
 		Root:  r,
@@ -127,22 +180,74 @@ func runRun(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if live {
 		seq.ApplyNetwork = applyWithNetworkManager(r)
 	}
-	nz := &nodeZero{root: r, listen: *listen, dataDir: *dataDir, disconnect: *disconnect, checkEvery: *checkEvery, board: board, status: sd.Status, log: log}
+	if len(addresses) > 0 {
+		links, err := loopbackLinks(ctx, *hwRoot, addresses)
+		if err != nil {
+			return err
+		}
+		seq.Links = links
+	}
 	seq.Service = nz.run
 	seq.Agent = func(ctx context.Context, env boot.Env) error {
-		return runHostAgent(ctx, env, diskFiles{hwRoot: *hwRoot, dir: *disks}, live, *agentEvery, sd.Status, log)
+		return runHostAgent(ctx, env, hostAgentOptions{
+			disks: dfiles, live: live, interval: *agentEvery, addresses: addresses, dnsServer: *dnsServer, install: install,
+		}, sd.Status, log)
 	}
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	sd.Ready()
 	go sd.Watchdog(ctx, nz.healthy)
 	err = seq.Run(ctx)
 	sd.Stopping()
+	if cause := context.Cause(ctx); errors.Is(cause, errReboot) {
+		return errReboot
+	}
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 		return nil // stopped by a signal
 	}
 	return err
+}
+
+// payloadPath is where the factory image carries the payload.
+const payloadPath = "/usr/share/nodezero/payload"
+
+// parsePrefixes reads a comma-separated CIDR flag.
+func parsePrefixes(flagName, v string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, a := range strings.Split(v, ",") {
+		if a = strings.TrimSpace(a); a == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(a)
+		if err != nil {
+			return nil, fmt.Errorf("%s %q: want CIDRs like 127.0.0.11/8: %w", flagName, a, err)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// staticLinks are a loopback host's links: the hardware tree's NICs, the
+// first holding the host's addresses.
+type staticLinks []boot.Link
+
+func (l staticLinks) Links() ([]boot.Link, error) { return l, nil }
+
+func loopbackLinks(ctx context.Context, hwRoot string, addrs []netip.Prefix) (staticLinks, error) {
+	inv, err := inventory.Collect(ctx, inventory.Options{Root: hwRoot, Addresses: addrs})
+	if err != nil {
+		return nil, fmt.Errorf("the links of %s: %w", hwRoot, err)
+	}
+	var out staticLinks
+	for _, nic := range inv.Interfaces {
+		l := boot.Link{Name: nic.Name, MAC: strings.ToLower(nic.MACAddress)}
+		for _, a := range append(nic.IPv4Addresses, nic.IPv6Addresses...) {
+			if p, err := netip.ParsePrefix(a); err == nil {
+				l.Addrs = append(l.Addrs, p)
+			}
+		}
+		out = append(out, l)
+	}
+	return out, nil
 }
 
 // runLogger logs to the journal with fields when stderr is the journal,
@@ -185,6 +290,7 @@ func runNetworkStage(root string, links boot.Links, log *slog.Logger) error {
 // start-cluster-installation units do.
 type nodeZero struct {
 	root, listen, dataDir  string
+	payload                string // openshift-install is looked for here
 	disconnect, checkEvery time.Duration
 	board                  *issue.Board
 	status                 func(string)
@@ -194,60 +300,17 @@ type nodeZero struct {
 }
 
 func (nz *nodeZero) run(ctx context.Context, env boot.Env) error {
-	svcEnvPath := filepath.Join(nz.root, configimage.AssistedServiceEnvPath)
-	b, err := os.ReadFile(svcEnvPath)
-	if err != nil {
-		return fmt.Errorf("node zero: %w", err)
-	}
-	svcEnv, err := configimage.ParseEnv(svcEnvPath, b)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	c, served, err := nz.serve(ctx, env)
 	if err != nil {
 		return err
-	}
-	if svcEnv["EC_PUBLIC_KEY_PEM"] == "" {
-		return fmt.Errorf("node zero: %s: EC_PUBLIC_KEY_PEM is missing", svcEnvPath)
 	}
 	set, err := manifests.LoadFrom(filepath.Join(nz.root, configimage.ManifestsDir), filepath.Join(nz.root, configimage.ExtraManifestsDir))
 	if err != nil {
 		return fmt.Errorf("node zero: %w", err)
 	}
 	hcDir := filepath.Join(nz.root, configimage.HostConfigDir)
-	hostConfigs, err := manifests.LoadHostConfigs(hcDir)
-	if err != nil {
-		return fmt.Errorf("node zero: %w", err)
-	}
-	if hostConfigs == nil {
-		hostConfigs = []manifests.HostConfig{}
-	}
-	if err := os.MkdirAll(nz.dataDir, 0o700); err != nil {
-		return fmt.Errorf("node zero: %w", err)
-	}
-	tuneMemory()
-
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	listening := make(chan net.Addr, 1)
-	served := make(chan error, 1)
-	go func() {
-		served <- serve(ctx, serviceConfig{
-			Dir: nz.dataDir, Listen: nz.listen, PublicKeyPEM: []byte(svcEnv["EC_PUBLIC_KEY_PEM"]),
-			HostConfigs: hostConfigs, Logger: nz.log, MonitorInterval: 5 * time.Second,
-			DisconnectionTimeout: nz.disconnect, EvaluationDelay: 5 * time.Millisecond, StepInterval: nz.checkEvery,
-			Listening: func(a net.Addr) { listening <- a },
-		})
-	}()
-	var addr net.Addr
-	select {
-	case err := <-served:
-		return err
-	case addr = <-listening:
-	}
-	c, err := v2.NewClient(localURL(addr), v2.WithUserToken(env.UserToken))
-	if err != nil {
-		return err
-	}
-	nz.client.Store(c)
-	nz.log.Info("service listening", "addr", addr.String(), "stage", "service")
-
 	failures := filepath.Join(nz.root, failuresFilePath)
 	registered := make(chan error, 1)
 	go func() {
@@ -275,6 +338,82 @@ func (nz *nodeZero) run(ctx context.Context, env boot.Env) error {
 			registered = nil
 		}
 	}
+}
+
+// serve starts node zero's service and returns a client with the user
+// token once it listens, and a channel that gets the service's end.
+func (nz *nodeZero) serve(ctx context.Context, env boot.Env) (*v2.Client, <-chan error, error) {
+	svcEnvPath := filepath.Join(nz.root, configimage.AssistedServiceEnvPath)
+	b, err := os.ReadFile(svcEnvPath)
+	if err != nil {
+		return nil, nil, fmt.Errorf("node zero: %w", err)
+	}
+	svcEnv, err := configimage.ParseEnv(svcEnvPath, b)
+	if err != nil {
+		return nil, nil, err
+	}
+	if svcEnv["EC_PUBLIC_KEY_PEM"] == "" {
+		return nil, nil, fmt.Errorf("node zero: %s: EC_PUBLIC_KEY_PEM is missing", svcEnvPath)
+	}
+	hcDir := filepath.Join(nz.root, configimage.HostConfigDir)
+	hostConfigs, err := manifests.LoadHostConfigs(hcDir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("node zero: %w", err)
+	}
+	if hostConfigs == nil {
+		hostConfigs = []manifests.HostConfig{}
+	}
+	if err := os.MkdirAll(nz.dataDir, 0o700); err != nil {
+		return nil, nil, fmt.Errorf("node zero: %w", err)
+	}
+	tuneMemory()
+	installer := filepath.Join(nz.payload, "openshift-install")
+	if _, err := os.Stat(installer); err != nil {
+		installer = "" // the built-in Ignition generator
+	}
+	mac := env.BootstrapMAC
+	if mac == "" {
+		// Installed mode: node zero's record of itself.
+		mac = readNode0MAC(nz.root)
+	}
+
+	listening := make(chan net.Addr, 1)
+	served := make(chan error, 1)
+	go func() {
+		served <- serve(ctx, serviceConfig{
+			Dir: nz.dataDir, Listen: nz.listen, PublicKeyPEM: []byte(svcEnv["EC_PUBLIC_KEY_PEM"]),
+			HostConfigs: hostConfigs, Logger: nz.log, MonitorInterval: 5 * time.Second,
+			DisconnectionTimeout: nz.disconnect, EvaluationDelay: 5 * time.Millisecond, StepInterval: nz.checkEvery,
+			Listening: func(a net.Addr) { listening <- a }, Installer: installer, BootstrapMAC: mac,
+		})
+	}()
+	var addr net.Addr
+	select {
+	case err := <-served:
+		return nil, nil, err
+	case addr = <-listening:
+	}
+	c, err := v2.NewClient(localURL(addr), v2.WithUserToken(env.UserToken))
+	if err != nil {
+		return nil, nil, err
+	}
+	nz.client.Store(c)
+	nz.log.Info("service listening", "addr", addr.String(), "stage", "service")
+	return c, served, nil
+}
+
+// readNode0MAC reads BOOTSTRAP_HOST_MAC from node zero's record.
+func readNode0MAC(root string) string {
+	b, err := os.ReadFile(filepath.Join(root, boot.Node0Path))
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "BOOTSTRAP_HOST_MAC="); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 // installStatus shows register.Run's status and the host config failures
@@ -322,7 +461,18 @@ func localURL(a net.Addr) string {
 // runHostAgent is the agent of every host: it waits for node zero's
 // infra-env, as ABI's start-agent.sh does with the user token, then runs
 // the host agent with the agent token.
-func runHostAgent(ctx context.Context, env boot.Env, disks diskFiles, live bool, interval time.Duration, status func(string), log *slog.Logger) error {
+// hostAgentOptions are run's flags that the agent needs.
+type hostAgentOptions struct {
+	disks     diskFiles
+	live      bool
+	interval  time.Duration
+	addresses []netip.Prefix // loopback sandbox hosts
+	dnsServer string
+	install   installOptions
+}
+
+func runHostAgent(ctx context.Context, env boot.Env, o hostAgentOptions, status func(string), log *slog.Logger) error {
+	disks, live := o.disks, o.live
 	base := strings.TrimSuffix(env.ServiceBaseURL, "/")
 	if _, err := url.Parse(base); err != nil {
 		return fmt.Errorf("agent: SERVICE_BASE_URL: %w", err)
@@ -364,12 +514,14 @@ func runHostAgent(ctx context.Context, env boot.Env, disks diskFiles, live bool,
 	a, err := newAgent(agentConfig{
 		Config: hostagent.Config{
 			URL: base, InfraEnvID: infraEnv.ID, AgentVersion: "nodezero-" + version, Token: env.AgentToken,
-			Interval: interval, Wait: hostagent.DefaultWait, Logger: log.With("subsystem", "agent"),
+			Interval: o.interval, Wait: hostagent.DefaultWait, Logger: log.With("subsystem", "agent"),
 		},
-		Inventory: inventory.Options{Root: disks.hwRoot, Hostname: hostname, LiveRoutes: disks.hwRoot != "/", Logger: log.With("subsystem", "inventory")},
+		Inventory: inventory.Options{Root: disks.hwRoot, Hostname: hostname, Addresses: o.addresses, LiveRoutes: disks.hwRoot != "/" && len(o.addresses) == 0, Logger: log.With("subsystem", "inventory")},
 		Logs:      logsgather.Options{Root: env.Root, HardwareRoot: disks.hwRoot, Journal: live && disks.hwRoot == "/"},
 		Checks: checkOptions{
 			Live:       live && disks.hwRoot == "/",
+			Loopback:   len(o.addresses) > 0,
+			DNSServer:  o.dnsServer,
 			PullSecret: readOptional(filepath.Join(env.Root, configimage.PullSecretPath)),
 			// The discovery image trusts the infra-env's bundle (assisted
 			// writes it to the host's CA anchors).
@@ -377,6 +529,7 @@ func runHostAgent(ctx context.Context, env boot.Env, disks diskFiles, live bool,
 			Disks:       disks,
 			Logger:      log.With("subsystem", "checks"),
 		},
+		Install: o.install,
 	})
 	if err != nil {
 		return err

@@ -101,6 +101,8 @@ type serviceConfig struct {
 	EvaluationDelay      time.Duration
 	StepInterval         time.Duration  // how often repeating steps (inventory, host checks) are handed out; 0: 60 s
 	Listening            func(net.Addr) // called once the API accepts connections; may be nil
+	Installer            string         // the payload's openshift-install ("": the built-in Ignition generator)
+	BootstrapMAC         string         // node zero's MAC: its host is the bootstrap host
 }
 
 // serve runs the embedded assisted service and its API until ctx ends.
@@ -119,6 +121,7 @@ func serve(ctx context.Context, cfg serviceConfig) error {
 		Store: st, Logger: log.With("subsystem", "assisted"),
 		MonitorInterval: cfg.MonitorInterval, DisconnectionTimeout: cfg.DisconnectionTimeout, EvaluationDelay: cfg.EvaluationDelay,
 		StepInterval: cfg.StepInterval, HostConfigs: cfg.HostConfigs,
+		Installer: cfg.Installer, WorkDir: cfg.Dir, BootstrapMAC: cfg.BootstrapMAC,
 	})
 	if err != nil {
 		return err

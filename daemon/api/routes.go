@@ -44,6 +44,11 @@ func (s *server) table() []Route {
 		{"PATCH", cl + "/manifests", "V2UpdateClusterManifest", user, 200, s.updateManifest},
 		{"DELETE", cl + "/manifests", "V2DeleteClusterManifest", user, 200, s.deleteManifest},
 		{"GET", cl + "/manifests/files", "v2DownloadClusterManifest", user, 200, s.downloadManifest},
+		{"GET", cl + "/downloads/files", "v2DownloadClusterFiles", userAgent, 200, s.downloadClusterFile},
+		{"GET", cl + "/downloads/credentials", "V2DownloadClusterCredentials", userAgent, 200, s.downloadCredentials},
+		{"GET", cl + "/credentials", "V2GetCredentials", user, 200, s.getCredentials},
+		{"POST", cl + "/actions/complete-installation", "V2CompleteInstallation", agent, 202, s.completeInstallation},
+		{"GET", Base + "/infra-env/{infra_env_id}/hosts/{host_id}/downloads/ignition", "v2DownloadHostIgnition", userAgent, 200, s.downloadHostIgnition},
 
 		{"POST", Base + "/infra-envs", "RegisterInfraEnv", user, 201, s.registerInfraEnv},
 		{"GET", Base + "/infra-envs", "ListInfraEnvs", userWatcher, 200, s.listInfraEnvs},

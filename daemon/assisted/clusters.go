@@ -11,6 +11,7 @@ import (
 
 	"github.com/nodezero/nodezero/daemon/machine"
 	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/store"
 )
 
 // Defaults assisted-service applies to a new cluster.
@@ -330,8 +331,10 @@ func acceptsChanges(st v2.ClusterStatus) bool {
 }
 
 // InstallCluster starts the installation of a ready cluster (v2InstallCluster).
+// The install files are generated in the background (prepare.go).
 func (s *Service) InstallCluster(ctx context.Context, id string) (*v2.Cluster, error) {
-	return s.clusterAction(ctx, id, func(t *txn, c *clusterRec) error {
+	attempt := s.prepSeq.Add(1)
+	out, err := s.clusterAction(ctx, id, func(t *txn, c *clusterRec) error {
 		if c.c.Status != v2.ClusterStatusReady {
 			return conflict("cluster %s is %s, not ready: %s", id, c.c.Status, c.c.StatusInfo)
 		}
@@ -339,12 +342,38 @@ func (s *Service) InstallCluster(ctx context.Context, id string) (*v2.Cluster, e
 			return err
 		}
 		t.chooseBootstrap(c)
+		c.prepAttempt = attempt
+		c.c.LastInstallationPreparation = &v2.LastInstallationPreparation{Status: v2.LastInstallationPreparationStatusNotStarted}
+		t.putCluster(c)
 		t.clusterEvent(c, evClusterPrepare, sevInfo, "Cluster starting to prepare for installation")
 		for _, h := range c.hosts {
 			t.touchHost(h)
 		}
 		return nil
 	})
+	if err == nil {
+		s.startPreparation(id, attempt)
+	}
+	return out, err
+}
+
+// resumePreparations restarts the preparation of clusters a restart left
+// preparing without a result.
+func (s *Service) resumePreparations() {
+	var ids []string
+	var attempts []int64
+	s.mu.Lock()
+	for id, c := range s.clusters {
+		p := c.c.LastInstallationPreparation
+		if c.c.Status == v2.ClusterStatusPreparingForInstallation && (p == nil || p.Status == v2.LastInstallationPreparationStatusNotStarted) {
+			c.prepAttempt = s.prepSeq.Add(1)
+			ids, attempts = append(ids, id), append(attempts, c.prepAttempt)
+		}
+	}
+	s.mu.Unlock()
+	for i, id := range ids {
+		s.startPreparation(id, attempts[i])
+	}
 }
 
 // CancelInstallation cancels an installation (V2CancelInstallation).
@@ -370,6 +399,10 @@ func (s *Service) ResetCluster(ctx context.Context, id string) (*v2.Cluster, err
 		for _, h := range c.hosts {
 			t.fireHost(h, machine.TriggerResettingPendingUserAction)
 		}
+		// The next installation prepares its files afresh.
+		c.c.LastInstallationPreparation, c.kubeconfig = nil, false
+		t.putCluster(c)
+		t.manifestOp(func(tx *store.Tx) error { return tx.DeleteClusterFiles(c.c.ID) })
 		t.clusterEvent(c, evClusterReset, sevInfo, "Reset cluster installation")
 		return nil
 	})

@@ -368,6 +368,7 @@ func (t *txn) clusterFacts(c *clusterRec) machine.ClusterFacts {
 		f.Hosts = append(f.Hosts, hostState(h))
 	}
 	f.Operators = f2ops(c.c.MonitoredOperators)
+	f.KubeconfigPresent = c.kubeconfig
 	if c.c.Progress != nil {
 		f.FinalizingStage = c.c.Progress.FinalizingStage
 		f.FinalizingStageStartedAt = c.c.Progress.FinalizingStageStartedAt.Time()
@@ -438,9 +439,15 @@ func (t *txn) fire(c *clusterRec, trig machine.ClusterTrigger) error {
 // fireHost applies a host transition caused by a user or an agent. No rule
 // for the host's status leaves it as it is and says so.
 func (t *txn) fireHost(h *hostRec, trig machine.HostTrigger) error {
+	return t.fireHostReason(h, trig, "")
+}
+
+// fireHostReason fires trig with the caller's reason for status_info.
+func (t *txn) fireHostReason(h *hostRec, trig machine.HostTrigger, reason string) error {
 	f := t.hostFacts(h, t.s.clusters[h.clusterID()])
 	f.Validations = conditions(h.results)
 	f.FailingMessages = failingMessages(h.results)
+	f.Reason = reason
 	switch trig {
 	case machine.TriggerHostCancelInstallation:
 		f.Reason = "Installation was cancelled by user"
@@ -574,7 +581,22 @@ func (t *txn) chooseBootstrap(c *clusterRec) {
 		}
 		have = have || h.h.Bootstrap
 	}
-	if have || len(masters) == 0 {
+	if have {
+		return
+	}
+	// ABI: node zero, the host holding BOOTSTRAP_HOST_MAC, is the
+	// bootstrap host, and so a master.
+	if mac := strings.ToLower(t.s.cfg.BootstrapMAC); mac != "" {
+		for _, h := range c.sorted() {
+			if h.inv != nil && slices.ContainsFunc(h.inv.Interfaces, func(i *v2.Interface) bool { return strings.ToLower(i.MACAddress) == mac }) {
+				h.h.Role, h.h.Bootstrap = v2.HostRoleMaster, true
+				t.putHost(h)
+				t.hostEvent(h, evHostBootstrap, sevInfo, fmt.Sprintf("Host %s: set as bootstrap", h.name()))
+				return
+			}
+		}
+	}
+	if len(masters) == 0 {
 		return
 	}
 	slices.SortFunc(masters, func(a, b *hostRec) int { return strings.Compare(a.h.ID, b.h.ID) })

@@ -6,8 +6,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
+	"github.com/nodezero/nodezero/daemon/machine"
 	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/store"
 )
@@ -20,6 +23,9 @@ import (
 type stepPlan struct {
 	steps  []v2.StepType
 	repeat bool // hand the steps out again every StepInterval
+	// once are steps of a repeating plan handed out only once per status
+	// (install, which runs until the host reboots).
+	once []v2.StepType
 }
 
 func planFor(st v2.HostStatus) stepPlan {
@@ -30,9 +36,11 @@ func planFor(st v2.HostStatus) stepPlan {
 		return stepPlan{steps: discoverySteps, repeat: true}
 	case v2.HostStatusPreparingForInstallation:
 		return stepPlan{steps: preparationSteps, repeat: true}
-	case v2.HostStatusInstalling, v2.HostStatusInstallingInProgress:
-		// The leases are renewed until the cluster's own keepalived takes
-		// the VIPs; the install step comes with issue #6.
+	case v2.HostStatusInstalling:
+		// install runs until the host reboots; the leases are renewed
+		// meanwhile, until the cluster's own keepalived takes the VIPs.
+		return stepPlan{steps: []v2.StepType{v2.StepTypeInstall, v2.StepTypeDHCPLeaseAllocate}, repeat: true, once: []v2.StepType{v2.StepTypeInstall}}
+	case v2.HostStatusInstallingInProgress:
 		return stepPlan{steps: []v2.StepType{v2.StepTypeDHCPLeaseAllocate}, repeat: true}
 	case v2.HostStatusError, v2.HostStatusCancelled:
 		// Once per entering the status (logs.go): logs are gathered once,
@@ -120,7 +128,7 @@ func (s *Service) takeSteps(ctx context.Context, infraEnvID, hostID string, time
 		}
 		for _, st := range plan.steps {
 			last, given := h.agent.issued[st]
-			due := !given || (plan.repeat && now.Sub(last) >= s.cfg.StepInterval)
+			due := !given || (plan.repeat && !slices.Contains(plan.once, st) && now.Sub(last) >= s.cfg.StepInterval)
 			if longPoll && !due {
 				if wait := s.cfg.StepInterval - now.Sub(last); next == 0 || wait < next {
 					next = wait
@@ -167,8 +175,11 @@ func (s *Service) takeSteps(ctx context.Context, infraEnvID, hostID string, time
 // strings, the host id for inventory, JSON text for the others. A step with
 // nothing to do for the host now is not handed out (false).
 func (s *Service) stepArgs(st v2.StepType, h *hostRec) ([]string, bool) {
-	if st == v2.StepTypeInventory {
+	switch st {
+	case v2.StepTypeInventory:
 		return []string{h.h.ID}, true
+	case v2.StepTypeInstall:
+		return s.installArgs(h)
 	}
 	return s.checkArgs(st, h)
 }
@@ -235,6 +246,16 @@ func (s *Service) PostStepReply(ctx context.Context, infraEnvID, hostID string, 
 			s.log.Warn("step failed", "host", h.name(), "step", r.StepType, "step_id", r.StepID, "exit_code", r.ExitCode, "stderr", truncate(r.Error, 512))
 		}
 		switch {
+		case r.StepType == v2.StepTypeInstall && r.ExitCode != 0:
+			// The installer reports Failed itself when it gets that far;
+			// a step that failed before (bad request, no disk) says why here.
+			if h.h.Status == v2.HostStatusInstalling || h.h.Status == v2.HostStatusInstallingInProgress {
+				reason := "installation command failed"
+				if e := strings.TrimSpace(r.Error); e != "" {
+					reason += ": " + truncate(e, 1024)
+				}
+				return t.fireHostReason(h, machine.TriggerHostInstallationFailed, reason)
+			}
 		case r.StepType == v2.StepTypeInventory && inv != nil:
 			return t.setInventory(h, inv)
 		case check != nil:

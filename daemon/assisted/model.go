@@ -29,6 +29,13 @@ type clusterRec struct {
 	// content is in the store only (manifests.go).
 	manifests map[manifestKey]v2.ManifestSource
 
+	// kubeconfig: the final kubeconfig exists (the installation completed).
+	kubeconfig bool
+
+	// prepAttempt numbers the installation preparation under way (not
+	// persisted): a result for an older attempt is dropped (prepare.go).
+	prepAttempt int64
+
 	// Aggregates for host validations, recomputed by derive.
 	facts      *validation.ClusterFacts
 	nameCounts map[string]int
@@ -42,6 +49,7 @@ type clusterDoc struct {
 	PullSecret      string     `json:"pull_secret,omitempty"`
 	APIVIPLease     string     `json:"api_vip_lease,omitempty"`
 	IngressVIPLease string     `json:"ingress_vip_lease,omitempty"`
+	Kubeconfig      bool       `json:"kubeconfig,omitempty"`
 }
 
 type infraEnvRec struct {
@@ -71,7 +79,7 @@ type agentSession struct {
 }
 
 func (r *clusterRec) row() (store.Cluster, error) {
-	doc, err := json.Marshal(clusterDoc{Cluster: r.c, PullSecret: r.pullSecret, APIVIPLease: r.apiLease, IngressVIPLease: r.ingressLease})
+	doc, err := json.Marshal(clusterDoc{Cluster: r.c, PullSecret: r.pullSecret, APIVIPLease: r.apiLease, IngressVIPLease: r.ingressLease, Kubeconfig: r.kubeconfig})
 	if err != nil {
 		return store.Cluster{}, fmt.Errorf("marshal cluster %s: %w", r.c.ID, err)
 	}
@@ -154,7 +162,7 @@ func loadCluster(row store.Cluster) (*clusterRec, error) {
 	if err := json.Unmarshal(row.Doc, &d); err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", row.ID, err)
 	}
-	r := &clusterRec{c: d.Cluster, pullSecret: d.PullSecret, apiLease: d.APIVIPLease, ingressLease: d.IngressVIPLease, hosts: map[hostKey]*hostRec{}}
+	r := &clusterRec{c: d.Cluster, pullSecret: d.PullSecret, apiLease: d.APIVIPLease, ingressLease: d.IngressVIPLease, kubeconfig: d.Kubeconfig, hosts: map[hostKey]*hostRec{}}
 	if r.c.ValidationsInfo != "" {
 		res, err := validation.ParseInfo(r.c.ValidationsInfo)
 		if err != nil {

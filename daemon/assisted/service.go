@@ -52,6 +52,16 @@ type Config struct {
 	// HostConfigGrace is how long a host config may match no host before
 	// that is a failure (0: validation.DefaultHostConfigGrace).
 	HostConfigGrace time.Duration
+	// Installer is the payload's openshift-install, which the installation
+	// preparation runs; "" generates the Ignition configs itself
+	// (installfiles.Generate).
+	Installer string
+	// WorkDir is where preparations make their scratch directories
+	// ("": the system's temporary directory).
+	WorkDir string
+	// BootstrapMAC makes the host with this MAC in its inventory the
+	// bootstrap host (ABI's BOOTSTRAP_HOST_MAC: node zero's own).
+	BootstrapMAC string
 }
 
 func (c *Config) setDefaults() {
@@ -96,6 +106,8 @@ type Service struct {
 	queue  commitQueue
 	reload atomic.Bool // a panic left the model suspect: the writer reloads it
 	broken error       // the last reload failed; guarded by mu
+
+	prepSeq atomic.Int64 // numbers installation preparations
 
 	evalPending map[string]*clusterRec // clusters the evaluator owes a pass; guarded by mu
 	evalSignal  chan struct{}
@@ -148,6 +160,7 @@ func New(cfg Config) (*Service, error) {
 		s.wg.Add(1)
 		go s.monitor()
 	}
+	s.resumePreparations()
 	return s, nil
 }
 

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/hostagent"
+	"github.com/nodezero/nodezero/hostagent/diskwrite"
+	"github.com/nodezero/nodezero/hostagent/installer"
+)
+
+// installOptions wire the install step (hostagent/installer) into an agent.
+type installOptions struct {
+	// Root is the host's root: /opt/install-dir and the NetworkManager
+	// keyfiles --copy-network copies live under it.
+	Root string
+	// Live: the agent writes the real disk the service names, with
+	// coreos-installer when the host has it, and reboots through logind.
+	// Otherwise (a hardware-tree host) the disk is its stand-in file, the
+	// built-in writer writes it, and Reboot is the sandbox's.
+	Live bool
+	// Payload is the factory image's payload directory (payload.json and
+	// the OS image the built-in writer streams).
+	Payload string
+	Disks   diskFiles
+	// Rebooter ends the host's life in the live system, for one install
+	// request; nil is logind's (a live host).
+	Rebooter func(req v2.InstallCmdRequest) (installer.Rebooter, error)
+	// RebootDelay overrides the installer's per-role delay (HA: 1 minute);
+	// negative: the installer's default.
+	RebootDelay time.Duration
+	// ControlPlaneTimeout bounds the bootstrap host's wait for the other
+	// control-plane hosts (0: the installer's default, assisted's 60 m).
+	ControlPlaneTimeout time.Duration
+	// Poll is how often the installer looks at its peers (0: 5 s).
+	Poll   time.Duration
+	Logger *slog.Logger
+}
+
+// agentService is the installer's view of node zero through the v2 API
+// with the agent token.
+type agentService struct {
+	c   *v2.Client
+	req v2.InstallCmdRequest
+}
+
+func (s agentService) UpdateProgress(ctx context.Context, stage v2.HostStage, info string) error {
+	return s.c.UpdateHostInstallProgress(ctx, s.req.InfraEnvID, s.req.HostID, v2.HostProgress{CurrentStage: stage, ProgressInfo: info})
+}
+
+func (s agentService) HostIgnition(ctx context.Context) ([]byte, error) {
+	return s.c.DownloadHostIgnition(ctx, s.req.InfraEnvID, s.req.HostID)
+}
+
+func (s agentService) ClusterHosts(ctx context.Context) ([]*v2.Host, error) {
+	return s.c.ListClusterHosts(ctx, s.req.ClusterID)
+}
+
+// addInstallStep registers the install step, talking to the service
+// through c.
+func addInstallStep(steps *hostagent.Steps, c *v2.Client, o installOptions) {
+	steps.Handle(v2.StepTypeInstall, installer.Step(func(req v2.InstallCmdRequest) (installer.Config, error) {
+		cfg := installer.Config{
+			Request: req, Service: agentService{c: c, req: req},
+			Root: o.Root, Poll: o.Poll, ControlPlaneTimeout: o.ControlPlaneTimeout,
+			Logger: o.Logger,
+		}
+		if o.RebootDelay >= 0 {
+			cfg.RebootDelay = o.RebootDelay
+		}
+		payload, perr := diskwrite.LoadPayload(o.Payload)
+		write := func(ctx context.Context, device string, ignition []byte, progress func(int)) error {
+			if perr != nil {
+				return fmt.Errorf("the built-in writer needs the factory image's payload: %w", perr)
+			}
+			target := device
+			if !o.Live {
+				p, err := o.Disks.path(device)
+				if err != nil {
+					return err
+				}
+				target = p
+			}
+			_, err := diskwrite.Write(ctx, diskwrite.Options{
+				Device: target, Payload: payload, Ignition: ignition,
+				Progress: func(written, total int64) {
+					if total > 0 {
+						progress(int(written * 100 / total))
+					}
+				},
+			})
+			return err
+		}
+		cfg.Write = write
+		if !o.Live {
+			// A hardware-tree host has neither coreos-installer nor
+			// firmware of its own: the machine's must not be touched.
+			cfg.CoreOSInstaller, cfg.Efibootmgr = "-", "-"
+			cfg.EFIDir = filepath.Join(o.Disks.hwRoot, "sys/firmware/efi")
+		}
+		cfg.Reboot = installer.LogindRebooter()
+		if o.Rebooter != nil {
+			r, err := o.Rebooter(req)
+			if err != nil {
+				return cfg, err
+			}
+			cfg.Reboot = r
+		}
+		return cfg, nil
+	}))
+}

@@ -1,0 +1,328 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/coreos/ignition/v2/config/v3_4"
+	"github.com/coreos/ignition/v2/config/v3_4/types"
+	"github.com/vincent-petithory/dataurl"
+
+	"github.com/nodezero/nodezero/daemon/atomicfile"
+	"github.com/nodezero/nodezero/daemon/boot"
+	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/hostagent/diskwrite"
+	"github.com/nodezero/nodezero/hostagent/installer"
+)
+
+// The hardware edge of a sandbox or test host after the install step:
+// rebooting and the firmware's boot order are faked here, and only here.
+//
+// A host read from a hardware tree cannot reboot the machine. When the
+// installer reboots it, bootFromDisk records in ROOT/var/lib/nodezero
+// that the firmware now boots the written disk, and the `nodezero run`
+// process ends with exitReboot; the sandbox starts the same command again,
+// which finds the record and boots "installed": it reads its disk back,
+// verifies the image digest and its Ignition (role, hostname, host id), and
+// reports Configuring → Joined → Done the way OpenShift's in-cluster
+// assisted-installer-controller would. No OpenShift runs: that part is
+// simulated, and the log and the console say so.
+
+// bootDiskPath records the disk the fake firmware boots.
+const bootDiskPath = "/var/lib/nodezero/boot-disk.json"
+
+// exitReboot is the exit status of a `nodezero run` whose host rebooted
+// into its installed disk (the sandbox restarts it).
+const exitReboot = 10
+
+// errReboot ends a run whose host rebooted.
+var errReboot = rebootError{}
+
+type rebootError struct{}
+
+func (rebootError) Error() string {
+	return "the host rebooted into its installed disk (sandbox: start it again)"
+}
+func (rebootError) exitStatus() int { return exitReboot }
+
+// bootDisk is what the fake firmware keeps: the disk to boot, and who the
+// host was when it wrote it.
+type bootDisk struct {
+	Disk       string      `json:"disk"`        // the stand-in file written
+	BootDevice string      `json:"boot_device"` // the device the service named
+	ClusterID  string      `json:"cluster_id"`
+	InfraEnvID string      `json:"infra_env_id"`
+	HostID     string      `json:"host_id"`
+	Role       v2.HostRole `json:"role"` // as the install step gave it: bootstrap, master, worker
+	// ControlPlaneCount is 1 on a single node, whose stages after the
+	// reboot are Joined and Done only.
+	ControlPlaneCount int64     `json:"control_plane_count,omitempty"`
+	RebootedAt        time.Time `json:"rebooted_at"`
+}
+
+// fakeRebooter is the Rebooter of a hardware-tree host: it records the
+// boot disk and, after the delay (at least a second, so the install step's
+// reply is posted first), ends the run with errReboot.
+type fakeRebooter struct {
+	root string
+	disk bootDisk
+	end  context.CancelCauseFunc
+	log  *slog.Logger
+}
+
+func (r *fakeRebooter) Reboot(ctx context.Context, delay time.Duration, message string) error {
+	r.disk.RebootedAt = time.Now().UTC()
+	b, err := json.MarshalIndent(r.disk, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.Write(filepath.Join(r.root, bootDiskPath), append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("fake firmware: %w", err)
+	}
+	wait := max(delay, time.Second)
+	r.log.Info("rebooting (simulated: this process ends and the sandbox starts it again from the written disk)",
+		"in", wait, "message", message, "disk", r.disk.Disk, "stage", "install")
+	time.AfterFunc(wait, func() { r.end(errReboot) })
+	return nil
+}
+
+var _ installer.Rebooter = (*fakeRebooter)(nil)
+
+// readBootDisk returns the fake firmware's record, or nil when the host
+// boots its factory image.
+func readBootDisk(root string) (*bootDisk, error) {
+	b, err := os.ReadFile(filepath.Join(root, bootDiskPath))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var d bootDisk
+	if err := json.Unmarshal(b, &d); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(root, bootDiskPath), err)
+	}
+	return &d, nil
+}
+
+// installedOptions are what runInstalled needs besides the record.
+type installedOptions struct {
+	root, payload string
+	// neverJoin: a fault for tests: the host verifies its disk and reports
+	// Configuring, but never Joined (a control-plane host that never
+	// joins).
+	neverJoin bool
+	// service runs node zero's service again (node zero only); nil on
+	// other hosts.
+	service func(ctx context.Context, env boot.Env) (*v2.Client, <-chan error, error)
+	status  func(string)
+	log     *slog.Logger
+}
+
+// runInstalled is a host booted from its installed disk.
+func runInstalled(ctx context.Context, d *bootDisk, o installedOptions) error {
+	log := o.log.With("stage", "installed")
+	env, err := boot.ReadEnv(o.root)
+	if err != nil {
+		return err
+	}
+	log.Warn("SIMULATED: this host booted its installed disk; no OpenShift runs here. nodezero checks the disk and reports Configuring, Joined and Done as the in-cluster controller would")
+	o.status("Installed disk booted (sandbox: the cluster's OpenShift is simulated)")
+
+	var served <-chan error
+	var user *v2.Client
+	if o.service != nil {
+		if user, served, err = o.service(ctx, env); err != nil {
+			return err
+		}
+	}
+	agent, err := v2.NewClient(strings.TrimSuffix(env.ServiceBaseURL, "/"), v2.WithAgentToken(env.AgentToken))
+	if err != nil {
+		return err
+	}
+	report := func(stage v2.HostStage, info string) error {
+		return retry(ctx, log, "report "+string(stage), func() error {
+			err := agent.UpdateHostInstallProgress(ctx, d.InfraEnvID, d.HostID, v2.HostProgress{CurrentStage: stage, ProgressInfo: info})
+			var apiErr *v2.APIError
+			if errors.As(err, &apiErr) && apiErr.StatusCode == 409 {
+				return nil // already there: a restart of this host
+			}
+			if errors.As(err, &apiErr) && apiErr.StatusCode < 500 && apiErr.StatusCode != 408 && apiErr.StatusCode != 429 {
+				return permanent{err}
+			}
+			return err
+		})
+	}
+
+	if verr := verifyInstalledDisk(d, o.root, o.payload); verr != nil {
+		log.Error("the installed disk does not boot as written", "err", verr)
+		_ = report(v2.HostStageFailed, verr.Error())
+		return wait(ctx, served)
+	}
+	log.Info("installed disk verified: image digest and Ignition (role, hostname, host id) match", "disk", d.Disk)
+
+	if d.Role == v2.HostRoleWorker {
+		if err := report(v2.HostStageWaitingForIgnition, "Ignition read from the installed disk (simulated machine-config server)"); err != nil {
+			return err
+		}
+	}
+	sno := d.ControlPlaneCount == 1
+	if !sno {
+		if err := report(v2.HostStageConfiguring, "simulated: the node applies its machine config"); err != nil {
+			return err
+		}
+	}
+	if o.neverJoin {
+		log.Warn("fault injected: this host never joins the control plane")
+		return wait(ctx, served)
+	}
+	if err := report(v2.HostStageJoined, "simulated: the node joined the cluster"); err != nil {
+		return err
+	}
+	if err := report(v2.HostStageDone, "simulated: the node is Ready"); err != nil {
+		return err
+	}
+	log.Info("host installed")
+	o.status("Host installed (simulated OpenShift)")
+	if user != nil {
+		if err := completeWhenFinalizing(ctx, user, agent, d.ClusterID, log); err != nil {
+			return err
+		}
+	}
+	return wait(ctx, served)
+}
+
+// completeWhenFinalizing is the simulated controller's last act: once the
+// cluster is finalizing, it reports the installation complete.
+func completeWhenFinalizing(ctx context.Context, user, agent *v2.Client, clusterID string, log *slog.Logger) error {
+	for {
+		c, err := user.GetCluster(ctx, clusterID)
+		if err == nil {
+			switch c.Status {
+			case v2.ClusterStatusFinalizing:
+				ok := true
+				if _, err := agent.CompleteInstallation(ctx, clusterID, v2.CompletionParams{IsSuccess: &ok}); err != nil {
+					log.Warn("complete installation", "err", err)
+					break
+				}
+				log.Info("installation complete (reported by the simulated controller)", "cluster", clusterID)
+				return nil
+			case v2.ClusterStatusInstalled, v2.ClusterStatusError, v2.ClusterStatusCancelled:
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// verifyInstalledDisk reads the disk back: the image digest (outside the
+// Ignition partition) and the Ignition the first boot would apply, which
+// must be this host's: its role, hostname and host id.
+func verifyInstalledDisk(d *bootDisk, root, payloadDir string) error {
+	p, err := diskwrite.LoadPayload(payloadDir)
+	if err != nil {
+		return err
+	}
+	ign, err := diskwrite.Verify(d.Disk, p.OS)
+	if err != nil {
+		return err
+	}
+	files, err := ignitionFiles(ign)
+	if err != nil {
+		return fmt.Errorf("the installed disk's Ignition: %w", err)
+	}
+	wantRole := "master"
+	if d.Role == v2.HostRoleWorker {
+		wantRole = "worker"
+	}
+	hostname, _ := os.ReadFile(filepath.Join(root, "etc/hostname"))
+	checks := []struct{ path, want string }{
+		{"/etc/nodezero/role", wantRole},
+		{"/etc/nodezero/host-id", d.HostID},
+		{"/etc/hostname", strings.TrimSpace(string(hostname))},
+	}
+	for _, c := range checks {
+		got, ok := files[c.path]
+		if !ok {
+			return fmt.Errorf("the installed disk's Ignition has no %s", c.path)
+		}
+		if strings.TrimSpace(got) != c.want {
+			return fmt.Errorf("the installed disk's Ignition says %s is %q; this host wants %q", c.path, strings.TrimSpace(got), c.want)
+		}
+	}
+	return nil
+}
+
+// ignitionFiles parses an Ignition config and returns its inline files'
+// contents by path.
+func ignitionFiles(ign []byte) (map[string]string, error) {
+	cfg, rpt, err := v3_4.ParseCompatibleVersion(ign)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s", err, rpt.String())
+	}
+	out := map[string]string{}
+	for _, f := range cfg.Storage.Files {
+		if src := sourceOf(f); src != "" {
+			u, err := dataurl.DecodeString(src)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", f.Path, err)
+			}
+			out[f.Path] = string(u.Data)
+		}
+	}
+	return out, nil
+}
+
+func sourceOf(f types.File) string {
+	if f.Contents.Source != nil {
+		return *f.Contents.Source
+	}
+	return ""
+}
+
+// retry calls fn until it succeeds or ctx ends, backing off to 5 s: node
+// zero may be rebooting.
+func retry(ctx context.Context, log *slog.Logger, what string, fn func() error) error {
+	delay := 200 * time.Millisecond
+	for {
+		err := fn()
+		if err == nil {
+			return nil
+		}
+		if p, ok := err.(permanent); ok {
+			return fmt.Errorf("%s: %w", what, p.error)
+		}
+		log.Debug(what+": retrying", "err", err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 5*time.Second)
+	}
+}
+
+// permanent is an error retrying cannot fix.
+type permanent struct{ error }
+
+// wait holds an installed host until it is stopped (node zero keeps
+// serving the API).
+func wait(ctx context.Context, served <-chan error) error {
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-served:
+		return err
+	}
+}

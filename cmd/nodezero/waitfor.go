@@ -1,0 +1,670 @@
+package main
+
+// `nodezero wait-for bootstrap-complete|install-complete` follows an install
+// from a workstation through node zero's REST API, as `openshift-install
+// agent wait-for` does (reference/abi-on-host.md §11): the same status
+// lines, validation and event lines, in logrus' text form, and the same exit
+// codes (5: bootstrap failed, 6: install failed).
+//
+// ABI watches two sources: the REST API of the assisted-service pod and,
+// once it is up, the bootstrap Kube API (configmap kube-system/bootstrap,
+// then ClusterVersion). nodezero has no bootstrap Kube API to ask, so both
+// targets follow the REST status alone: bootstrap is complete when the
+// bootstrap host reaches the stage Rebooting, the install when the cluster
+// is installed.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	v2 "github.com/nodezero/nodezero/daemon/v2"
+)
+
+// Exit codes of openshift-install's wait-for.
+const (
+	exitBootstrapFailed = 5
+	exitInstallFailed   = 6
+)
+
+// exitError is a failure that ends the process with its own exit code.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// ExitCode is the code main exits with.
+func (e *exitError) ExitCode() int   { return e.code }
+func (e *exitError) exitStatus() int { return e.code }
+
+// waitTarget is what wait-for waits for.
+type waitTarget string
+
+const (
+	waitBootstrap waitTarget = "bootstrap-complete"
+	waitInstall   waitTarget = "install-complete"
+)
+
+// The defaults are openshift-install's.
+const (
+	defaultBootstrapTimeout = 60 * time.Minute
+	defaultInstallTimeout   = 90 * time.Minute
+	defaultWaitInterval     = 2 * time.Second
+	nodeZeroPort            = "8090"
+	waitRequestTimeout      = 10 * time.Second
+)
+
+func runWaitFor(ctx context.Context, args []string, _, stderr io.Writer) error {
+	fs := flag.NewFlagSet("wait-for", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: nodezero wait-for bootstrap-complete|install-complete (--url URL | --rendezvous-ip IP) (--token T | --token-file F) [flags]")
+		fs.PrintDefaults()
+	}
+	url := fs.String("url", "", "node zero's service, e.g. http://192.168.111.80:8090 (default: from --rendezvous-ip)")
+	rendezvousIP := fs.String("rendezvous-ip", "", "node zero's address; the service is at http://IP:"+nodeZeroPort)
+	token := fs.String("token", "", "the watcher token (header Watcher-Authorization)")
+	tokenFile := fs.String("token-file", "", "file holding the watcher token, e.g. auth/watcher.token")
+	timeout := fs.Duration("timeout", 0, "give up after this long (default: 60m for the bootstrap, then 90m for the install, as openshift-install)")
+	interval := fs.Duration("interval", defaultWaitInterval, "how often node zero is asked")
+	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+
+	// The target may come before, between or after the flags.
+	var target string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		if target != "" {
+			return fmt.Errorf("wait-for: unexpected arguments %q", fs.Args())
+		}
+		target, args = fs.Arg(0), fs.Args()[1:]
+	}
+	cfg := defaultWaitConfig()
+	switch waitTarget(target) {
+	case waitBootstrap, waitInstall:
+		cfg.target = waitTarget(target)
+	case "":
+		fs.Usage()
+		return errors.New("wait-for: which target? bootstrap-complete or install-complete")
+	default:
+		return fmt.Errorf("wait-for: unknown target %q: bootstrap-complete or install-complete", target)
+	}
+	if *interval <= 0 || *timeout < 0 {
+		return fmt.Errorf("wait-for: --interval %s, --timeout %s: want an interval above 0 and a timeout of 0 or more", *interval, *timeout)
+	}
+	cfg.interval, cfg.timeout = *interval, *timeout
+
+	base, err := waitURL(*url, *rendezvousIP)
+	if err != nil {
+		return err
+	}
+	tok := *token
+	if *tokenFile != "" {
+		if tok != "" {
+			return errors.New("wait-for: --token and --token-file: give one")
+		}
+		b, err := os.ReadFile(*tokenFile)
+		if err != nil {
+			return fmt.Errorf("wait-for: --token-file: %w", err)
+		}
+		tok = strings.TrimSpace(string(b))
+	}
+	level, err := parseLevel(*logLevel)
+	if err != nil {
+		return err
+	}
+	// No proxy: node zero is on the machine network, and the environment's
+	// proxy is for the cluster's way out, not for reaching it.
+	tr := &http.Transport{Proxy: nil, DialContext: (&net.Dialer{Timeout: waitRequestTimeout}).DialContext}
+	client, err := v2.NewClient(base, v2.WithWatcherToken(tok), v2.WithRequestTimeout(waitRequestTimeout),
+		v2.WithHTTPClient(&http.Client{Transport: tr}))
+	if err != nil {
+		return fmt.Errorf("wait-for: %w", err)
+	}
+	defer client.CloseIdleConnections()
+	cfg.client, cfg.log, cfg.tokenGiven = client, waitLogger(stderr, level), tok != ""
+	return waitForTarget(ctx, cfg)
+}
+
+// waitURL is --url, or the URL of the service on --rendezvous-ip.
+func waitURL(url, ip string) (string, error) {
+	switch {
+	case url != "" && ip != "":
+		return "", errors.New("wait-for: --url and --rendezvous-ip: give one")
+	case url != "":
+		return url, nil
+	case ip != "":
+		if net.ParseIP(ip) == nil {
+			return "", fmt.Errorf("wait-for: --rendezvous-ip %q is not an IP address", ip)
+		}
+		return "http://" + net.JoinHostPort(ip, nodeZeroPort), nil
+	}
+	return "", errors.New("wait-for: where is node zero? give --url or --rendezvous-ip")
+}
+
+// waitLogger writes logrus' text form without a timestamp: level=info
+// msg="Cluster is ready for install", warnings as level=warning.
+func waitLogger(w io.Writer, level slog.Level) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level,
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) > 0 {
+				return a
+			}
+			switch a.Key {
+			case slog.TimeKey:
+				return slog.Attr{}
+			case slog.LevelKey:
+				l, _ := a.Value.Any().(slog.Level)
+				if l == slog.LevelWarn {
+					return slog.String(slog.LevelKey, "warning")
+				}
+				return slog.String(slog.LevelKey, strings.ToLower(l.String()))
+			}
+			return a
+		}}))
+}
+
+// waitConfig is one wait-for run. Tests shorten the durations.
+type waitConfig struct {
+	target     waitTarget
+	client     *v2.Client
+	tokenGiven bool // for the hint when node zero refuses
+	log        *slog.Logger
+	interval   time.Duration
+	// timeout bounds the whole run; 0: bootstrapTimeout until bootstrap
+	// completes, then installTimeout.
+	timeout                          time.Duration
+	bootstrapTimeout, installTimeout time.Duration
+	// initPause is the pause while node zero's service has never
+	// answered, unreachableAfter how long a host that does not even
+	// refuse connections is given before "Cannot access Rendezvous Host".
+	initPause, unreachableAfter time.Duration
+	// readyLimit: a cluster ready this long has not started its install.
+	readyLimit time.Duration
+	// errorGrace: a cluster in error this long is given up on. Assisted
+	// leaves error only through a reset, which the user may still do.
+	errorGrace time.Duration
+	// repeatEvery: a lasting problem is logged again this often.
+	repeatEvery time.Duration
+	now         func() time.Time
+}
+
+func defaultWaitConfig() waitConfig {
+	return waitConfig{
+		interval: defaultWaitInterval, bootstrapTimeout: defaultBootstrapTimeout, installTimeout: defaultInstallTimeout,
+		initPause: 30 * time.Second, unreachableAfter: 2 * time.Minute,
+		readyLimit: time.Minute, errorGrace: 5 * time.Minute, repeatEvery: 2 * time.Minute,
+		now: time.Now,
+	}
+}
+
+// errRefused marks node zero refusing the watcher token: no point waiting.
+var errRefused = errors.New("node zero refused the token")
+
+// waitForTarget polls node zero until cfg.target is reached, fails or times out.
+func waitForTarget(ctx context.Context, cfg waitConfig) error {
+	w := newWaiter(cfg)
+	deadline := cfg.now().Add(cfg.bootstrapTimeout)
+	if cfg.timeout > 0 {
+		deadline = cfg.now().Add(cfg.timeout)
+	}
+	timer := time.NewTimer(0)
+	timer.Stop()
+	defer timer.Stop()
+	for {
+		res, err := w.poll(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return fmt.Errorf("wait-for %s: %w", cfg.target, ctx.Err())
+		case errors.Is(err, errRefused):
+			return fmt.Errorf("wait-for %s: %w", cfg.target, err)
+		case err != nil:
+			return w.fail(ctx, err)
+		}
+		if w.phase == waitBootstrap && res.bootstrapDone {
+			w.log.Info("Bootstrap is complete")
+			if cfg.target == waitBootstrap {
+				return nil
+			}
+			w.phase = waitInstall
+			if cfg.timeout == 0 {
+				deadline = cfg.now().Add(cfg.installTimeout)
+			}
+		}
+		if w.phase == waitInstall && res.installed {
+			w.complete()
+			return nil
+		}
+		left := deadline.Sub(cfg.now())
+		if left <= 0 {
+			return w.fail(ctx, w.timedOut())
+		}
+		pause := cfg.interval
+		if res.pause > 0 {
+			pause = res.pause
+		}
+		timer.Reset(min(pause, left))
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("wait-for %s: %w", cfg.target, ctx.Err())
+		case <-timer.C:
+		}
+	}
+}
+
+// waiter holds what one run has seen of node zero.
+type waiter struct {
+	cfg   waitConfig
+	c     *v2.Client
+	log   *slog.Logger
+	phase waitTarget // bootstrap-complete, then install-complete
+
+	clusterID, infraEnvID string
+	answered              bool      // node zero's service has answered once
+	start                 time.Time // the first poll
+
+	last        *v2.Cluster      // as last read
+	status      v2.ClusterStatus // the last status reported
+	statusSince time.Time        // when it was first seen
+	validations map[string]validationSeen
+	eventOffset int    // infra-env events read so far
+	lastEvent   string // the message of the last event printed
+
+	problem   string    // the lasting problem last logged
+	problemAt time.Time // and when
+}
+
+type validationSeen struct{ status, message string }
+
+// pollResult is what one poll learnt.
+type pollResult struct {
+	bootstrapDone, installed bool
+	pause                    time.Duration // until the next poll; 0: the interval
+}
+
+func newWaiter(cfg waitConfig) *waiter {
+	return &waiter{cfg: cfg, c: cfg.client, log: cfg.log, phase: waitBootstrap,
+		validations: map[string]validationSeen{}, start: cfg.now()}
+}
+
+// errClusters: node zero holds more than the one cluster wait-for follows.
+var errClusters = errors.New("node zero lists more than one cluster")
+
+// poll asks node zero once and logs what changed. An error ends the run:
+// errRefused for a refused token, else the install failed.
+func (w *waiter) poll(ctx context.Context) (pollResult, error) {
+	c, err := w.cluster(ctx)
+	switch code := v2.StatusCode(err); {
+	case ctx.Err() != nil:
+		return pollResult{}, ctx.Err()
+	case code == http.StatusUnauthorized || code == http.StatusForbidden:
+		hint := "give the watcher token of this install (auth/watcher.token)"
+		if !w.cfg.tokenGiven {
+			hint = "give the watcher token with --token or --token-file"
+		}
+		return pollResult{}, fmt.Errorf("%w at %s (%v); %s", errRefused, w.c.BaseURL(), err, hint)
+	case errors.Is(err, errClusters):
+		return pollResult{}, err
+	case err != nil:
+		return w.unreachable(err), nil
+	case c == nil:
+		return pollResult{}, nil
+	}
+	w.last = c
+	w.reportStatus(c)
+	w.reportValidations(c)
+	w.reportEvents(ctx)
+	return w.judge(c)
+}
+
+// cluster reads node zero's cluster, or nil while it has none.
+func (w *waiter) cluster(ctx context.Context) (*v2.Cluster, error) {
+	if w.clusterID == "" {
+		list, err := w.c.ListClusters(ctx)
+		if err != nil {
+			return nil, err
+		}
+		w.reachable()
+		switch len(list) {
+		case 0:
+			w.log.Debug("Node zero has registered no cluster yet")
+			return nil, nil
+		case 1:
+			w.clusterID = list[0].ID
+		default:
+			return nil, fmt.Errorf("%w: %d; wait-for follows exactly one", errClusters, len(list))
+		}
+	}
+	c, err := w.c.GetCluster(ctx, w.clusterID)
+	if v2.IsStatus(err, http.StatusNotFound) {
+		// A fresh database on node zero: look for its cluster again.
+		w.log.Warn(fmt.Sprintf("Cluster %s is gone from node zero; looking for its cluster again", w.clusterID))
+		w.clusterID, w.infraEnvID, w.eventOffset, w.lastEvent = "", "", 0, ""
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	w.reachable()
+	return c, nil
+}
+
+// reachable notes that node zero's service answered.
+func (w *waiter) reachable() {
+	if w.problem != "" {
+		w.log.Info("Node zero's service answers again")
+		w.problem = ""
+	}
+	w.answered = true
+}
+
+// unreachable handles a poll node zero did not answer as it should.
+func (w *waiter) unreachable(err error) pollResult {
+	if !w.answered {
+		w.log.Debug("Node zero's service has not answered yet", "error", err.Error())
+		// ABI tries SSH to node zero after two minutes; a refused
+		// connection says as much, that the host is up and its
+		// service not yet.
+		if w.cfg.now().Sub(w.start) > w.cfg.unreachableAfter && !errors.Is(err, syscall.ECONNREFUSED) {
+			w.log.Info("Cannot access Rendezvous Host. There may be a network configuration problem, check console for additional info")
+		} else {
+			w.log.Info("Waiting for cluster install to initialize. Sleeping for " + waitSeconds(w.cfg.initPause))
+		}
+		return pollResult{pause: w.cfg.initPause}
+	}
+	msg := fmt.Sprintf("Node zero's service at %s does not answer (%v); still waiting", w.c.BaseURL(), err)
+	if w.phase == waitBootstrap {
+		msg = fmt.Sprintf("cluster bootstrap did not complete: node zero's service at %s does not answer (%v)", w.c.BaseURL(), err)
+	}
+	w.lasting("unreachable", msg)
+	return pollResult{}
+}
+
+// lasting logs a problem as a warning when it starts and every
+// repeatEvery while it lasts, at debug level in between.
+func (w *waiter) lasting(kind, msg string) {
+	now := w.cfg.now()
+	if w.problem == kind && now.Sub(w.problemAt) < w.cfg.repeatEvery {
+		w.log.Debug(msg)
+		return
+	}
+	w.problem, w.problemAt = kind, now
+	w.log.Warn(msg)
+}
+
+// clusterStatusText is what openshift-install prints for each status.
+var clusterStatusText = map[v2.ClusterStatus]string{
+	v2.ClusterStatusAddingHosts:                 "Cluster is adding hosts",
+	v2.ClusterStatusCancelled:                   "Cluster installation cancelled",
+	v2.ClusterStatusError:                       "Cluster has hosts in error",
+	v2.ClusterStatusFinalizing:                  "Finalizing cluster installation",
+	v2.ClusterStatusInstalled:                   "Cluster is installed",
+	v2.ClusterStatusInstalling:                  "Cluster installation in progress",
+	v2.ClusterStatusInstallingPendingUserAction: "Cluster has hosts requiring user input",
+	v2.ClusterStatusInsufficient:                "Cluster is not ready for install. Check validations",
+	v2.ClusterStatusPendingForInput:             "User input is required to continue cluster installation",
+	v2.ClusterStatusPreparingForInstallation:    "Preparing cluster for installation",
+	v2.ClusterStatusReady:                       "Cluster is ready for install",
+}
+
+// reportStatus logs a change of the cluster's status.
+func (w *waiter) reportStatus(c *v2.Cluster) {
+	if c.Status == w.status {
+		return
+	}
+	prev := w.status
+	w.status, w.statusSince = c.Status, w.cfg.now()
+	text, ok := clusterStatusText[c.Status]
+	if !ok {
+		text = fmt.Sprintf("Cluster status is %s: %s", c.Status, c.StatusInfo)
+	}
+	w.log.Info(text)
+	switch c.Status {
+	case v2.ClusterStatusReady:
+		if prev == v2.ClusterStatusPreparingForInstallation {
+			w.log.Warn("failed to prepare cluster installation, retrying")
+		}
+	case v2.ClusterStatusInstallingPendingUserAction:
+		for _, h := range c.Hosts {
+			if h.Status == v2.HostStatusInstallingPendingUserAction {
+				w.log.Warn(fmt.Sprintf("Host %s %s", waitHostName(h), h.StatusInfo))
+			}
+		}
+		w.log.Warn("cluster has stopped installing... working to recover installation")
+	case v2.ClusterStatusError:
+		w.log.Warn("cluster has stopped installing... working to recover installation")
+	}
+}
+
+// judge decides whether the run is over.
+func (w *waiter) judge(c *v2.Cluster) (pollResult, error) {
+	res := pollResult{bootstrapDone: bootstrapDone(c), installed: c.Status == v2.ClusterStatusInstalled}
+	if res.installed || (w.phase == waitBootstrap && res.bootstrapDone) {
+		return res, nil
+	}
+	in := w.cfg.now().Sub(w.statusSince)
+	switch c.Status {
+	case v2.ClusterStatusCancelled:
+		return res, fmt.Errorf("cluster installation was cancelled: %s", c.StatusInfo)
+	case v2.ClusterStatusReady:
+		if in > w.cfg.readyLimit {
+			return res, errors.New("failed to progress after all hosts available")
+		}
+	case v2.ClusterStatusError:
+		if in > w.cfg.errorGrace {
+			return res, fmt.Errorf("cluster in error for %s: %s", waitRound(in), c.StatusInfo)
+		}
+	}
+	return res, nil
+}
+
+// bootstrapDone reports whether the bootstrap host has reached the stage
+// Rebooting or a later one: it has written its disk after the control
+// plane came up (after "Waiting for controller"), the point ABI's
+// bootstrap configmap says complete. Without a bootstrap Kube API to ask,
+// node zero's REST status is what wait-for follows.
+func bootstrapDone(c *v2.Cluster) bool {
+	switch c.Status {
+	case v2.ClusterStatusFinalizing, v2.ClusterStatusInstalled:
+		return true
+	}
+	for _, h := range c.Hosts {
+		if !h.Bootstrap {
+			continue
+		}
+		if h.Status == v2.HostStatusInstalled {
+			return true
+		}
+		if h.Progress == nil {
+			return false
+		}
+		cur := slices.Index(h.ProgressStages, h.Progress.CurrentStage)
+		reboot := slices.Index(h.ProgressStages, v2.HostStageRebooting)
+		return cur >= 0 && reboot >= 0 && cur >= reboot
+	}
+	return false
+}
+
+// reportValidations logs validation results: failures as warnings at
+// first sight, then only changes (failing: warning, recovered: info).
+func (w *waiter) reportValidations(c *v2.Cluster) {
+	w.validate("cluster", "Cluster validation", c.ValidationsInfo)
+	for _, h := range c.Hosts {
+		w.validate("host "+h.ID, "Host "+waitHostName(h)+" validation", h.ValidationsInfo)
+	}
+}
+
+func (w *waiter) validate(key, prefix, info string) {
+	if info == "" {
+		return
+	}
+	var groups map[string][]struct {
+		ID      string `json:"id"`
+		Status  string `json:"status"`
+		Message string `json:"message"`
+	}
+	if err := json.Unmarshal([]byte(info), &groups); err != nil {
+		w.log.Debug(prefix+": unreadable validations_info", "error", err.Error())
+		return
+	}
+	cats := make([]string, 0, len(groups))
+	for cat := range groups {
+		cats = append(cats, cat)
+	}
+	sort.Strings(cats)
+	for _, cat := range cats {
+		for _, r := range groups[cat] {
+			k := key + " " + r.ID
+			old, seen := w.validations[k]
+			now := validationSeen{r.Status, r.Message}
+			w.validations[k] = now
+			line := prefix + ": " + r.Message
+			switch {
+			case seen && old == now:
+			case validationFailing(now.status):
+				w.log.Warn(line)
+			case seen && validationFailing(old.status):
+				w.log.Info(line)
+			default:
+				w.log.Debug(line)
+			}
+		}
+	}
+}
+
+func validationFailing(status string) bool { return status == "failure" || status == "error" }
+
+// reportEvents logs the infra-env's latest event when its message is new.
+func (w *waiter) reportEvents(ctx context.Context) {
+	if w.infraEnvID == "" {
+		ies, err := w.c.ListInfraEnvs(ctx, w.clusterID)
+		if err != nil || len(ies) == 0 {
+			w.log.Debug("No infra-env to read events from yet", "error", fmt.Sprint(err))
+			return
+		}
+		w.infraEnvID = ies[0].ID
+	}
+	// Events come oldest first; only the new ones are read.
+	evs, err := w.c.ListEvents(ctx, v2.EventsQuery{InfraEnvID: w.infraEnvID, Offset: w.eventOffset})
+	if err != nil {
+		w.log.Debug("Cannot read events", "error", err.Error())
+		return
+	}
+	w.eventOffset += len(evs)
+	if len(evs) == 0 {
+		return
+	}
+	ev := evs[len(evs)-1]
+	if ev.Message == w.lastEvent {
+		return
+	}
+	w.lastEvent = ev.Message
+	if ev.Severity == v2.EventSeverityInfo {
+		w.log.Info(ev.Message)
+	} else {
+		w.log.Warn(ev.Message)
+	}
+}
+
+// timedOut is the error of a run whose time is up.
+func (w *waiter) timedOut() error {
+	last := "none seen"
+	if w.last != nil {
+		last = fmt.Sprintf("%s (%s)", w.last.Status, w.last.StatusInfo)
+	}
+	return fmt.Errorf("timed out after %s; last cluster status: %s", waitRound(w.cfg.now().Sub(w.start)), last)
+}
+
+// fail ends a run that did not reach its target, with the exit code of the
+// phase it was in.
+func (w *waiter) fail(ctx context.Context, err error) error {
+	code, what := exitBootstrapFailed, "Bootstrap"
+	if w.phase == waitInstall {
+		code, what = exitInstallFailed, "Install"
+	}
+	if w.clusterID != "" {
+		w.dumpEvents(ctx)
+		w.log.Info(fmt.Sprintf("The hosts' logs can be downloaded with the user token from %s%s/clusters/%s/logs?logs_type=all",
+			w.c.BaseURL(), v2.APIBasePath, w.clusterID))
+	}
+	w.log.Error(fmt.Sprintf("%s failed to complete: %v", what, err))
+	return &exitError{code: code, err: fmt.Errorf("%s failed to complete: %w", strings.ToLower(what), err)}
+}
+
+// maxDumpedEvents bounds the cluster events a failure shows at debug level.
+const maxDumpedEvents = 100
+
+// dumpEvents logs the cluster's last events at debug level.
+func (w *waiter) dumpEvents(ctx context.Context) {
+	if !w.log.Enabled(ctx, slog.LevelDebug) {
+		return
+	}
+	evs, err := w.c.ListEvents(ctx, v2.EventsQuery{ClusterID: w.clusterID})
+	if err != nil {
+		w.log.Debug("Cannot read the cluster's events", "error", err.Error())
+		return
+	}
+	for _, ev := range evs[max(0, len(evs)-maxDumpedEvents):] {
+		w.log.Debug(ev.Message, "time", ev.EventTime.Time().Format(time.RFC3339), "severity", string(ev.Severity))
+	}
+}
+
+// complete logs the end of a successful install and where its credentials
+// are: wait-for has no asset directory, so the files of `nodezero create
+// config-image --dir DIR` are named by their place in it.
+func (w *waiter) complete() {
+	cluster := fmt.Sprintf("%s%s/clusters/%s", w.c.BaseURL(), v2.APIBasePath, w.clusterID)
+	w.log.Info("Install complete!")
+	w.log.Info("To access the cluster as the system:admin user when using 'oc', run")
+	w.log.Info("    export KUBECONFIG=DIR/auth/kubeconfig")
+	w.log.Info("(DIR as given to 'nodezero create config-image --dir'; node zero also serves it to the user token, header Authorization: " +
+		cluster + "/downloads/credentials?file_name=kubeconfig)")
+	if c := w.last; c != nil && c.Name != "" && c.BaseDNSDomain != "" {
+		w.log.Info(fmt.Sprintf("Access the OpenShift web-console here: https://console-openshift-console.apps.%s.%s", c.Name, c.BaseDNSDomain))
+	}
+	w.log.Info(`Login to the console with user: "kubeadmin", and the password in DIR/auth/kubeadmin-password (or from ` +
+		cluster + "/credentials with the user token)")
+}
+
+// waitHostName is how a host is named in messages.
+func waitHostName(h *v2.Host) string {
+	if h.RequestedHostname != "" {
+		return h.RequestedHostname
+	}
+	return h.ID
+}
+
+// waitSeconds spells a pause as openshift-install does ("30 seconds").
+func waitSeconds(d time.Duration) string {
+	if d >= time.Second && d%time.Second == 0 {
+		return fmt.Sprintf("%d seconds", d/time.Second)
+	}
+	return d.String()
+}
+
+// waitRound rounds d for a message.
+func waitRound(d time.Duration) time.Duration {
+	if d >= time.Second {
+		return d.Round(time.Second)
+	}
+	return d.Round(time.Millisecond)
+}

@@ -1,0 +1,87 @@
+package assisted
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/nodezero/nodezero/daemon/machine"
+	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/store"
+)
+
+// CompleteInstallation takes the in-cluster controller's final report
+// (V2CompleteInstallation). Success makes the final kubeconfig (assisted
+// adds the ingress CA to kubeconfig-noingress; ours is the same file, there
+// being no ingress CA to add) and marks the monitored operators available;
+// the cluster rules then move a finalizing cluster to installed. Failure
+// puts the cluster in error with the controller's error_info.
+func (s *Service) CompleteInstallation(ctx context.Context, id string, p *v2.CompletionParams) (*v2.Cluster, error) {
+	if p == nil || p.IsSuccess == nil {
+		return nil, badRequest("is_success: required")
+	}
+	var kubeconfig []byte
+	if *p.IsSuccess {
+		b, err := s.ClusterFile(ctx, id, v2.FileKubeconfigNoIngress)
+		if err != nil {
+			return nil, err
+		}
+		kubeconfig = b
+	}
+	return s.clusterAction(ctx, id, func(t *txn, c *clusterRec) error {
+		if c.c.Status != v2.ClusterStatusFinalizing {
+			return conflict("cluster %s is %s: the installation can be completed only while finalizing", id, c.c.Status)
+		}
+		if !*p.IsSuccess {
+			info := p.ErrorInfo
+			if info == "" {
+				info = "the installation failed"
+			}
+			tr := machine.Transition[v2.ClusterStatus]{Rule: "Installation completed with a failure", From: c.c.Status, To: v2.ClusterStatusError, StatusInfo: info, Changed: true}
+			t.applyCluster(c, tr)
+			t.putCluster(c)
+			t.clusterEvent(c, "cluster_installation_failed", sevError, fmt.Sprintf("Failed installing cluster %s. Reason: %s", c.c.Name, info))
+			return nil
+		}
+		for _, o := range c.c.MonitoredOperators {
+			if o != nil {
+				o.Status, o.StatusInfo = v2.OperatorStatusAvailable, "reported available by the installation's completion"
+			}
+		}
+		c.kubeconfig = true
+		t.manifestOp(func(tx *store.Tx) error { return tx.PutClusterFile(id, v2.FileKubeconfig, kubeconfig) })
+		t.putCluster(c)
+		t.touchCluster(c)
+		return nil
+	})
+}
+
+// Credentials returns the cluster admin's credentials (V2GetCredentials):
+// kubeadmin and its password once the preparation made them, and the
+// console's URL.
+func (s *Service) Credentials(ctx context.Context, id string) (*v2.Credentials, error) {
+	pw, err := s.ClusterFile(ctx, id, v2.FileKubeadminPassword)
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.GetCluster(id)
+	if err != nil {
+		return nil, err
+	}
+	return &v2.Credentials{
+		Username:   "kubeadmin",
+		Password:   string(pw),
+		ConsoleURL: fmt.Sprintf("https://console-openshift-console.apps.%s.%s", c.Name, c.BaseDNSDomain),
+	}, nil
+}
+
+// CredentialsFile returns a credentials file (V2DownloadClusterCredentials):
+// kubeadmin-password and kubeconfig-noingress once the preparation made
+// them, kubeconfig once the installation completed.
+func (s *Service) CredentialsFile(ctx context.Context, id, name string) ([]byte, error) {
+	switch name {
+	case v2.FileKubeadminPassword, v2.FileKubeconfigNoIngress, v2.FileKubeconfig:
+	default:
+		return nil, badRequest("file_name: %q is not one of kubeadmin-password, kubeconfig, kubeconfig-noingress", name)
+	}
+	return s.ClusterFile(ctx, id, name)
+}

@@ -1,0 +1,90 @@
+package installfiles
+
+import (
+	"fmt"
+	"path"
+
+	v2 "github.com/nodezero/nodezero/daemon/v2"
+)
+
+// Paths the built-in generator writes.
+const (
+	pathRole          = "/etc/nodezero/role"
+	pathPullSecret    = "/var/lib/kubelet/config.json"
+	pathTrustBundle   = "/etc/pki/ca-trust/source/anchors/ca.crt"
+	pathBootstrapRoot = "/opt/openshift"
+)
+
+// builtIn makes the install files without openshift-install: Ignition
+// 3.4.0 role configs and the credentials (see credentials).
+func builtIn(in Input, p *plan) (*Files, error) {
+	f := p.facts
+	creds, err := newCredentials(in.Rand, in.Now, f.name, f.baseDomain)
+	if err != nil {
+		return nil, fmt.Errorf("built-in generator: %w", err)
+	}
+	metadata, err := creds.metadata(f.name)
+	if err != nil {
+		return nil, fmt.Errorf("metadata.json: %w", err)
+	}
+	files := &Files{
+		Generator: GeneratorBuiltIn,
+		Cluster: map[string][]byte{
+			FileInstallConfig:     p.icRaw,
+			FileMetadata:          metadata,
+			FileKubeconfig:        creds.kubeconfig,
+			FileKubeadminPassword: []byte(creds.password),
+		},
+	}
+
+	type roleConfig struct {
+		file, role string
+		extra      []ignFile
+	}
+	roles := []roleConfig{
+		{FileBootstrap, "bootstrap", bootstrapFiles(in, p, creds)},
+		{FileMaster, string(v2.HostRoleMaster), nil},
+		{FileWorker, string(v2.HostRoleWorker), nil},
+	}
+	if _, _, arbiters := countRoles(p.hosts); arbiters > 0 {
+		roles = append(roles, roleConfig{FileArbiter, string(v2.HostRoleArbiter), nil})
+	}
+	for _, r := range roles {
+		list := append(commonFiles(f), file(pathRole, 0o644, []byte(r.role+"\n")))
+		b, err := renderConfig(f.sshKeys, append(list, r.extra...))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", r.file, err)
+		}
+		files.Cluster[r.file] = b
+	}
+	return files, nil
+}
+
+// commonFiles are on every host: the pull secret where the kubelet and
+// CRI-O read it, and the additional trust bundle in the system's anchors.
+func commonFiles(f facts) []ignFile {
+	list := []ignFile{file(pathPullSecret, 0o600, []byte(f.pullSecret))}
+	if f.trustBundle != "" {
+		list = append(list, file(pathTrustBundle, 0o644, []byte(f.trustBundle)))
+	}
+	return list
+}
+
+// bootstrapFiles are the bootstrap host's: what openshift-install would
+// render its manifests from, under /opt/openshift as bootkube expects.
+func bootstrapFiles(in Input, p *plan, creds *credentials) []ignFile {
+	at := func(elem ...string) string { return path.Join(append([]string{pathBootstrapRoot}, elem...)...) }
+	list := []ignFile{
+		file(at("install-config.yaml"), 0o600, p.icRaw),
+		file(at("tls", adminSignerName+".crt"), 0o644, creds.adminSignerCert),
+		file(at("tls", apiSignerName+".crt"), 0o644, creds.apiSignerCert),
+		file(at("tls", apiSignerName+".key"), 0o600, creds.apiSignerKey),
+		file(at("auth", "kubeconfig"), 0o600, creds.kubeconfig),
+		file(at("openshift", "99_kubeadmin-password-secret.yaml"), 0o600, creds.kubeadminSecret()),
+	}
+	// User manifests come last, so one of the same name replaces ours.
+	for _, m := range in.Manifests {
+		list = append(list, file(at(m.Folder, m.FileName), 0o644, m.Content))
+	}
+	return list
+}

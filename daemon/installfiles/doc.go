@@ -1,0 +1,24 @@
+// Package installfiles makes a cluster's install files when the cluster goes
+// preparing-for-installation: the install-config.yaml assembled from the
+// stored cluster (as assisted-service's install-config builder does), the
+// role Ignition configs bootstrap.ign, master.ign and worker.ign (arbiter.ign
+// when the cluster has arbiters), metadata.json, the admin kubeconfig, the
+// kubeadmin password, and one whole Ignition config per host.
+//
+// Two payload adapters make them. When the factory image's payload carries
+// an openshift-install executable, Generate runs it (create manifests, then
+// create ignition-configs) in a scratch directory and reads its outputs.
+// Otherwise a built-in generator writes Ignition 3.4.0 configs that lay the
+// cluster's facts on disk (the core user's SSH keys, the pull secret, the
+// trust bundle, the role, and on the bootstrap host the install-config,
+// the user manifests and the credentials) without the control-plane
+// manifests only openshift-install can render.
+//
+// Every Ignition config Generate returns has passed Check, which parses it
+// as Ignition does and reports where it is wrong: file, JSON path, line and
+// column.
+//
+// The package imports the standard library, coreos/ignition, yaml.v3,
+// golang.org/x/crypto and the wire types of daemon/v2, nothing else of this
+// module.
+package installfiles

@@ -1,0 +1,206 @@
+package diskwrite
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// DefaultPayloadDir is where the factory image carries its payload.
+const DefaultPayloadDir = "/usr/share/nodezero/payload"
+
+// PayloadFile is the payload's manifest, inside the payload directory.
+const PayloadFile = "payload.json"
+
+// Payload is payload.json: what the factory image installs.
+type Payload struct {
+	ReleaseImage     string `json:"release_image"`
+	OpenshiftVersion string `json:"openshift_version"`
+	OS               Image  `json:"os_image"`
+	// Dir is the directory payload.json was read from; OS.File is
+	// relative to it. Not part of the file.
+	Dir string `json:"-"`
+}
+
+// Image describes an OS disk image.
+type Image struct {
+	// File is the image file, relative to the payload directory. Its
+	// compression (gzip, xz, zstd or none) is read from its first bytes.
+	File string `json:"file"`
+	// SHA256 is the hex sha256 of the decompressed raw image.
+	SHA256 string `json:"sha256"`
+	// Size is the decompressed raw image's length in bytes.
+	Size int64 `json:"size"`
+	// IgnitionPartition is the GPT partition name where the image's first
+	// boot reads its Ignition config. The shipped image has that partition
+	// empty (all zeros).
+	IgnitionPartition string `json:"ignition_partition"`
+}
+
+// ImagePath is the OS image file's path.
+func (p *Payload) ImagePath() string {
+	return filepath.Join(p.Dir, p.OS.File)
+}
+
+// LoadPayload reads dir/payload.json and checks its os_image: every problem
+// is reported, each naming the file and the field. release_image and
+// openshift_version are not checked here: the writer does not use them.
+// Unknown keys are ignored.
+func LoadPayload(dir string) (*Payload, error) {
+	path := filepath.Join(dir, PayloadFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load payload: %w", err)
+	}
+	var p Payload
+	if err := json.Unmarshal(data, &p); err != nil {
+		return nil, fmt.Errorf("load payload: %s", jsonError(path, data, err))
+	}
+	p.Dir = dir
+	var errs []error
+	for _, problem := range p.OS.problems() {
+		errs = append(errs, fmt.Errorf("%s: %s", path, problem))
+	}
+	if p.OS.File != "" && filepath.IsLocal(p.OS.File) {
+		fi, err := os.Stat(p.ImagePath())
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("%s: os_image.file: %w", path, err))
+		case !fi.Mode().IsRegular():
+			errs = append(errs, fmt.Errorf("%s: os_image.file: %s is not a regular file", path, p.ImagePath()))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("load payload: %w", errors.Join(errs...))
+	}
+	return &p, nil
+}
+
+// WritePayload writes p as dir/payload.json, atomically: a temporary file,
+// fsynced, renamed over the old one, the directory fsynced. p.Dir is
+// ignored; p.OS must pass LoadPayload's field checks. The image file may be
+// written before or after.
+func WritePayload(dir string, p *Payload) error {
+	var errs []error
+	for _, problem := range p.OS.problems() {
+		errs = append(errs, errors.New(problem))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("write payload: %w", errors.Join(errs...))
+	}
+	data, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		return fmt.Errorf("write payload: %w", err)
+	}
+	data = append(data, '\n')
+	if err := replaceFile(filepath.Join(dir, PayloadFile), data); err != nil {
+		return fmt.Errorf("write payload: %w", err)
+	}
+	return nil
+}
+
+// problems lists what is wrong with an Image's fields, as
+// "os_image.<field>: <what>".
+func (img Image) problems() []string {
+	var ps []string
+	switch {
+	case img.File == "":
+		ps = append(ps, "os_image.file: missing")
+	case !filepath.IsLocal(img.File):
+		ps = append(ps, fmt.Sprintf("os_image.file: %q must be a path inside the payload directory", img.File))
+	}
+	if err := checkSHA256(img.SHA256); err != nil {
+		ps = append(ps, "os_image.sha256: "+err.Error())
+	}
+	if img.Size <= 0 {
+		ps = append(ps, fmt.Sprintf("os_image.size: must be > 0, got %d", img.Size))
+	} else if img.Size%sectorSize != 0 {
+		ps = append(ps, fmt.Sprintf("os_image.size: %d is not a multiple of %d-byte sectors", img.Size, sectorSize))
+	}
+	if img.IgnitionPartition == "" {
+		ps = append(ps, "os_image.ignition_partition: missing")
+	} else if len(encodeName(img.IgnitionPartition)) > nameUnits {
+		ps = append(ps, fmt.Sprintf("os_image.ignition_partition: %q is longer than a GPT name (%d UTF-16 units)", img.IgnitionPartition, nameUnits))
+	}
+	return ps
+}
+
+// checkSHA256 accepts 64 hex digits.
+func checkSHA256(s string) error {
+	if s == "" {
+		return errors.New("missing")
+	}
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		return fmt.Errorf("%q is not hex", s)
+	}
+	if len(b) != 32 {
+		return fmt.Errorf("%q is %d hex digits, want 64", s, len(s))
+	}
+	return nil
+}
+
+// jsonError places a decoding error at its line and column.
+func jsonError(path string, data []byte, err error) string {
+	var offset int64 = -1
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		offset = syn.Offset
+	case errors.As(err, &typ):
+		offset = typ.Offset
+		if typ.Field != "" {
+			err = fmt.Errorf("%s: %s is not a %s", typ.Field, typ.Value, typ.Type)
+		}
+	}
+	if offset < 0 || offset > int64(len(data)) {
+		return fmt.Sprintf("%s: %v", path, err)
+	}
+	before := data[:offset]
+	line := bytes.Count(before, []byte("\n")) + 1
+	col := int(offset) - (bytes.LastIndexByte(before, '\n') + 1)
+	if col < 1 {
+		col = 1
+	}
+	return fmt.Sprintf("%s:%d:%d: %v", path, line, col, err)
+}
+
+// replaceFile writes data to path so that a reader sees the old content or
+// the new, never a part.
+func replaceFile(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name()) // fails harmlessly once renamed
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

@@ -1,0 +1,125 @@
+package installer
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	v2 "github.com/nodezero/nodezero/daemon/v2"
+)
+
+func TestValidateRequestRefuses(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(*v2.InstallCmdRequest)
+		// mention is what the message must name so that a person can
+		// find the bad field; every case is also an ErrInvalidRequest.
+		mention []string
+	}{
+		{"device outside /dev", func(r *v2.InstallCmdRequest) { r.BootDevice = "/tmp/disk.img" }, []string{"boot_device"}},
+		{"bare /dev/", func(r *v2.InstallCmdRequest) { r.BootDevice = "/dev/" }, []string{"boot_device"}},
+		{"empty device", func(r *v2.InstallCmdRequest) { r.BootDevice = "" }, []string{"boot_device"}},
+		{"auto-assign role", func(r *v2.InstallCmdRequest) { r.Role = v2.HostRoleAutoAssign }, []string{"role"}},
+		{"no host id", func(r *v2.InstallCmdRequest) { r.HostID = "" }, []string{"host_id"}},
+		{"host id with a path", func(r *v2.InstallCmdRequest) { r.HostID = "../../etc/x" }, []string{"host_id"}},
+		{"bootstrap without count", func(r *v2.InstallCmdRequest) {
+			r.Role, r.ControlPlaneCount = v2.HostRoleBootstrap, 0
+		}, []string{"control_plane_count"}},
+		{"negative count", func(r *v2.InstallCmdRequest) { r.ControlPlaneCount = -1 }, []string{"control_plane_count"}},
+		{"args not json", func(r *v2.InstallCmdRequest) { r.InstallerArgs = `--append-karg x` }, []string{"installer_args"}},
+		{"args not strings", func(r *v2.InstallCmdRequest) { r.InstallerArgs = `[1, 2]` }, []string{"installer_args"}},
+		{"args an object", func(r *v2.InstallCmdRequest) { r.InstallerArgs = `{"a":"b"}` }, []string{"installer_args"}},
+		{"unknown flag", func(r *v2.InstallCmdRequest) { r.InstallerArgs = `["--firstboot-args","x"]` }, []string{"--firstboot-args", "--append-karg"}},
+		{"flag with =", func(r *v2.InstallCmdRequest) { r.InstallerArgs = `["--append-karg=x"]` }, []string{"--append-karg=x"}},
+		{"flag without value", func(r *v2.InstallCmdRequest) { r.InstallerArgs = `["--append-karg"]` }, []string{"--append-karg needs a value"}},
+		{"flag then flag", func(r *v2.InstallCmdRequest) { r.InstallerArgs = `["--delete-karg","-n"]` }, []string{"--delete-karg needs a value"}},
+		{"value with a space", func(r *v2.InstallCmdRequest) { r.InstallerArgs = `["--append-karg","a b"]` }, []string{`"a b"`}},
+		{"value with a shell char", func(r *v2.InstallCmdRequest) { r.InstallerArgs = `["--append-karg","a|b"]` }, []string{`"a|b"`}},
+		{"stray value", func(r *v2.InstallCmdRequest) { r.InstallerArgs = `["quiet"]` }, []string{`"quiet"`}},
+		{"every problem at once", func(r *v2.InstallCmdRequest) {
+			r.BootDevice, r.Role, r.InstallerArgs = "sda", "", `["--bogus"]`
+		}, []string{"boot_device", "role", "--bogus"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := testRequest(v2.HostRoleMaster, 3)
+			tt.edit(&req)
+			_, err := validateRequest(req)
+			if !errors.Is(err, ErrInvalidRequest) {
+				t.Fatalf("validateRequest = %v, want ErrInvalidRequest", err)
+			}
+			for _, m := range tt.mention {
+				if !strings.Contains(err.Error(), m) {
+					t.Errorf("validateRequest = %q, want it to name %s", err, m)
+				}
+			}
+		})
+	}
+}
+
+func TestParseInstallerArgs(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want installerArgs
+	}{
+		{"none", "", installerArgs{networkDir: defaultNetworkDir}},
+		{"empty list", "[]", installerArgs{raw: []string{}, networkDir: defaultNetworkDir}},
+		{
+			name: "what the service builds",
+			in:   `["--append-karg","rw","--append-karg","rd.multipath=default","--append-karg","ip=52-54-00-aa-bb-cc:dhcp,dhcp6","--copy-network"]`,
+			want: installerArgs{
+				raw:         []string{"--append-karg", "rw", "--append-karg", "rd.multipath=default", "--append-karg", "ip=52-54-00-aa-bb-cc:dhcp,dhcp6", "--copy-network"},
+				appendKargs: []string{"rw", "rd.multipath=default", "ip=52-54-00-aa-bb-cc:dhcp,dhcp6"},
+				copyNetwork: true,
+				networkDir:  defaultNetworkDir,
+			},
+		},
+		{
+			name: "every flag",
+			in:   `["-n","--network-dir","/etc/nz/keyfiles","--delete-karg","console=ttyS0,115200n8","--save-partindex","5-","--image-file","/run/media/iso/rhcos.raw","--image-url","http://10.0.0.1/i.raw.gz"]`,
+			want: installerArgs{
+				raw:         []string{"-n", "--network-dir", "/etc/nz/keyfiles", "--delete-karg", "console=ttyS0,115200n8", "--save-partindex", "5-", "--image-file", "/run/media/iso/rhcos.raw", "--image-url", "http://10.0.0.1/i.raw.gz"},
+				deleteKargs: []string{"console=ttyS0,115200n8"},
+				copyNetwork: true,
+				networkDir:  "/etc/nz/keyfiles",
+				builtinCant: []string{"--save-partindex", "--image-file", "--image-url"},
+			},
+		},
+		{
+			name: "assisted's odd characters",
+			in:   `["--append-karg","a<=b@!#$%*()_+,-./:;{}[]'\""]`,
+			want: installerArgs{
+				raw:         []string{"--append-karg", `a<=b@!#$%*()_+,-./:;{}[]'"`},
+				appendKargs: []string{`a<=b@!#$%*()_+,-./:;{}[]'"`},
+				networkDir:  defaultNetworkDir,
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, problems := parseInstallerArgs(tt.in)
+			if len(problems) > 0 {
+				t.Fatalf("parseInstallerArgs(%s) problems: %v", tt.in, problems)
+			}
+			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(installerArgs{})); diff != "" {
+				t.Errorf("parseInstallerArgs(%s) (-want +got):\n%s", tt.in, diff)
+			}
+		})
+	}
+}
+
+func TestValidateRequestAccepts(t *testing.T) {
+	for _, req := range []v2.InstallCmdRequest{
+		testRequest(v2.HostRoleMaster, 3),
+		testRequest(v2.HostRoleArbiter, 2),
+		testRequest(v2.HostRoleWorker, 0),
+		testRequest(v2.HostRoleBootstrap, 1),
+		testRequest(v2.HostRoleBootstrap, 5),
+	} {
+		if _, err := validateRequest(req); err != nil {
+			t.Errorf("validateRequest(%s, %d) = %v", req.Role, req.ControlPlaneCount, err)
+		}
+	}
+}

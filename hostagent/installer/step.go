@@ -1,0 +1,43 @@
+package installer
+
+import (
+	"context"
+	"errors"
+
+	v2 "github.com/nodezero/nodezero/daemon/v2"
+)
+
+// exitNotRun is the exit code of a step whose args are invalid
+// (hostagent.ExitNotRun; this package may not import hostagent).
+const exitNotRun = -1
+
+// Step adapts Run to the agent's step shape. The step's single arg is the
+// InstallCmdRequest as JSON; newConfig builds the rest of the Config for it
+// (the service bound to the host, the writer, the rebooter). The step
+// blocks until Run returns: exit code 0 once the reboot is scheduled, 1 on
+// a failure (already reported as stage Failed), -1 for an invalid request
+// or a Config newConfig cannot build. stderr carries the error.
+func Step(newConfig func(req v2.InstallCmdRequest) (Config, error)) func(ctx context.Context, args []string) (string, string, int) {
+	return func(ctx context.Context, args []string) (string, string, int) {
+		var req v2.InstallCmdRequest
+		if err := v2.DecodeStepArg(v2.StepTypeInstall, args, &req); err != nil {
+			return "", err.Error(), exitNotRun
+		}
+		if _, err := validateRequest(req); err != nil {
+			return "", err.Error(), exitNotRun
+		}
+		cfg, err := newConfig(req)
+		if err != nil {
+			return "", "install: " + err.Error(), exitNotRun
+		}
+		cfg.Request = req
+		switch err := Run(ctx, cfg); {
+		case err == nil:
+			return "", "", 0
+		case errors.Is(err, ErrInvalidRequest):
+			return "", err.Error(), exitNotRun
+		default:
+			return "", err.Error(), 1
+		}
+	}
+}
