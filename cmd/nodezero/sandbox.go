@@ -50,6 +50,7 @@ const (
 
 type sandboxOptions struct {
 	dir, hw, payload, bin, logLevel string
+	disks                           string // the hosts' disk files, DISKS/<host>/<device>
 	masters, workers                int
 	imageSize                       int64
 	timeout, checkEvery, cpTimeout  time.Duration
@@ -103,6 +104,7 @@ func runSandbox(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.IntVar(&o.masters, "masters", 3, "control-plane hosts (1: single node, 3: compact or with workers)")
 	fs.IntVar(&o.workers, "workers", 2, "worker hosts (0-2)")
 	fs.StringVar(&o.hw, "hw", "testdata/hw", "directory of the hosts' hardware trees")
+	fs.StringVar(&o.disks, "disks", "", "directory of the hosts' disk files (default: /dev/shm/nodezero-sandbox-*: the disk speed check's 10 ms sync threshold measures the machine's own disk otherwise)")
 	fs.StringVar(&o.payload, "payload", "", "a payload directory to install (default: generate a small OS image with a known digest)")
 	sizeMiB := fs.Int64("image-size", 64, "size of the generated OS image, MiB")
 	fs.DurationVar(&o.timeout, "timeout", 15*time.Minute, "give up when the cluster is not installed by then")
@@ -155,6 +157,13 @@ func sandbox(ctx context.Context, o sandboxOptions) (err error) {
 	if o.hw, err = filepath.Abs(o.hw); err != nil {
 		return err
 	}
+	if o.disks == "" {
+		// Sparse files on a tmpfs: their sync is memory's, as fast as the
+		// check wants a real install disk to be.
+		if o.disks, err = os.MkdirTemp("/dev/shm", "nodezero-sandbox-"); err != nil {
+			o.disks = filepath.Join(o.dir, "disks")
+		}
+	}
 	say("sandbox in %s", o.dir)
 
 	// A /24 of loopback of its own: two sandboxes (or tests) side by side
@@ -177,7 +186,7 @@ func sandbox(ctx context.Context, o sandboxOptions) (err error) {
 			return err
 		}
 		hd := filepath.Join(o.dir, "hosts", h.Name)
-		h.root, h.disks, h.log = filepath.Join(hd, "root"), filepath.Join(hd, "disks"), filepath.Join(hd, "run.log")
+		h.root, h.disks, h.log = filepath.Join(hd, "root"), filepath.Join(o.disks, h.Name), filepath.Join(hd, "run.log")
 		if err := os.MkdirAll(h.root, 0o755); err != nil {
 			return err
 		}

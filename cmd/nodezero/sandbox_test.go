@@ -1,0 +1,280 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/hostagent/diskwrite"
+)
+
+// runSandboxBinary runs `nodezero sandbox` from the built binary, with the
+// repository's hardware trees, and returns its summary and output.
+func runSandboxBinary(t *testing.T, dir string, args ...string) (sandboxSummary, string, error) {
+	t.Helper()
+	hw, err := filepath.Abs(filepath.Join("..", "..", "testdata", "hw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(nodezeroBinary(t), append([]string{"sandbox", "--dir", dir, "--hw", hw, "--disks", shmDisks(t, dir), "--timeout", "4m", "--image-size", "16"}, args...)...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	runErr := cmd.Run()
+	var sum sandboxSummary
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatalf("no summary (%v): %v\n%s", runErr, err, out.String())
+	}
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	return sum, out.String(), runErr
+}
+
+// shmDisks is where a sandbox test's disks live: a tmpfs, so that the
+// disk speed check measures memory, not a loaded CI machine's disk. One
+// directory per test directory, removed with it.
+func shmDisks(t *testing.T, dir string) string {
+	t.Helper()
+	d := filepath.Join("/dev/shm", "nodezero-test-"+filepath.Base(filepath.Dir(dir))+"-"+filepath.Base(dir))
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return d
+}
+
+// sandboxEvents reads the cluster's events from the summary's record of
+// node zero's API. The sandbox has stopped node zero, so they are read from
+// its store through a fresh service process.
+func sandboxEvents(t *testing.T, dir string, sum sandboxSummary) []*v2.Event {
+	t.Helper()
+	var zero sandboxHostSummary
+	for _, h := range sum.Hosts {
+		if h.Bootstrap {
+			zero = h
+		}
+	}
+	if zero.Root == "" {
+		t.Fatalf("no bootstrap host in %+v", sum.Hosts)
+	}
+	s := startService(t, filepath.Join(zero.Root, dataDirPath), "127.0.0.1:"+freePort(t))
+	evs, err := s.user.ListEvents(context.Background(), v2.EventsQuery{ClusterID: sum.ClusterID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return evs
+}
+
+func TestSandboxInstalls(t *testing.T) {
+	cases := []struct {
+		name             string
+		masters, workers int
+	}{
+		{"3+2", 3, 2},
+		{"compact", 3, 0},
+		{"sno", 1, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			sum, out, err := runSandboxBinary(t, dir, "--masters", itoa(tc.masters), "--workers", itoa(tc.workers))
+			if err != nil || sum.Status != v2.ClusterStatusInstalled {
+				t.Fatalf("sandbox: %v, cluster %s (%s)\n%s", err, sum.Status, sum.StatusInfo, out)
+			}
+			if len(sum.Hosts) != tc.masters+tc.workers {
+				t.Fatalf("hosts %d, want %d", len(sum.Hosts), tc.masters+tc.workers)
+			}
+			payload, err := diskwrite.LoadPayload(filepath.Join(dir, "payload"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			reboots := map[string]bootDisk{}
+			for _, h := range sum.Hosts {
+				if h.Status != v2.HostStatusInstalled || h.Boots != 2 {
+					t.Errorf("%s: %s after %d boots, want installed after 2 (%s)", h.Name, h.Status, h.Boots, h.StatusInfo)
+				}
+				// Every disk read back: the image digest, and this host's
+				// own Ignition.
+				d, err := readBootDisk(h.Root)
+				if err != nil || d == nil {
+					t.Fatalf("%s: boot disk record: %v", h.Name, err)
+				}
+				reboots[h.Name] = *d
+				ign, err := diskwrite.Verify(d.Disk, payload.OS)
+				if err != nil {
+					t.Errorf("%s: disk %s: %v", h.Name, d.Disk, err)
+					continue
+				}
+				files, err := ignitionFiles(ign)
+				if err != nil {
+					t.Fatalf("%s: %v", h.Name, err)
+				}
+				wantRole := "master"
+				if h.Role == v2.HostRoleWorker {
+					wantRole = "worker"
+				}
+				if got := strings.TrimSpace(files["/etc/nodezero/role"]); got != wantRole {
+					t.Errorf("%s: role on disk %q, want %q", h.Name, got, wantRole)
+				}
+				if got := strings.TrimSpace(files["/etc/hostname"]); got != h.Name {
+					t.Errorf("%s: hostname on disk %q", h.Name, got)
+				}
+				if got := strings.TrimSpace(files["/etc/nodezero/host-id"]); got != h.HostID {
+					t.Errorf("%s: host id on disk %q, want %s", h.Name, got, h.HostID)
+				}
+			}
+
+			// Stages arrived in order for every role, and node zero, the
+			// bootstrap host, rebooted last.
+			evs := sandboxEvents(t, dir, sum)
+			stages := map[string][]v2.HostStage{}
+			var rebootOrder []string
+			for _, e := range evs {
+				if e.Name != "host_install_progress_updated" || e.HostID == nil {
+					continue
+				}
+				for _, st := range allStages {
+					if strings.Contains(e.Message, "reached installation stage "+string(st)) {
+						if s := stages[*e.HostID]; len(s) == 0 || s[len(s)-1] != st {
+							stages[*e.HostID] = append(stages[*e.HostID], st)
+						}
+						if st == v2.HostStageRebooting {
+							rebootOrder = append(rebootOrder, *e.HostID)
+						}
+					}
+				}
+			}
+			for _, h := range sum.Hosts {
+				want := wantStages(h, tc.masters)
+				if !slices.Equal(stages[h.HostID], want) {
+					t.Errorf("%s stages:\n got %q\nwant %q", h.Name, stages[h.HostID], want)
+				}
+				if h.Bootstrap && (len(rebootOrder) == 0 || rebootOrder[len(rebootOrder)-1] != h.HostID) {
+					t.Errorf("node zero %s did not reboot last: %q", h.Name, rebootOrder)
+				}
+			}
+		})
+	}
+}
+
+var allStages = []v2.HostStage{
+	v2.HostStageStartingInstallation, v2.HostStageInstalling, v2.HostStageWaitingForBootkube,
+	v2.HostStageWritingImageToDisk, v2.HostStageWaitingForControlPlane, v2.HostStageWaitingForController,
+	v2.HostStageRebooting, v2.HostStageWaitingForIgnition, v2.HostStageConfiguring, v2.HostStageJoined, v2.HostStageDone,
+}
+
+// wantStages is what the sandbox reports per role: assisted's lists less
+// "Copying registry data to disk" (no registry data on this payload).
+func wantStages(h sandboxHostSummary, masters int) []v2.HostStage {
+	switch {
+	case masters == 1:
+		return []v2.HostStage{"Starting installation", "Installing", "Waiting for bootkube", "Writing image to disk", "Rebooting", "Joined", "Done"}
+	case h.Bootstrap:
+		return []v2.HostStage{"Starting installation", "Installing", "Writing image to disk", "Waiting for control plane", "Waiting for bootkube", "Waiting for controller", "Rebooting", "Configuring", "Joined", "Done"}
+	case h.Role == v2.HostRoleWorker:
+		return []v2.HostStage{"Starting installation", "Installing", "Writing image to disk", "Waiting for control plane", "Rebooting", "Waiting for ignition", "Configuring", "Joined", "Done"}
+	}
+	return []v2.HostStage{"Starting installation", "Installing", "Writing image to disk", "Rebooting", "Configuring", "Joined", "Done"}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// A control-plane host that never joins: node zero waits, gives up
+// without rebooting, and the cluster says why.
+func TestSandboxControlPlaneNeverJoins(t *testing.T) {
+	dir := t.TempDir()
+	sum, out, err := runSandboxBinary(t, dir, "--masters", "3", "--workers", "0", "--fault-never-join", "master-2", "--control-plane-timeout", "20s")
+	if err == nil {
+		t.Fatalf("sandbox succeeded with a host that never joins\n%s", out)
+	}
+	for _, h := range sum.Hosts {
+		if !h.Bootstrap {
+			continue
+		}
+		if d, _ := readBootDisk(h.Root); d != nil {
+			t.Errorf("node zero rebooted (%+v)", d)
+		}
+		if h.Status != v2.HostStatusError || !strings.Contains(h.StatusInfo, "master-2") || !strings.Contains(h.StatusInfo, "did not join") {
+			t.Errorf("node zero %s: %q, want error naming master-2 that did not join", h.Status, h.StatusInfo)
+		}
+	}
+	if sum.Status != v2.ClusterStatusError {
+		t.Errorf("cluster %s (%s), want error", sum.Status, sum.StatusInfo)
+	}
+}
+
+// A payload with one flipped byte is caught before any host reboots.
+func TestSandboxCorruptPayload(t *testing.T) {
+	dir := t.TempDir()
+	payload := filepath.Join(dir, "payload")
+	if err := os.MkdirAll(payload, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var raw bytes.Buffer
+	img, err := diskwrite.BuildImage(&raw, diskwrite.ImageSpec{Size: 16 << 20, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := raw.Bytes()
+	b[len(b)/2] ^= 0x01
+	if err := os.WriteFile(filepath.Join(payload, "os.raw"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	img.File = "os.raw"
+	if err := diskwrite.WritePayload(payload, &diskwrite.Payload{ReleaseImage: "x", OpenshiftVersion: "4.18.0", OS: img}); err != nil {
+		t.Fatal(err)
+	}
+	sum, out, err := runSandboxBinary(t, dir, "--masters", "1", "--workers", "0", "--payload", payload)
+	if err == nil {
+		t.Fatalf("sandbox succeeded with a corrupt payload\n%s", out)
+	}
+	for _, h := range sum.Hosts {
+		if d, _ := readBootDisk(h.Root); d != nil {
+			t.Errorf("%s rebooted a corrupt disk", h.Name)
+		}
+		if h.Status != v2.HostStatusError || !strings.Contains(h.StatusInfo, "digest mismatch") {
+			t.Errorf("%s: %s %q, want error with the digest mismatch", h.Name, h.Status, h.StatusInfo)
+		}
+	}
+}
+
+// A disk smaller than the image is refused, and left as it was.
+func TestSandboxDiskTooSmall(t *testing.T) {
+	dir := t.TempDir()
+	disks := filepath.Join(shmDisks(t, dir), "master-0")
+	if err := os.MkdirAll(disks, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	small := bytes.Repeat([]byte{0xA5}, 8<<20)
+	for _, name := range []string{"sda", "nvme0n1"} {
+		if err := os.WriteFile(filepath.Join(disks, name), small, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sum, out, err := runSandboxBinary(t, dir, "--masters", "1", "--workers", "0")
+	if err == nil {
+		t.Fatalf("sandbox succeeded on a too small disk\n%s", out)
+	}
+	if len(sum.Hosts) != 1 || sum.Hosts[0].Status != v2.HostStatusError || !strings.Contains(sum.Hosts[0].StatusInfo, "too small") {
+		t.Fatalf("hosts %+v, want master-0 in error with the disk too small\n%s", sum.Hosts, out)
+	}
+	for _, name := range []string{"sda", "nvme0n1"} {
+		b, err := os.ReadFile(filepath.Join(disks, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The disk speed check wrote its first MiB; the rest is untouched.
+		if !bytes.Equal(b[1<<20:], small[1<<20:]) || len(b) != len(small) {
+			t.Errorf("disk %s changed by the refused install", name)
+		}
+	}
+}
