@@ -66,7 +66,7 @@ func sandboxEvents(t *testing.T, dir string, sum sandboxSummary) []*v2.Event {
 	if zero.Root == "" {
 		t.Fatalf("no bootstrap host in %+v", sum.Hosts)
 	}
-	s := startService(t, filepath.Join(zero.Root, dataDirPath), "127.0.0.1:"+freePort(t))
+	s := startService(t, filepath.Join(zero.Root, dataDirPath), freePort(t))
 	evs, err := s.user.ListEvents(context.Background(), v2.EventsQuery{ClusterID: sum.ClusterID})
 	if err != nil {
 		t.Fatal(err)
