@@ -6,7 +6,7 @@ BIN         := bin/nodezero
 FUZZTIME    ?= 10s
 VERSION     ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: all build test unit lint deps bench fuzz fuzz-long run generate clean
+.PHONY: all build test unit lint deps bench fuzz fuzz-long run sandbox generate clean
 
 all: build
 
@@ -50,6 +50,10 @@ fuzz-long:
 ## run: the embedded service on 127.0.0.1:8090 with its data in out/service
 run: build
 	$(BIN) service --dir out/service --listen 127.0.0.1:8090
+
+## sandbox: a 3 + 2 cluster installed on this machine, on loopback (no root)
+sandbox: build
+	$(BIN) sandbox $(SANDBOX_FLAGS)
 
 ## generate: state machine diagrams (SVG too when graphviz is installed), test hardware trees
 generate:
