@@ -73,6 +73,16 @@ var specs = map[string]routeSpec{
 	"GET " + clusterPat + "/logs":  {noBody, "", http.StatusNotFound},
 
 	"GET " + api.Base + "/events": {noBody, "order=descending", http.StatusOK},
+
+	// Nothing is prepared on the fixture: the downloads have no file yet, the
+	// credentials are not there yet and completion is refused by the
+	// state machine, each after authentication.
+	"GET " + clusterPat + "/downloads/files":                {noBody, "file_name=install-config.yaml", http.StatusConflict},
+	"GET " + clusterPat + "/downloads/credentials":          {noBody, "file_name=kubeconfig", http.StatusConflict},
+	"GET " + clusterPat + "/credentials":                    {noBody, "", http.StatusConflict},
+	"POST " + clusterPat + "/actions/complete-installation": {constBody(`{"is_success":true}`), "", http.StatusConflict},
+	// The swagger spells this one infra-env, singular.
+	"GET " + api.Base + "/infra-env/{infra_env_id}/hosts/{host_id}/downloads/ignition": {noBody, "", http.StatusConflict},
 }
 
 const (

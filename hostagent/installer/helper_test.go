@@ -70,6 +70,13 @@ func (f *fakeService) ClusterHosts(context.Context) ([]*v2.Host, error) {
 	return f.hosts(n)
 }
 
+// calls is how many times ClusterHosts was called.
+func (f *fakeService) calls() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.hostsCalls
+}
+
 func (f *fakeService) Reports() []report {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -108,11 +115,16 @@ type fakeRebooter struct {
 	mu    sync.Mutex
 	calls []rebootCall
 	err   error
+	// onReboot, when set, runs at each Reboot call.
+	onReboot func()
 }
 
 func (r *fakeRebooter) Reboot(_ context.Context, delay time.Duration, message string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.onReboot != nil {
+		r.onReboot()
+	}
 	r.calls = append(r.calls, rebootCall{delay, message})
 	return r.err
 }

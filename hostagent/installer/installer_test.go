@@ -20,7 +20,8 @@ const (
 	worker1       = "00000000-0000-4000-8000-0000000000b1"
 )
 
-// joinedCluster is a three-master cluster whose two other masters joined.
+// joinedCluster is a three-master cluster whose two other masters joined
+// and whose worker has written its disk and rebooted.
 func joinedCluster(int) ([]*v2.Host, error) {
 	boot := host(selfBootstrap, "master-0", v2.HostRoleMaster, v2.HostStageWaitingForControlPlane)
 	boot.Bootstrap = true
@@ -28,7 +29,7 @@ func joinedCluster(int) ([]*v2.Host, error) {
 		boot,
 		host(master1, "master-1", v2.HostRoleMaster, v2.HostStageJoined),
 		host(master2, "master-2", v2.HostRoleMaster, v2.HostStageDone),
-		host(worker1, "worker-1", v2.HostRoleWorker, v2.HostStageWaitingForControlPlane),
+		host(worker1, "worker-1", v2.HostRoleWorker, v2.HostStageRebooting),
 	}, nil
 }
 

@@ -96,6 +96,39 @@ func TestWorkerWaitsForMasters(t *testing.T) {
 	}
 }
 
+// TestBootstrapWaitsForWorkers: node zero serves the API the workers report
+// to, so the bootstrap host reboots only once every worker is past
+// "Waiting for control plane"; a worker in error does not hold it.
+func TestBootstrapWaitsForWorkers(t *testing.T) {
+	const movesAfter = 4
+	var rebootedAt int
+	svc := &fakeService{}
+	svc.hosts = func(n int) ([]*v2.Host, error) {
+		boot := host(testHostID, "master-0", v2.HostRoleMaster, v2.HostStageWaitingForControlPlane)
+		boot.Bootstrap = true
+		stage := v2.HostStageWaitingForControlPlane
+		if n >= movesAfter {
+			stage = v2.HostStageRebooting
+		}
+		broken := host("w2", "worker-2", v2.HostRoleWorker, v2.HostStageWritingImageToDisk)
+		broken.Status = v2.HostStatusError
+		return []*v2.Host{boot,
+			host(master1, "master-1", v2.HostRoleMaster, v2.HostStageJoined),
+			host(master2, "master-2", v2.HostRoleMaster, v2.HostStageJoined),
+			host(worker1, "worker-1", v2.HostRoleWorker, stage),
+			broken,
+		}, nil
+	}
+	rb := &fakeRebooter{onReboot: func() { rebootedAt = svc.calls() }}
+	cfg := testConfig(t, testRequest(v2.HostRoleBootstrap, 3), svc, &fakeWriter{}, rb)
+	if err := Run(context.Background(), cfg); err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	if rebootedAt != movesAfter+1 {
+		t.Errorf("rebooted after %d host listings, want %d (once worker-1 is rebooting)", rebootedAt, movesAfter+1)
+	}
+}
+
 func TestMastersInstalled(t *testing.T) {
 	installed := host(master2, "master-2", v2.HostRoleMaster, v2.HostStageRebooting)
 	installed.Status = v2.HostStatusInstalled
