@@ -1,4 +1,26 @@
-// Package tui is the terminal console (tview): it renders snapshots fetched
-// over HTTP from the local daemon and never touches state. It imports only
-// the wire-types package daemon/v2. (Built in issue #7.)
+// Package tui is the console a person at the rack reads: a tview terminal
+// UI on every host's graphical terminal and serial line.
+//
+// It shows, in this order of a host's life:
+//
+//   - the rendezvous IP page (interactive flow only: /etc/assisted/interactive-ui),
+//     which writes /etc/assisted/rendezvous-host.env as agent-tui does;
+//   - the connectivity checks page (release image pull, DNS, ping, HTTP to
+//     the registry host), re-run every few seconds, with a 20 s countdown
+//     that continues by itself once they pass;
+//   - the network page (interfaces, routes and DNS as a tree; nmtui);
+//   - the install dashboard: the cluster's status and progress, failing
+//     validations, a host table with a detail view per host, the event log
+//     tail and, in one sentence, what the install waits for.
+//
+// The console never touches state: the dashboard renders Snapshots fetched
+// over HTTP from node zero's service (the assisted v2 API), and what the
+// checks and network pages show comes from functions the caller injects
+// (cmd/nodezero wires the host agent's checks). Render functions are pure —
+// snapshot in, rows and text out — and table-tested; widgets change only
+// on tview's event goroutine, inside QueueUpdateDraw. It works at 80×24 and
+// on a serial terminal without colour (Config.Mono), keyboard only.
+//
+// Imports: the wire-types package daemon/v2, tview and tcell, the standard
+// library. Nothing else of the project (DESIGN.md §10).
 package tui

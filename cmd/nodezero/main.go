@@ -28,7 +28,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"run", "the boot sequence of a host: config, network, hostname, node zero, then service and agent (--root)", runRun},
-		{"console", "show this host's status on its console (--root; the tview console comes with issue #7)", runConsole},
+		{"console", "the terminal console: connectivity checks, network, rendezvous IP, install dashboard (tview)", runConsole},
 		{"install", "lay the binary, systemd units, udev rule and enablement links into a factory image tree (--root, --now on a live host)", runInstall},
 		{"service", "run the embedded assisted service alone (--dir, --listen)", runService},
 		{"agent", "run the host agent against an assisted v2 service (--url, --infra-env-id)", runAgent},

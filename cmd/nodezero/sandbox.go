@@ -23,9 +23,12 @@ import (
 	"text/template"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/nodezero/nodezero/cmd/nodezero/internal/loopback"
 	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/hostagent/diskwrite"
+	"github.com/nodezero/nodezero/tui"
 )
 
 // `nodezero sandbox` installs a whole cluster on this machine (DESIGN §9):
@@ -56,7 +59,15 @@ type sandboxOptions struct {
 	timeout, checkEvery, cpTimeout  time.Duration
 	keepRunning, netns              bool
 	neverJoin                       string // a host that never joins (tests)
-	stdout                          io.Writer
+	console                         bool   // show the dashboard (tui) while it runs
+	stdout, errOut                  io.Writer
+}
+
+func (o sandboxOptions) stderr() io.Writer {
+	if o.errOut == nil {
+		return io.Discard
+	}
+	return o.errOut
 }
 
 // sandboxHost is one host of the sandbox.
@@ -99,7 +110,7 @@ type sandboxHostSummary struct {
 func runSandbox(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("sandbox", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	o := sandboxOptions{stdout: stdout}
+	o := sandboxOptions{stdout: stdout, errOut: stderr}
 	fs.StringVar(&o.dir, "dir", "", "work directory, kept afterwards (default: a new directory under /var/tmp)")
 	fs.IntVar(&o.masters, "masters", 3, "control-plane hosts (1: single node, 3: compact or with workers)")
 	fs.IntVar(&o.workers, "workers", 2, "worker hosts (0-2)")
@@ -115,8 +126,18 @@ func runSandbox(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.StringVar(&o.bin, "bin", "", "the nodezero binary the hosts run (default: this one)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "the hosts' log level")
 	fs.StringVar(&o.neverJoin, "fault-never-join", "", "tests: this host, once installed, never joins")
+	console := fs.String("console", "auto", "show node zero's dashboard while the install runs: yes, no, or auto (when stdout is a terminal)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	switch *console {
+	case "yes":
+		o.console = true
+	case "auto":
+		o.console = isTerminal(stdout)
+	case "no":
+	default:
+		return fmt.Errorf("sandbox: --console %q: want yes, no or auto", *console)
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("sandbox: unexpected arguments %q", fs.Args())
@@ -143,8 +164,9 @@ func runSandbox(ctx context.Context, args []string, stdout, stderr io.Writer) er
 
 func sandbox(ctx context.Context, o sandboxOptions) (err error) {
 	start := time.Now()
+	lines := &switchWriter{w: o.stdout}
 	say := func(format string, a ...any) {
-		fmt.Fprintf(o.stdout, "%s %s\n", time.Since(start).Round(100*time.Millisecond).String(), fmt.Sprintf(format, a...))
+		fmt.Fprintf(lines, "%s %s\n", time.Since(start).Round(100*time.Millisecond).String(), fmt.Sprintf(format, a...))
 	}
 	if o.dir == "" {
 		if o.dir, err = os.MkdirTemp("/var/tmp", "nodezero-sandbox-"); err != nil {
@@ -283,6 +305,33 @@ func sandbox(ctx context.Context, o sandboxOptions) (err error) {
 	if err != nil {
 		return err
 	}
+	consoleDone := make(chan error, 1)
+	if o.console {
+		// The progress lines go to a log while the dashboard owns the
+		// terminal, and back to stdout when the person leaves it (q).
+		logPath := filepath.Join(o.dir, "sandbox.log")
+		f, err := os.Create(logPath)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		lines.set(f)
+		cc, err := v2.NewClient(url, v2.WithUserToken(userToken))
+		if err != nil {
+			return err
+		}
+		go func() {
+			err := tui.Run(ctx, tui.Config{
+				Mono:     monoWanted("auto"),
+				Source:   tui.NewHTTPSource(cc, ""),
+				NetState: func(context.Context) (tui.NetState, error) { return netState(nil, "/") },
+			})
+			lines.set(o.stdout)
+			consoleDone <- err
+		}()
+	} else {
+		close(consoleDone)
+	}
 	sum, werr := watchSandbox(ctx, c, hosts, o.timeout, say)
 	sum.URL, sum.UserToken = url, userToken
 	sum.WallSeconds = time.Since(start).Seconds()
@@ -302,6 +351,11 @@ func sandbox(ctx context.Context, o sandboxOptions) (err error) {
 	if err := os.WriteFile(filepath.Join(o.dir, "summary.json"), append(b, '\n'), 0o644); err != nil {
 		return err
 	}
+	// The dashboard shows the end of the install until the person leaves
+	// it; the summary follows on the terminal.
+	if cerr := <-consoleDone; cerr != nil {
+		fmt.Fprintf(o.stderr(), "sandbox: console: %v\n", cerr)
+	}
 	fmt.Fprintf(o.stdout, "\ncluster %s: %s — %s\n", sum.ClusterID, sum.Status, sum.StatusInfo)
 	fmt.Fprintf(o.stdout, "wall time %.1f s, disks being written %.1f s (%.0f%%)\n", sum.WallSeconds, sum.WritingSeconds, 100*sum.WritingSeconds/max(sum.WallSeconds, 0.001))
 	for _, h := range sum.Hosts {
@@ -313,6 +367,34 @@ func sandbox(ctx context.Context, o sandboxOptions) (err error) {
 		<-ctx.Done()
 	}
 	return werr
+}
+
+// switchWriter writes to one writer at a time; set changes it.
+type switchWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *switchWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+func (s *switchWriter) set(w io.Writer) {
+	s.mu.Lock()
+	s.w = w
+	s.mu.Unlock()
+}
+
+// isTerminal tells whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
 }
 
 // superviseHost runs a host's `nodezero run`, starting it again each time

@@ -151,6 +151,28 @@ func Pull(ctx context.Context, opts Options, image string) (int64, error) {
 	return p.pull(ctx, image)
 }
 
+// Inspect fetches the manifest of one image with the pull secret's
+// credentials, following an index to this platform's manifest, and fetches
+// no blob: what the console's release image check repeats every few
+// seconds. (agent-tui runs `podman pull`, whose layer cache makes every
+// pull after the first a manifest fetch; Inspect is that repeated cost
+// without the first download.)
+func Inspect(ctx context.Context, opts Options, image string) error {
+	p, err := newPuller(opts)
+	if err != nil {
+		return err
+	}
+	ref, err := ParseReference(image)
+	if err != nil {
+		return err
+	}
+	s := p.session(ref)
+	if _, err := s.imageManifest(ctx, ref.Repository, ref.ref()); err != nil {
+		return err
+	}
+	return nil
+}
+
 // puller holds what every image of one check shares.
 type puller struct {
 	opts           Options
@@ -187,6 +209,11 @@ func (p *puller) pull(ctx context.Context, image string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	return pull(ctx, p.session(ref), ref)
+}
+
+// session talks to ref's registry with its credentials.
+func (p *puller) session(ref Reference) *session {
 	c, insecure := p.client, slices.Contains(p.opts.Insecure, ref.Registry)
 	if insecure {
 		c = p.insecureClient
@@ -195,7 +222,7 @@ func (p *puller) pull(ctx context.Context, image string) (int64, error) {
 	if v, ok := p.creds[ref.Registry]; ok {
 		cr = &v
 	}
-	return pull(ctx, newSession(c, ref.Registry, cr, insecure), ref)
+	return newSession(c, ref.Registry, cr, insecure)
 }
 
 func pull(ctx context.Context, s *session, ref Reference) (int64, error) {

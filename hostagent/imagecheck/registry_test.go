@@ -367,3 +367,29 @@ func TestParseChallenge(t *testing.T) {
 		t.Errorf("parseChallenge = %q, %v", scheme, p)
 	}
 }
+
+// TestInspect: Inspect authenticates and reads the manifest but fetches no
+// blob — a tampered blob does not fail it — and refuses what Pull refuses.
+func TestInspect(t *testing.T) {
+	reg := newFakeRegistry("bearer")
+	host := reg.start(t, false)
+	im := makeImage(t, "release")
+	for d := range im.blobs {
+		im.blobs[d] = []byte("tampered")
+	}
+	reg.add("ocp/release", "4.18", im)
+	secret := reg.pullSecret(host)
+	opts := Options{PullSecret: secret, Insecure: []string{host}}
+	if err := Inspect(context.Background(), opts, host+"/ocp/release:4.18"); err != nil {
+		t.Errorf("Inspect = %v, want nil (no blob is fetched)", err)
+	}
+	if err := Inspect(context.Background(), Options{Insecure: []string{host}}, host+"/ocp/release:4.18"); !errors.Is(err, ErrUnauthorized) {
+		t.Errorf("Inspect without credentials = %v, want ErrUnauthorized", err)
+	}
+	if err := Inspect(context.Background(), opts, host+"/ocp/release:4.19"); err == nil {
+		t.Error("Inspect of a missing tag succeeded")
+	}
+	if err := Inspect(context.Background(), opts, "not a reference"); err == nil {
+		t.Error("Inspect of a bad reference succeeded")
+	}
+}

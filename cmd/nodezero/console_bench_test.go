@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/hostagent/simagent"
+)
+
+// consoleIdleWindow is how long the console's CPU is measured on an idle
+// dashboard: the minute issue #7 asks about.
+const consoleIdleWindow = time.Minute
+
+// BenchmarkConsole measures `nodezero console` on a real terminal (a tmux
+// pane) against a service with 5 and with 200 simulated hosts, all known
+// and the cluster ready: the time from start to the first frame showing
+// the host table, and the console's CPU over a minute of an idle dashboard
+// at its default refresh (2 s). Each figure comes from one run, whatever
+// b.N is: `make bench-console` runs it with -benchtime 1x.
+func BenchmarkConsole(b *testing.B) {
+	needTool(b, "tmux")
+	bin := filepath.Join(b.TempDir(), "nodezero")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	for _, hosts := range []int{5, 200} {
+		b.Run(fmt.Sprintf("hosts=%d", hosts), func(b *testing.B) {
+			benchConsole(b, bin, hosts)
+		})
+	}
+}
+
+func benchConsole(b *testing.B, bin string, hosts int) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	dir := b.TempDir()
+	svc, err := ltStartService(ctx, bin, dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = svc.stop() })
+	userToken, err := ltReadToken(dir, "user.token")
+	if err != nil {
+		b.Fatal(err)
+	}
+	agentToken, err := ltReadToken(dir, "agent.token")
+	if err != nil {
+		b.Fatal(err)
+	}
+	uc, err := v2.NewClient(svc.url, v2.WithUserToken(userToken),
+		v2.WithHTTPClient(&http.Client{Transport: &http.Transport{Proxy: nil}}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer uc.CloseIdleConnections()
+	apiVIP, ingressVIP, err := simagent.VIPs(simagent.DefaultNetwork)
+	if err != nil {
+		b.Fatal(err)
+	}
+	clusterID, infraEnvID, err := ltRegisterCluster(ctx, uc, apiVIP.String(), ingressVIP.String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	fleet, err := simagent.StartFleet(ctx, simagent.FleetConfig{URL: svc.url, Token: agentToken, InfraEnvID: infraEnvID,
+		Hosts: hosts, Masters: ltMasters, Wait: 30 * time.Second})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(fleet.Stop)
+	waitAllKnown(b, ctx, uc, infraEnvID, hosts, svc.alive)
+	if _, err := ltWaitClusterReady(ctx, uc, clusterID, time.Now().Add(ltReadyTimeout), svc.alive); err != nil {
+		b.Fatal(err)
+	}
+	var names []string
+	for _, h := range fleet.Hosts() {
+		names = append(names, h.Hostname)
+	}
+
+	// The first frame: from the start of the tmux session (a few
+	// milliseconds of it are tmux's own start) to a screen showing a
+	// host's name in the table.
+	start := time.Now()
+	con := startTmuxConsole(b, 120, 40, bin, "console", "--root", b.TempDir(), "--url", svc.url,
+		"--token-file", filepath.Join(dir, "auth", "user.token"), "--no-checks")
+	var firstFrame time.Duration
+	for {
+		s := con.screen()
+		if shown(s, names) {
+			firstFrame = time.Since(start)
+			break
+		}
+		if con.display("#{pane_dead}") == "1" || time.Since(start) > time.Minute {
+			b.Fatalf("no host table a minute after the start (or the console exited); the screen:\n%s", s)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	// The idle minute: nothing changes, the console refreshes and redraws.
+	pid := con.pid()
+	if comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); err != nil || strings.TrimSpace(string(comm)) != filepath.Base(bin) {
+		b.Fatalf("the pane's process %d is %q (%v), not the console: its CPU would be another's", pid, comm, err)
+	}
+	time.Sleep(2 * time.Second) // the start's own work is not idle
+	before, err := readProc(pid)
+	if err != nil {
+		b.Fatal(err)
+	}
+	time.Sleep(consoleIdleWindow)
+	after, err := readProc(pid)
+	if err != nil {
+		b.Fatalf("the console after the idle minute: %v; the screen:\n%s", err, con.screen())
+	}
+	if s := con.screen(); !shown(s, names) || strings.Contains(strings.ToLower(s), "reconnecting") {
+		b.Errorf("after the idle minute the dashboard shows no host or is reconnecting:\n%s", s)
+	}
+	window := after.at.Sub(before.at)
+	cpu := after.cpu - before.cpu
+	b.ReportMetric(0, "ns/op") // one run of minutes: ns/op says nothing
+	b.ReportMetric(ltMs(firstFrame), "first-frame-ms")
+	b.ReportMetric(ltMs(cpu)*float64(time.Minute)/float64(window), "cpu-ms/min")
+	b.ReportMetric(100*cpu.Seconds()/window.Seconds(), "cpu-%")
+	b.ReportMetric(ltMiB(after.rss), "rss-MiB")
+}
+
+// shown tells whether one of names is on screen.
+func shown(screen string, names []string) bool {
+	for _, n := range names {
+		if strings.Contains(screen, n) {
+			return true
+		}
+	}
+	return false
+}
+
+// waitAllKnown polls the host list until all n hosts are known.
+func waitAllKnown(b *testing.B, ctx context.Context, uc *v2.Client, infraEnvID string, n int, alive func() error) {
+	b.Helper()
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		if err := alive(); err != nil {
+			b.Fatal(err)
+		}
+		hs, err := uc.ListHosts(ctx, infraEnvID)
+		if err == nil && len(hs) == n && ltCountStatus(hs, v2.HostStatusKnown) == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("%d hosts not all known after 5 minutes: %s (last error: %v)", n, ltStatusHistogram(hs), err)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}

@@ -1,0 +1,170 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gdamore/tcell/v2"
+	"github.com/rivo/tview"
+)
+
+// TestDashboardKeys drives the running console: Down selects master-1,
+// Enter opens its detail with its failing validation, Esc returns to the
+// dashboard and q ends Run.
+func TestDashboardKeys(t *testing.T) {
+	snap := failingSnapshot()
+	src := SourceFunc(func(context.Context) Snapshot { return snap })
+	r := runApp(t, Config{Source: src, Refresh: time.Hour}, 80, 24)
+	r.waitFor(t, "ocp-edge", "master-1", "Waiting for master-1")
+
+	r.key(tcell.KeyDown, 0)
+	r.key(tcell.KeyEnter, 0)
+	r.waitFor(t, "Host master-1", "✖ has-memory-for-role: Require at least 16.00 GiB RAM", "Esc back")
+
+	r.key(tcell.KeyEscape, 0)
+	r.waitFor(t, "Hosts: 5", dashboardHelp)
+
+	r.key(tcell.KeyRune, 'q')
+	select {
+	case err := <-r.done:
+		r.done <- err // for the cleanup, which waits for it too
+		if err != nil {
+			t.Errorf("Run() = %v after q, want nil", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run() did not return after q")
+	}
+}
+
+// TestDashboardNetworkKey: n opens the network page.
+func TestDashboardNetworkKey(t *testing.T) {
+	snap := healthySnapshot()
+	r := runApp(t, Config{Source: SourceFunc(func(context.Context) Snapshot { return snap }), Refresh: time.Hour}, 80, 24)
+	r.waitFor(t, "master-0")
+	r.key(tcell.KeyRune, 'n')
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var current string
+		r.app.QueueUpdate(func() { current = r.current })
+		if current == pageNetwork {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after n the console shows page %q, want %q", current, pageNetwork)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	r.key(tcell.KeyEscape, 0)
+	r.waitFor(t, dashboardHelp)
+}
+
+// TestDashboardRefreshKeepsSelection: the selected host stays selected
+// when a refresh reorders the hosts, and the detail page follows its
+// host's changes.
+func TestDashboardRefreshKeepsSelection(t *testing.T) {
+	a := New(Config{Source: SourceFunc(nil)})
+	p := a.dashboard
+	p.apply(failingSnapshot())
+	drawText(t, p.root, 120, 40)
+	down := p.table.InputHandler()
+	for range 3 {
+		down(tcell.NewEventKey(tcell.KeyDown, 0, tcell.ModNone), func(tview.Primitive) {})
+	}
+	if p.selected != idWorker0 {
+		t.Fatalf("after three Downs the selected host is %q, want worker-0", p.selected)
+	}
+
+	// worker-0 is renamed (it now sorts first) and master-2 is gone.
+	s := failingSnapshot()
+	s.Hosts[3].RequestedHostname = "a-worker-0"
+	s.Hosts = slices.Delete(s.Hosts, 2, 3)
+	p.apply(s)
+	row, _ := p.table.GetSelection()
+	if got := p.hosts[row-1].Host.ID; got != idWorker0 || p.selected != idWorker0 {
+		t.Errorf("after the refresh row %d (%s) is selected, want worker-0", row, got)
+	}
+
+	// The selected host leaves: the selection stays on a row that exists.
+	s.Hosts = s.Hosts[1:]
+	p.apply(s)
+	if row, _ := p.table.GetSelection(); row < 1 || row > len(p.hosts) {
+		t.Errorf("after the selected host left row %d is selected of %d", row, len(p.hosts))
+	}
+
+	p.showHost(idMaster1)
+	if got := drawText(t, p.hostRoot, 80, 24); !strings.Contains(got, "Status: insufficient") {
+		t.Fatalf("host page:\n%s", got)
+	}
+	fixed := failingSnapshot()
+	fixed.Hosts[1] = buildHosts(fiveHosts())[1]
+	p.apply(fixed)
+	if got := drawText(t, p.hostRoot, 80, 24); !strings.Contains(got, "Status: known") || strings.Contains(got, "✖ has-memory") {
+		t.Errorf("host page after master-1 was fixed:\n%s", got)
+	}
+	p.apply(Snapshot{At: fixtureTime, Cluster: fixed.Cluster})
+	if got := drawText(t, p.hostRoot, 80, 24); !strings.Contains(got, "no longer registered") {
+		t.Errorf("host page after master-1 left:\n%s", got)
+	}
+}
+
+// TestDashboardTab: Tab moves the focus through the validations, the
+// table and the events, and the focused section's label shows it.
+func TestDashboardTab(t *testing.T) {
+	a := New(Config{Source: SourceFunc(nil)})
+	p := a.dashboard
+	a.app.SetFocus(p.table)
+	p.apply(failingSnapshot())
+	keys := p.root.InputHandler()
+	setFocus := func(pr tview.Primitive) { a.app.SetFocus(pr) }
+	focusedLabel := func() string {
+		screen := drawText(t, p.root, 80, 24)
+		for _, l := range strings.Split(screen, "\n") {
+			if i := strings.Index(l, "▶ "); i >= 0 {
+				return strings.TrimRight(strings.Trim(l[i+len("▶ "):], "║"), " ")
+			}
+		}
+		return ""
+	}
+	var got []string
+	for _, k := range []tcell.Key{tcell.KeyTab, tcell.KeyTab, tcell.KeyTab, tcell.KeyBacktab} {
+		keys(tcell.NewEventKey(k, 0, tcell.ModNone), setFocus)
+		got = append(got, focusedLabel())
+	}
+	want := []string{"Events", "Cluster validations failing: 2", "Hosts: 5   (* this host)", "Cluster validations failing: 2"}
+	if !slices.Equal(got, want) {
+		t.Errorf("labels focused by Tab, Tab, Tab, Backtab = %q, want %q", got, want)
+	}
+}
+
+// BenchmarkDashboardApply measures one refresh of the dashboard: apply a
+// snapshot and draw the page on a 120×40 simulation screen. Two snapshots
+// with equal content but separate strings alternate, as successive fetches
+// decode them.
+func BenchmarkDashboardApply(b *testing.B) {
+	for _, n := range []int{5, 200} {
+		b.Run(fmt.Sprintf("hosts=%d", n), func(b *testing.B) {
+			snaps := [2]Snapshot{manyHostsSnapshot(b, n), manyHostsSnapshot(b, n)}
+			a := New(Config{Source: SourceFunc(nil)})
+			sim := tcell.NewSimulationScreen("UTF-8")
+			if err := sim.Init(); err != nil {
+				b.Fatal(err)
+			}
+			defer sim.Fini()
+			sim.SetSize(120, 40)
+			root := a.dashboard.root
+			root.SetRect(0, 0, 120, 40)
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				a.dashboard.apply(snaps[i%2])
+				root.Draw(sim)
+				sim.Show()
+				i++
+			}
+		})
+	}
+}

@@ -1,0 +1,807 @@
+package tui
+
+// The dashboard's render functions: a Snapshot (or one host of it) in,
+// rows and lines of text out. They touch no widget, so the tests call them
+// with table cases; dashboard.go puts their output on the screen.
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	v2 "github.com/nodezero/nodezero/daemon/v2"
+)
+
+// Validation statuses as the service writes them in validations_info.
+const (
+	valSuccess  = "success"
+	valFailure  = "failure"
+	valPending  = "pending"
+	valError    = "error"
+	valDisabled = "disabled"
+)
+
+// validation is one entry of a host's or the cluster's validations_info.
+type validation struct {
+	Category string
+	ID       string
+	Status   string
+	Message  string
+}
+
+// failing reports whether v keeps something from going on: failure or error.
+func (v validation) failing() bool { return v.Status == valFailure || v.Status == valError }
+
+// categoryOrder ranks the categories of validations_info: what a person
+// fixes at the rack first. Unknown categories come last, by name.
+var categoryOrder = map[string]int{
+	"hardware": 0, "network": 1, "hosts-data": 2, "configuration": 3, "operators": 4,
+}
+
+// parseValidations reads validations_info, a JSON object category →
+// [{id, status, message}]. The result is ordered by category (categoryOrder)
+// and, inside one, as the service listed them. "" holds no validations.
+func parseValidations(info string) ([]validation, error) {
+	if info == "" {
+		return nil, nil
+	}
+	var groups map[string][]struct {
+		ID      string `json:"id"`
+		Status  string `json:"status"`
+		Message string `json:"message"`
+	}
+	if err := json.Unmarshal([]byte(info), &groups); err != nil {
+		return nil, fmt.Errorf("parse validations_info: %w", err)
+	}
+	cats := make([]string, 0, len(groups))
+	for c := range groups {
+		cats = append(cats, c)
+	}
+	slices.SortFunc(cats, compareCategories)
+	var out []validation
+	for _, c := range cats {
+		for _, v := range groups[c] {
+			out = append(out, validation{Category: c, ID: v.ID, Status: v.Status, Message: v.Message})
+		}
+	}
+	return out, nil
+}
+
+func compareCategories(a, b string) int {
+	ra, okA := categoryOrder[a]
+	rb, okB := categoryOrder[b]
+	if !okA {
+		ra = len(categoryOrder)
+	}
+	if !okB {
+		rb = len(categoryOrder)
+	}
+	return cmp.Or(cmp.Compare(ra, rb), strings.Compare(a, b))
+}
+
+// statusRank orders validations failing first: failure and error, then
+// pending, success, disabled and anything else.
+func statusRank(status string) int {
+	switch status {
+	case valFailure, valError:
+		return 0
+	case valPending:
+		return 1
+	case valSuccess:
+		return 2
+	}
+	return 3
+}
+
+// failingValidations returns the failing entries of vals, in their order.
+func failingValidations(vals []validation) []validation {
+	var out []validation
+	for _, v := range vals {
+		if v.failing() {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// validationGroup is one category of a host's validations.
+type validationGroup struct {
+	Category string
+	Items    []validation
+}
+
+// groupValidations groups vals (as parseValidations orders them) by
+// category: the categories holding a failure first, and inside each the
+// failing ones first, then pending, passing and disabled ones.
+func groupValidations(vals []validation) []validationGroup {
+	var groups []validationGroup
+	for _, v := range vals {
+		if n := len(groups); n > 0 && groups[n-1].Category == v.Category {
+			groups[n-1].Items = append(groups[n-1].Items, v)
+			continue
+		}
+		groups = append(groups, validationGroup{Category: v.Category, Items: []validation{v}})
+	}
+	worst := func(g validationGroup) int {
+		r := 3
+		for _, v := range g.Items {
+			r = min(r, statusRank(v.Status))
+		}
+		return r
+	}
+	for _, g := range groups {
+		slices.SortStableFunc(g.Items, func(a, b validation) int { return cmp.Compare(statusRank(a.Status), statusRank(b.Status)) })
+	}
+	slices.SortStableFunc(groups, func(a, b validationGroup) int { return cmp.Compare(worst(a), worst(b)) })
+	return groups
+}
+
+// validationLine is "✖ message", with the status word where the symbol
+// alone would not say it (error, disabled), and the id when withID.
+func validationLine(v validation, withID bool) string {
+	var b strings.Builder
+	b.WriteString(stateSymbol(v.Status))
+	b.WriteByte(' ')
+	if withID {
+		b.WriteString(v.ID)
+		b.WriteString(": ")
+	}
+	switch v.Status {
+	case valError, valDisabled:
+		b.WriteString(v.Status)
+		if v.Message != "" {
+			b.WriteString(", ")
+		}
+	}
+	msg := v.Message
+	if msg == "" && !withID {
+		msg = v.ID
+	}
+	b.WriteString(msg)
+	return b.String()
+}
+
+// stateSymbol is the symbol of a validation status.
+func stateSymbol(status string) string {
+	switch status {
+	case valSuccess:
+		return "✓"
+	case valFailure, valError:
+		return "✖"
+	case valPending:
+		return "…"
+	}
+	return "-"
+}
+
+// progressBar is "[██████░░░░]  60%" with width cells between the
+// brackets; mono uses "#" and "-", which every serial terminal shows.
+func progressBar(pct int64, width int, mono bool) string {
+	pct = max(0, min(pct, 100))
+	full := int(pct) * width / 100
+	on, off := "█", "░"
+	if mono {
+		on, off = "#", "-"
+	}
+	return "[" + strings.Repeat(on, full) + strings.Repeat(off, width-full) + fmt.Sprintf("] %3d%%", pct)
+}
+
+// parsedHost is a host with its inventory and validations read.
+type parsedHost struct {
+	Host        *v2.Host
+	Name        string
+	Inventory   *v2.Inventory // nil: none sent yet, or unreadable
+	Validations []validation
+}
+
+// parseCache keeps the last parse of each host's inventory and
+// validations_info, so a refresh parses only what changed (a 200-host
+// snapshot holds megabytes of inventory JSON). A nil cache parses
+// everything. It is used on one goroutine.
+type parseCache struct {
+	inv  map[string]cachedInventory
+	vals map[string]cachedValidations
+}
+
+type cachedInventory struct {
+	raw string
+	inv *v2.Inventory
+}
+
+type cachedValidations struct {
+	raw  string
+	vals []validation
+}
+
+func newParseCache() *parseCache {
+	return &parseCache{inv: map[string]cachedInventory{}, vals: map[string]cachedValidations{}}
+}
+
+// inventory parses raw, the inventory of host id.
+func (c *parseCache) inventory(id, raw string) *v2.Inventory {
+	if raw == "" {
+		return nil
+	}
+	if c != nil {
+		if e, ok := c.inv[id]; ok && e.raw == raw {
+			return e.inv
+		}
+	}
+	inv := new(v2.Inventory)
+	if json.Unmarshal([]byte(raw), inv) != nil {
+		inv = nil // shown as no inventory; the service validated it on arrival
+	}
+	if c != nil {
+		c.inv[id] = cachedInventory{raw, inv}
+	}
+	return inv
+}
+
+// validations parses raw, the validations_info of host or cluster id.
+func (c *parseCache) validations(id, raw string) []validation {
+	if c != nil {
+		if e, ok := c.vals[id]; ok && e.raw == raw {
+			return e.vals
+		}
+	}
+	vals, err := parseValidations(raw)
+	if err != nil {
+		vals = []validation{{Category: "console", ID: "validations-info", Status: valError, Message: err.Error()}}
+	}
+	if c != nil {
+		c.vals[id] = cachedValidations{raw, vals}
+	}
+	return vals
+}
+
+// forget drops the entries of hosts that are gone.
+func (c *parseCache) forget(keep map[string]bool) {
+	if c == nil {
+		return
+	}
+	for id := range c.inv {
+		if !keep[id] {
+			delete(c.inv, id)
+		}
+	}
+	for id := range c.vals {
+		if !keep[id] {
+			delete(c.vals, id)
+		}
+	}
+}
+
+// parseHosts reads every host of s, sorted by name then id: the order of
+// the table, of the event names and of the waiting sentence.
+func parseHosts(s Snapshot, c *parseCache) []parsedHost {
+	out := make([]parsedHost, 0, len(s.Hosts))
+	keep := make(map[string]bool, len(s.Hosts)+1)
+	for _, h := range s.Hosts {
+		if h == nil {
+			continue
+		}
+		keep[h.ID] = true
+		inv := c.inventory(h.ID, h.Inventory)
+		out = append(out, parsedHost{Host: h, Name: hostName(h, inv), Inventory: inv, Validations: c.validations(h.ID, h.ValidationsInfo)})
+	}
+	if s.Cluster != nil {
+		keep[s.Cluster.ID] = true
+	}
+	c.forget(keep)
+	slices.SortFunc(out, func(a, b parsedHost) int {
+		return cmp.Or(strings.Compare(a.Name, b.Name), strings.Compare(a.Host.ID, b.Host.ID))
+	})
+	return out
+}
+
+// hostName is the name a person knows the host by: the requested hostname,
+// else the inventory's, else the start of its id.
+func hostName(h *v2.Host, inv *v2.Inventory) string {
+	switch {
+	case h.RequestedHostname != "":
+		return h.RequestedHostname
+	case inv != nil && inv.Hostname != "":
+		return inv.Hostname
+	case len(h.ID) > 8:
+		return h.ID[:8]
+	}
+	return h.ID
+}
+
+// hostRole is the role column: the bootstrap master shows as bootstrap, an
+// auto-assigned host as the role the service suggests for it.
+func hostRole(h *v2.Host) string {
+	switch {
+	case h.Bootstrap:
+		return string(v2.HostRoleBootstrap)
+	case h.Role == v2.HostRoleAutoAssign || h.Role == "":
+		if h.SuggestedRole != "" && h.SuggestedRole != v2.HostRoleAutoAssign {
+			return string(h.SuggestedRole)
+		}
+		return "auto"
+	}
+	return string(h.Role)
+}
+
+// hostStage is the host's install stage, "" before the installation.
+func hostStage(h *v2.Host) string {
+	if h.Progress == nil {
+		return ""
+	}
+	return string(h.Progress.CurrentStage)
+}
+
+func hostPercent(h *v2.Host) int64 {
+	if h.Progress == nil {
+		return 0
+	}
+	return h.Progress.InstallationPercentage
+}
+
+// installDisk is the disk the host installs on: the one the service chose
+// (installation_disk_id, else _path), else the biggest eligible disk.
+func installDisk(h *v2.Host, inv *v2.Inventory) *v2.Disk {
+	if inv == nil {
+		return nil
+	}
+	var biggest *v2.Disk
+	for _, d := range inv.Disks {
+		if d == nil {
+			continue
+		}
+		if h.InstallationDiskID != "" && d.ID == h.InstallationDiskID ||
+			h.InstallationDiskID == "" && h.InstallationDiskPath != "" && d.Path == h.InstallationDiskPath {
+			return d
+		}
+		if d.InstallationEligibility != nil && d.InstallationEligibility.Eligible && (biggest == nil || d.SizeBytes > biggest.SizeBytes) {
+			biggest = d
+		}
+	}
+	return biggest
+}
+
+// binaryBytes is a memory size: "512 MiB", "7.5 GiB", "32 GiB".
+func binaryBytes(b int64) string {
+	const mib, gib = 1 << 20, 1 << 30
+	switch {
+	case b <= 0:
+		return ""
+	case b < gib:
+		return fmt.Sprintf("%d MiB", (b+mib/2)/mib)
+	case b < 10*gib:
+		return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(b)/gib), ".0") + " GiB"
+	}
+	return fmt.Sprintf("%.0f GiB", float64(b)/gib)
+}
+
+// decimalBytes is a disk size as disks are sold and as the requirements
+// read: "120 GB", "1.9 TB".
+func decimalBytes(b int64) string {
+	const gb, tb = 1e9, 1e12
+	switch {
+	case b <= 0:
+		return ""
+	case b < gb:
+		return fmt.Sprintf("%d MB", (b+5e5)/1e6)
+	case b < tb:
+		return fmt.Sprintf("%.0f GB", float64(b)/gb)
+	}
+	return fmt.Sprintf("%.1f TB", float64(b)/tb)
+}
+
+// clusterHeader is the dashboard's first line: the status word exactly as
+// the service gives it and the total progress.
+func clusterHeader(c *v2.Cluster, mono bool) string {
+	if c == nil {
+		return "No cluster registered yet"
+	}
+	var pct int64
+	if c.Progress != nil {
+		pct = c.Progress.TotalPercentage
+	}
+	return fmt.Sprintf("Status: %-14s %s", c.Status, progressBar(pct, 20, mono))
+}
+
+// clusterValidationLines are the failing cluster validations, one line
+// each: what the person must fix before the installation can start.
+func clusterValidationLines(vals []validation) []string {
+	var out []string
+	for _, v := range failingValidations(vals) {
+		out = append(out, validationLine(v, false))
+	}
+	return out
+}
+
+// The host table. Its columns depend on the width it has (decided here,
+// tested in dashboard_render_test.go):
+//
+//   - wide (tableWideWidth and more): every column;
+//   - narrow (80×24) before the installation: name, role, status and the
+//     hardware (CPU, RAM, disk, failing validations), which is what keeps a
+//     host from being ready;
+//   - narrow during the installation: name, role, status and progress, where
+//     a host busy installing (installing-in-progress) shows its stage in the
+//     status column, since the status alone then says nothing.
+const tableWideWidth = 100
+
+// Column ids of the host table.
+type hostColumn int
+
+const (
+	colMark hostColumn = iota
+	colName
+	colRole
+	colStatus
+	colStage
+	colProgress
+	colCPU
+	colRAM
+	colDisk
+	colFailing
+)
+
+// hostColumnHeader and the widest a column's text may be (0: no limit).
+var hostColumnInfo = map[hostColumn]struct {
+	header   string
+	maxWidth int
+}{
+	colMark: {"", 1}, colName: {"HOST", 18}, colRole: {"ROLE", 0}, colStatus: {"STATUS", 0},
+	colStage: {"STAGE", 25}, colProgress: {"PROGRESS", 0}, colCPU: {"CPU", 0}, colRAM: {"RAM", 0},
+	colDisk: {"DISK", 0}, colFailing: {"FAIL", 0},
+}
+
+// installing reports whether the cluster is past the start of the
+// installation: the table then shows progress rather than hardware.
+func installing(c *v2.Cluster) bool {
+	if c == nil {
+		return false
+	}
+	switch c.Status {
+	case v2.ClusterStatusInstalling, v2.ClusterStatusInstallingPendingUserAction,
+		v2.ClusterStatusFinalizing, v2.ClusterStatusInstalled:
+		return true
+	case v2.ClusterStatusError, v2.ClusterStatusCancelled:
+		return !c.InstallStartedAt.IsZero()
+	}
+	return false
+}
+
+// hostColumns picks the table's columns for its inner width.
+func hostColumns(width int, installPhase bool) []hostColumn {
+	switch {
+	case width >= tableWideWidth:
+		return []hostColumn{colMark, colName, colRole, colStatus, colStage, colProgress, colCPU, colRAM, colDisk, colFailing}
+	case installPhase:
+		return []hostColumn{colMark, colName, colRole, colStatus, colProgress}
+	}
+	return []hostColumn{colMark, colName, colRole, colStatus, colCPU, colRAM, colDisk, colFailing}
+}
+
+// hostHeaders are the table's header cells for cols. Narrow during the
+// installation, the status column shows the stage of the hosts busy
+// installing, and its header says so.
+func hostHeaders(cols []hostColumn) []string {
+	out := make([]string, len(cols))
+	stageInStatus := !slices.Contains(cols, colStage) && slices.Contains(cols, colProgress)
+	for i, c := range cols {
+		out[i] = hostColumnInfo[c].header
+		if c == colStatus && stageInStatus {
+			out[i] = "STATUS/STAGE"
+		}
+	}
+	return out
+}
+
+// hostCell is one cell of the host table; Bad marks text to draw in the
+// theme's bad style (the symbol already says it).
+type hostCell struct {
+	Text string
+	Bad  bool
+}
+
+// hostRow is one host's cells for cols. thisHost marks the console's own
+// host with "*".
+func hostRow(p parsedHost, cols []hostColumn, thisHost string, mono bool) []hostCell {
+	h := p.Host
+	wide := slices.Contains(cols, colStage)
+	row := make([]hostCell, len(cols))
+	for i, c := range cols {
+		var cell hostCell
+		switch c {
+		case colMark:
+			if thisHost != "" && h.ID == thisHost {
+				cell.Text = "*"
+			}
+		case colName:
+			cell.Text = p.Name
+		case colRole:
+			cell.Text = hostRole(h)
+		case colStatus:
+			cell.Text = string(h.Status)
+			if !wide && h.Status == v2.HostStatusInstallingInProgress && hostStage(h) != "" {
+				cell.Text = hostStage(h)
+			}
+			cell.Bad = badHostStatus(h.Status)
+		case colStage:
+			cell.Text = hostStage(h)
+		case colProgress:
+			if hostStage(h) != "" || hostPercent(h) > 0 {
+				cell.Text = progressBar(hostPercent(h), 8, mono)
+			}
+		case colCPU:
+			if p.Inventory != nil && p.Inventory.CPU != nil && p.Inventory.CPU.Count > 0 {
+				cell.Text = fmt.Sprint(p.Inventory.CPU.Count)
+			}
+		case colRAM:
+			if p.Inventory != nil && p.Inventory.Memory != nil {
+				cell.Text = binaryBytes(p.Inventory.Memory.PhysicalBytes)
+			}
+		case colDisk:
+			if d := installDisk(h, p.Inventory); d != nil {
+				cell.Text = decimalBytes(d.SizeBytes)
+			} else if p.Inventory != nil {
+				cell.Text, cell.Bad = "✖ none", true
+			}
+		case colFailing:
+			n := len(failingValidations(p.Validations))
+			switch {
+			case n > 0:
+				cell.Text, cell.Bad = fmt.Sprintf("✖ %d", n), true
+			case len(p.Validations) > 0:
+				cell.Text = "✓"
+			}
+		}
+		row[i] = cell
+	}
+	return row
+}
+
+// badHostStatus: statuses that need the person's attention.
+func badHostStatus(s v2.HostStatus) bool {
+	switch s {
+	case v2.HostStatusInsufficient, v2.HostStatusDisconnected, v2.HostStatusError,
+		v2.HostStatusPreparingFailed, v2.HostStatusInstallingPendingUserAction,
+		v2.HostStatusResettingPendingUserAction, v2.HostStatusCancelled:
+		return true
+	}
+	return false
+}
+
+// hostDetail is the host page's text: status, every validation grouped by
+// category (failing first), the inventory summary and the disks.
+func hostDetail(p parsedHost, thisHost string, mono bool) []string {
+	h := p.Host
+	var out []string
+	add := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
+
+	title := p.Name
+	if thisHost != "" && h.ID == thisHost {
+		title += " (this host)"
+	}
+	add("%s", title)
+	role := hostRole(h)
+	if (h.Role == v2.HostRoleAutoAssign || h.Role == "") && !h.Bootstrap {
+		role += " (auto-assigned)"
+	}
+	line := fmt.Sprintf("Role: %s   Status: %s", role, h.Status)
+	if st := hostStage(h); st != "" {
+		line += fmt.Sprintf("   Stage: %s %s", st, progressBar(hostPercent(h), 10, mono))
+	}
+	add("%s", line)
+	if h.StatusInfo != "" {
+		add("%s", h.StatusInfo)
+	}
+	if h.Progress != nil && h.Progress.ProgressInfo != "" {
+		add("Progress: %s", h.Progress.ProgressInfo)
+	}
+	add("Id: %s", h.ID)
+
+	out = append(out, "", "Validations")
+	groups := groupValidations(p.Validations)
+	if len(groups) == 0 {
+		add("  … none reported yet")
+	}
+	for _, g := range groups {
+		add("  %s", g.Category)
+		for _, v := range g.Items {
+			add("    %s", validationLine(v, true))
+		}
+	}
+
+	out = append(out, "", "Inventory")
+	inv := p.Inventory
+	if inv == nil {
+		add("  … not received yet")
+		return out
+	}
+	if sv := inv.SystemVendor; sv != nil {
+		s := strings.TrimSpace(sv.Manufacturer + " " + sv.ProductName)
+		if sv.Virtual {
+			s += " (virtual machine)"
+		}
+		if sv.SerialNumber != "" {
+			s += ", serial " + sv.SerialNumber
+		}
+		add("  System: %s", s)
+	}
+	if c := inv.CPU; c != nil {
+		s := fmt.Sprintf("%d cores", c.Count)
+		if c.ModelName != "" {
+			s = c.ModelName + ", " + s
+		}
+		if c.Architecture != "" {
+			s += " (" + c.Architecture + ")"
+		}
+		add("  CPU: %s", s)
+	}
+	if m := inv.Memory; m != nil {
+		add("  RAM: %s", binaryBytes(m.PhysicalBytes))
+	}
+	if inv.Boot != nil && inv.Boot.CurrentBootMode != "" {
+		add("  Boot: %s", inv.Boot.CurrentBootMode)
+	}
+	if len(inv.Interfaces) > 0 {
+		add("  NICs:")
+	}
+	for _, nic := range inv.Interfaces {
+		if nic == nil {
+			continue
+		}
+		state := "no carrier"
+		if nic.HasCarrier {
+			state = "up"
+		}
+		addrs := append(slices.Clone(nic.IPv4Addresses), nic.IPv6Addresses...)
+		s := fmt.Sprintf("    %s  %s  mtu %d  %s", nic.Name, nic.MACAddress, nic.MTU, state)
+		if len(addrs) > 0 {
+			s += "  " + strings.Join(addrs, ", ")
+		}
+		out = append(out, s)
+	}
+
+	out = append(out, "", "Disks")
+	if len(inv.Disks) == 0 {
+		add("  ✖ none found")
+	}
+	inst := installDisk(h, inv)
+	for _, d := range inv.Disks {
+		if d == nil {
+			continue
+		}
+		name := d.Name
+		if name == "" {
+			name = d.Path
+		}
+		s := fmt.Sprintf("  %s %-8s %-4s %7s", eligibleSymbol(d), name, d.DriveType, decimalBytes(d.SizeBytes))
+		switch {
+		case d.InstallationEligibility != nil && d.InstallationEligibility.Eligible:
+			s += "  eligible"
+		case d.InstallationEligibility != nil && len(d.InstallationEligibility.NotEligibleReasons) > 0:
+			s += "  not eligible: " + strings.Join(d.InstallationEligibility.NotEligibleReasons, "; ")
+		default:
+			s += "  not eligible"
+		}
+		if d == inst {
+			s += " (installation disk)"
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func eligibleSymbol(d *v2.Disk) string {
+	if d.InstallationEligibility != nil && d.InstallationEligibility.Eligible {
+		return "✓"
+	}
+	return "✖"
+}
+
+// eventLines are the event tail, oldest first so the newest is at the
+// bottom: time (UTC), severity, the host's name when the event is about
+// one, and the message.
+func eventLines(events []*v2.Event, names map[string]string) []string {
+	nameWidth := 0
+	for _, e := range events {
+		if e != nil && e.HostID != nil {
+			nameWidth = max(nameWidth, len(eventHost(e, names)))
+		}
+	}
+	nameWidth = min(nameWidth, 20)
+	out := make([]string, 0, len(events))
+	for _, e := range events {
+		if e == nil {
+			continue
+		}
+		host := ""
+		if e.HostID != nil {
+			host = eventHost(e, names)
+		}
+		line := fmt.Sprintf("%s %-8s ", e.EventTime.Time().UTC().Format(time.TimeOnly), e.Severity)
+		if nameWidth > 0 {
+			line += fmt.Sprintf("%-*s ", nameWidth, host)
+		}
+		out = append(out, line+oneLine(e.Message))
+	}
+	return out
+}
+
+func eventHost(e *v2.Event, names map[string]string) string {
+	if n, ok := names[*e.HostID]; ok {
+		return n
+	}
+	if len(*e.HostID) > 8 {
+		return (*e.HostID)[:8]
+	}
+	return *e.HostID
+}
+
+// oneLine folds a message's line breaks into spaces.
+func oneLine(s string) string {
+	if !strings.ContainsAny(s, "\r\n") {
+		return s
+	}
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// wrapText breaks each line of lines to at most width cells at spaces,
+// indenting the continuation lines two cells past the line's own indent
+// (under the text after a "✖ " symbol). width <= 0 leaves lines as they
+// are. Cells are counted as runes: the console's symbols are one cell wide.
+func wrapText(lines []string, width int) []string {
+	if width <= 0 {
+		return lines
+	}
+	out := make([]string, 0, len(lines))
+	for _, l := range lines {
+		out = append(out, wrapLine(l, width)...)
+	}
+	return out
+}
+
+func wrapLine(s string, width int) []string {
+	if utf8.RuneCountInString(s) <= width {
+		return []string{s}
+	}
+	indent := len(s) - len(strings.TrimLeft(s, " "))
+	hang := strings.Repeat(" ", min(indent+2, width/2))
+	var out []string
+	line, n, empty := s[:indent], indent, true // n: cells in line; empty: no word yet
+	rest := s[indent:]
+	for rest != "" {
+		// The next word with the spaces before it, kept as written
+		// ("Role: master   Status") except at a break.
+		word := strings.TrimLeft(rest, " ")
+		gap := len(rest) - len(word)
+		if end := strings.IndexByte(word, ' '); end >= 0 {
+			word = word[:end]
+		}
+		rest = rest[gap+len(word):]
+		if word == "" {
+			break
+		}
+		w := utf8.RuneCountInString(word)
+		if !empty && n+gap+w > width {
+			out = append(out, line)
+			line, n, empty = hang, len(hang), true
+		}
+		if !empty {
+			line += strings.Repeat(" ", gap)
+			n += gap
+		}
+		for n+w > width { // a word longer than a line: cut it
+			r := []rune(word)
+			cut := max(1, width-n)
+			out = append(out, line+string(r[:cut]))
+			word, w = string(r[cut:]), w-cut
+			line, n = hang, len(hang)
+		}
+		line += word
+		n += w
+		empty = false
+	}
+	return append(out, line)
+}

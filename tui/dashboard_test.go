@@ -1,0 +1,60 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// dashboardCases are the snapshots every dashboard golden is drawn for,
+// with the host whose detail page is dumped.
+var dashboardCases = []struct {
+	name string
+	snap func() Snapshot
+	host string
+}{
+	{"healthy", healthySnapshot, idMaster0},
+	{"failing", failingSnapshot, idMaster1},
+	{"installing", installingSnapshot, idMaster2},
+	{"reconnecting", reconnectingSnapshot, idMaster1},
+}
+
+func TestDashboardGolden(t *testing.T) {
+	for _, tc := range dashboardCases {
+		for _, sz := range sizes {
+			t.Run(fmt.Sprintf("%s-%dx%d", tc.name, sz.w, sz.h), func(t *testing.T) {
+				a := New(Config{Source: SourceFunc(nil)})
+				p := a.dashboard
+				p.apply(tc.snap())
+				golden(t, fmt.Sprintf("dashboard-%s-%dx%d", tc.name, sz.w, sz.h), drawText(t, p.root, sz.w, sz.h))
+				p.showHost(tc.host)
+				golden(t, fmt.Sprintf("host-%s-%dx%d", tc.name, sz.w, sz.h), drawText(t, p.hostRoot, sz.w, sz.h))
+			})
+		}
+	}
+}
+
+// TestDashboardMonoGolden: on a serial line the bars are ASCII and the
+// states still read from their symbols.
+func TestDashboardMonoGolden(t *testing.T) {
+	a := New(Config{Source: SourceFunc(nil), Mono: true})
+	a.dashboard.apply(installingSnapshot())
+	golden(t, "dashboard-installing-mono-80x24", drawText(t, a.dashboard.root, 80, 24))
+}
+
+// TestDashboardBeforeData: before the first snapshot the page says it is
+// connecting, and a service without a cluster says what it waits for.
+func TestDashboardBeforeData(t *testing.T) {
+	a := New(Config{Source: SourceFunc(nil)})
+	p := a.dashboard
+	if got := drawText(t, p.root, 80, 24); !strings.Contains(got, "Connecting to node zero…") || strings.Contains(got, "»") {
+		t.Errorf("dashboard before any snapshot:\n%s", got)
+	}
+	p.apply(Snapshot{At: fixtureTime})
+	got := drawText(t, p.root, 80, 24)
+	for _, want := range []string{"No cluster registered yet", "» Waiting for node zero's service to register the cluster", "Hosts: 0"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("dashboard without a cluster lacks %q:\n%s", want, got)
+		}
+	}
+}

@@ -1,0 +1,132 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// saveRendezvousIP writes root/etc/assisted/rendezvous-host.env for addr
+// as agent-tui does: its .template rendered with .RendezvousIP, or else
+// the env file itself as the template (the ISO ships it with
+// {{.RendezvousIP}} in it), or else a file of its own. The file is
+// replaced atomically.
+func saveRendezvousIP(root string, addr netip.Addr) error {
+	path := filepath.Join(root, filepath.FromSlash(rendezvousEnvPath))
+	tmpl, err := os.ReadFile(path + ".template")
+	if errors.Is(err, fs.ErrNotExist) {
+		tmpl, err = os.ReadFile(path)
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		tmpl, err = nil, nil
+	}
+	if err != nil {
+		return err
+	}
+	data, err := renderRendezvousEnv(tmpl, addr)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return writeFileAtomic(path, data, 0o644)
+}
+
+// writeFileAtomic replaces path with data: a temporary file beside it,
+// fsynced, renamed over it, and the directory fsynced.
+func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name()) // fails harmlessly once renamed
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Chmod(perm); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// rendezvousProbeTimeout bounds agent-tui's probe (curl -m 1).
+const rendezvousProbeTimeout = time.Second
+
+// rendezvousAPIURL is node zero's API at addr and port.
+func rendezvousAPIURL(addr netip.Addr, port uint16) string {
+	host := netip.AddrPortFrom(addr, port).String()
+	host = strings.Replace(host, "%", "%25", 1) // an IPv6 zone
+	u := url.URL{Scheme: "http", Host: host, Path: "/api/assisted-install/v2"}
+	return u.String()
+}
+
+// probeRendezvous is the default Probe: node zero's API answers on port
+// 8090 within a second. Any HTTP answer counts, as with agent-tui's curl.
+func probeRendezvous(ctx context.Context, addr netip.Addr) error {
+	return probeURL(ctx, rendezvousAPIURL(addr, 8090))
+}
+
+// rendezvousClient goes to node zero directly: the question is whether
+// this host reaches it, not whether a proxy does.
+var rendezvousClient = &http.Client{Transport: &http.Transport{Proxy: nil}}
+
+func probeURL(ctx context.Context, u string) error {
+	ctx, cancel := context.WithTimeout(ctx, rendezvousProbeTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := rendezvousClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("probe rendezvous node: %w", err)
+	}
+	resp.Body.Close()
+	return nil
+}
+
+// hostAddrs is the default LocalAddrs: the addresses of this host's
+// interfaces.
+func hostAddrs() ([]netip.Addr, error) {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil, err
+	}
+	var out []netip.Addr
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok {
+			if ip, ok := netip.AddrFromSlice(n.IP); ok {
+				out = append(out, ip.Unmap())
+			}
+		}
+	}
+	return out, nil
+}

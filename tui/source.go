@@ -1,0 +1,166 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	v2 "github.com/nodezero/nodezero/daemon/v2"
+)
+
+// HTTPSource fetches the dashboard's snapshots from node zero's service
+// over the v2 API: the cluster, its hosts and the newest events. A failed
+// fetch returns the last good data with Err set, and the next call simply
+// tries again, so the console outlives the service restarting.
+//
+// Set the fields before the first Snapshot call. It is safe for concurrent
+// use.
+type HTTPSource struct {
+	client   *v2.Client
+	thisHost string
+
+	// ClusterID picks the cluster; "" takes the first the service lists
+	// (node zero registers one).
+	ClusterID string
+	// Timeout bounds each request (default 3 s): a hung service turns
+	// into "reconnecting" quickly instead of a frozen dashboard.
+	Timeout time.Duration
+	// Events is how many of the newest events a snapshot holds (default 50).
+	Events int
+	// Now stamps the snapshots (default time.Now).
+	Now func() time.Time
+
+	mu   sync.Mutex
+	last Snapshot // the last good data
+	// The event tail. v2.Client cannot ask for the newest events first
+	// (EventsQuery has no order), so the source reads the cluster's events
+	// once, oldest first, and then only those after the ones it has seen:
+	// seen is the offset of the next unseen event.
+	evCluster string
+	seen      int
+	tail      []*v2.Event
+}
+
+// FetchError is a snapshot fetch that failed: the service at URL did not
+// answer as it should. Snapshot.Err holds one when HTTPSource made it.
+type FetchError struct {
+	URL string
+	Err error
+}
+
+func (e *FetchError) Error() string { return fmt.Sprintf("fetch snapshot from %s: %v", e.URL, e.Err) }
+func (e *FetchError) Unwrap() error { return e.Err }
+
+// eventPage is how many events one request reads while catching up.
+const eventPage = 1000
+
+// NewHTTPSource returns a source reading through c. thisHost is the id of
+// the host the console runs on ("" when unknown), marked in the table.
+func NewHTTPSource(c *v2.Client, thisHost string) *HTTPSource {
+	return &HTTPSource{client: c, thisHost: thisHost}
+}
+
+// Snapshot fetches the cluster, its hosts and its newest events.
+func (s *HTTPSource) Snapshot(ctx context.Context) Snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	snap, err := s.fetch(ctx)
+	if err != nil {
+		out := s.last
+		out.ThisHost = s.thisHost
+		out.Err = &FetchError{URL: s.client.BaseURL(), Err: err}
+		return out
+	}
+	s.last = snap
+	return snap
+}
+
+func (s *HTTPSource) fetch(ctx context.Context) (Snapshot, error) {
+	now := time.Now
+	if s.Now != nil {
+		now = s.Now
+	}
+	snap := Snapshot{ThisHost: s.thisHost}
+
+	var clusters v2.ClusterList
+	err := s.call(ctx, func(ctx context.Context) (err error) {
+		clusters, err = s.client.ListClusters(ctx)
+		return err
+	})
+	if err != nil {
+		return Snapshot{}, err
+	}
+	for _, c := range clusters {
+		if c != nil && (s.ClusterID == "" || c.ID == s.ClusterID) {
+			snap.Cluster = c
+			break
+		}
+	}
+	if snap.Cluster == nil {
+		s.evCluster, s.seen, s.tail = "", 0, nil
+		snap.At = now()
+		return snap, nil
+	}
+	id := snap.Cluster.ID
+
+	var hosts v2.HostList
+	err = s.call(ctx, func(ctx context.Context) (err error) {
+		hosts, err = s.client.ListClusterHosts(ctx, id)
+		return err
+	})
+	if err != nil {
+		return Snapshot{}, err
+	}
+	snap.Hosts = hosts
+
+	if err := s.readEvents(ctx, id); err != nil {
+		return Snapshot{}, err
+	}
+	snap.Events = s.tail
+	snap.At = now()
+	return snap, nil
+}
+
+// readEvents brings the tail up to date with the events after the last
+// seen one. Events are kept in the service's order (event time, then
+// insertion), which is append-only for one cluster.
+func (s *HTTPSource) readEvents(ctx context.Context, clusterID string) error {
+	if clusterID != s.evCluster {
+		s.evCluster, s.seen, s.tail = clusterID, 0, nil
+	}
+	limit := s.Events
+	if limit <= 0 {
+		limit = 50
+	}
+	for {
+		var page v2.EventList
+		err := s.call(ctx, func(ctx context.Context) (err error) {
+			page, err = s.client.ListEvents(ctx, v2.EventsQuery{ClusterID: clusterID, Offset: s.seen, Limit: eventPage})
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if len(page) > 0 {
+			s.seen += len(page)
+			// A new slice: the snapshots handed out before keep theirs.
+			tail := append(append([]*v2.Event(nil), s.tail...), page...)
+			s.tail = tail[max(0, len(tail)-limit):]
+		}
+		if len(page) < eventPage {
+			return nil
+		}
+	}
+}
+
+// call runs one request with the per-request timeout.
+func (s *HTTPSource) call(ctx context.Context, fn func(context.Context) error) error {
+	timeout := s.Timeout
+	if timeout <= 0 {
+		timeout = 3 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return fn(ctx)
+}

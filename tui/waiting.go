@@ -1,0 +1,358 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	v2 "github.com/nodezero/nodezero/daemon/v2"
+)
+
+// waitingFor says in one sentence what the installation waits for now,
+// from the cluster's status and its hosts: the line a person at the rack
+// reads first.
+func waitingFor(s Snapshot) string {
+	return waitingForHosts(s, parseHosts(s, nil))
+}
+
+// waitingForHosts is waitingFor with the hosts already parsed (sorted by
+// name): the dashboard parses them once per snapshot.
+func waitingForHosts(s Snapshot, hosts []parsedHost) string {
+	if s.Err != nil {
+		return reconnecting(s)
+	}
+	c := s.Cluster
+	if c == nil {
+		return "Waiting for node zero's service to register the cluster"
+	}
+	switch c.Status {
+	case v2.ClusterStatusInsufficient, v2.ClusterStatusPendingForInput, v2.ClusterStatusReady, v2.ClusterStatusAddingHosts:
+		return waitingBeforeInstall(s, hosts)
+	case v2.ClusterStatusPreparingForInstallation:
+		for _, h := range hosts {
+			if h.Host.Status == v2.HostStatusPreparingFailed {
+				return withInfo("Preparing the installation failed on "+h.Name, h.Host.StatusInfo)
+			}
+		}
+		if names := namesWhere(hosts, func(h parsedHost) bool { return h.Host.Status == v2.HostStatusPreparingForInstallation }); len(names) > 0 {
+			return fmt.Sprintf("Preparing the installation files (%s checking %s disk speed and pulling images)",
+				nameList(names), theirs(len(names)))
+		}
+		return "Preparing the installation files"
+	case v2.ClusterStatusInstalling, v2.ClusterStatusInstallingPendingUserAction:
+		return waitingWhileInstalling(c, hosts)
+	case v2.ClusterStatusFinalizing:
+		if c.Progress != nil && c.Progress.FinalizingStage != "" {
+			return "Finalizing the installation: " + lowerFirst(string(c.Progress.FinalizingStage))
+		}
+		return "Finalizing the installation"
+	case v2.ClusterStatusInstalled:
+		if c.StatusInfo != "" && c.StatusInfo != "Cluster is installed" {
+			return "Installation complete: " + c.StatusInfo
+		}
+		return "Installation complete"
+	case v2.ClusterStatusError:
+		return withInfo("Installation failed", c.StatusInfo)
+	case v2.ClusterStatusCancelled:
+		return "Installation cancelled"
+	}
+	return withInfo("The cluster is "+string(c.Status), c.StatusInfo)
+}
+
+// waitingBeforeInstall: hosts still to come, then the first host that is
+// not ready and why, then the cluster's own failing validations.
+func waitingBeforeInstall(s Snapshot, hosts []parsedHost) string {
+	c := s.Cluster
+	clusterVals := parseClusterValidations(c)
+
+	discovered := 0
+	for _, h := range hosts {
+		if h.Inventory != nil {
+			discovered++
+		}
+	}
+	if missing, names := missingHosts(clusterVals); missing > 0 {
+		sentence := fmt.Sprintf("Waiting for %s to be discovered (%d of %d expected)",
+			countNoun(missing, "more host", "more hosts"), discovered, discovered+missing)
+		if len(names) > 0 {
+			sentence += ": " + nameList(names)
+		}
+		return sentence
+	}
+	if want := int(c.ControlPlaneCount); len(hosts) < want {
+		return fmt.Sprintf("Waiting for %s to be discovered (%d of %d control plane hosts)",
+			countNoun(want-len(hosts), "more host", "more hosts"), len(hosts), want)
+	}
+	if len(hosts) == 0 {
+		return "Waiting for hosts to be discovered"
+	}
+
+	for _, h := range hosts {
+		if sentence := hostBlocking(h); sentence != "" {
+			return sentence
+		}
+	}
+
+	for _, v := range clusterVals {
+		if v.failing() && v.ID != string(v2.ClusterValidationIDAllHostsAreReadyToInstall) {
+			return "Waiting for the cluster configuration: " + v.Message
+		}
+	}
+	if c.Status == v2.ClusterStatusReady {
+		return "Waiting for the installation to start"
+	}
+	for _, v := range clusterVals {
+		if v.Status == valPending {
+			return "Waiting for the cluster configuration: " + v.Message
+		}
+	}
+	return withInfo("Waiting for the cluster to be ready", c.StatusInfo)
+}
+
+// hostBlocking is why a host is not ready to install, or "" when it is.
+func hostBlocking(h parsedHost) string {
+	switch h.Host.Status {
+	case v2.HostStatusKnown, v2.HostStatusPreparingForInstallation, v2.HostStatusPreparingSuccessful:
+		return ""
+	case v2.HostStatusDiscovering:
+		return "Waiting for " + h.Name + " to send its hardware inventory"
+	case v2.HostStatusDisconnected:
+		return "Waiting for " + h.Name + " to reconnect: it stopped reporting to node zero"
+	case v2.HostStatusInsufficient, v2.HostStatusPendingForInput, v2.HostStatusPreparingFailed:
+		if v, ok := firstBlockingValidation(h.Validations); ok {
+			return "Waiting for " + h.Name + ": " + v.Message
+		}
+	case v2.HostStatusResettingPendingUserAction:
+		return "Waiting for " + h.Name + " to be booted from the discovery image again"
+	}
+	return withInfo("Waiting for "+h.Name+" ("+string(h.Host.Status)+")", h.Host.StatusInfo)
+}
+
+// advisoryValidations never keep a host from installing (the service shows
+// them but gates nothing on them; assisted-service.md §2.4), so they are
+// never given as the reason a host waits.
+var advisoryValidations = map[v2.HostValidationID]bool{
+	v2.HostValidationIDNTPSynced:                          true,
+	v2.HostValidationIDMTUValid:                           true,
+	v2.HostValidationIDInventoryNotPartiallyTruncated:     true,
+	v2.HostValidationIDReleaseDomainNameResolvedCorrectly: true,
+	v2.HostValidationIDContainerImagesAvailable:           true,
+	v2.HostValidationIDOcsRequirementsSatisfied:           true,
+}
+
+// firstBlockingValidation is the first failing validation that gates the
+// host, in parseValidations' order (hardware first).
+func firstBlockingValidation(vals []validation) (validation, bool) {
+	for _, v := range vals {
+		if v.failing() && !advisoryValidations[v2.HostValidationID(v.ID)] && v.Message != "" {
+			return v, true
+		}
+	}
+	return validation{}, false
+}
+
+// parseClusterValidations reads the cluster's validations_info; an
+// unreadable one holds none here (the page shows the parse error).
+func parseClusterValidations(c *v2.Cluster) []validation {
+	vals, _ := parseValidations(c.ValidationsInfo)
+	return vals
+}
+
+// configuredHostRE finds the host configs named in the message of node
+// zero's configured-hosts-registered validation: "master-2 (MAC …)".
+var configuredHostRE = regexp.MustCompile(`([^\s:;()]+) \(MAC [^)]*\)`)
+
+// missingHosts counts the hosts of the config image that have not
+// registered yet, from the configured-hosts-registered validation (pending
+// during the grace time, failing after it), with their config names.
+// The API says nothing else about how many hosts are expected.
+func missingHosts(vals []validation) (int, []string) {
+	for _, v := range vals {
+		if v.ID != string(v2.ClusterValidationIDConfiguredHostsRegistered) || (v.Status != valPending && !v.failing()) {
+			continue
+		}
+		var names []string
+		for _, m := range configuredHostRE.FindAllStringSubmatch(v.Message, -1) {
+			names = append(names, m[1])
+		}
+		return len(names), names
+	}
+	return 0, nil
+}
+
+// Install stages per role, in order (assisted-service.md §7.3).
+var (
+	stagesBootstrap = []v2.HostStage{v2.HostStageStartingInstallation, v2.HostStageInstalling, v2.HostStageWritingImageToDisk,
+		v2.HostStageCopyingRegistryDataToDisk, v2.HostStageWaitingForControlPlane, v2.HostStageWaitingForBootkube,
+		v2.HostStageWaitingForController, v2.HostStageRebooting, v2.HostStageConfiguring, v2.HostStageJoined, v2.HostStageDone}
+	stagesMaster = []v2.HostStage{v2.HostStageStartingInstallation, v2.HostStageInstalling, v2.HostStageWritingImageToDisk,
+		v2.HostStageCopyingRegistryDataToDisk, v2.HostStageRebooting, v2.HostStageConfiguring, v2.HostStageJoined, v2.HostStageDone}
+	stagesWorker = []v2.HostStage{v2.HostStageStartingInstallation, v2.HostStageInstalling, v2.HostStageWritingImageToDisk,
+		v2.HostStageWaitingForControlPlane, v2.HostStageRebooting, v2.HostStageWaitingForIgnition, v2.HostStageConfiguring,
+		v2.HostStageJoined, v2.HostStageDone}
+	stagesSNO = []v2.HostStage{v2.HostStageStartingInstallation, v2.HostStageInstalling, v2.HostStageWaitingForBootkube,
+		v2.HostStageWritingImageToDisk, v2.HostStageCopyingRegistryDataToDisk, v2.HostStageRebooting, v2.HostStageJoined, v2.HostStageDone}
+)
+
+// stagesOf is the stage list of h's role in a cluster of cpc control
+// plane hosts.
+func stagesOf(h *v2.Host, cpc int64) []v2.HostStage {
+	switch {
+	case cpc == 1:
+		return stagesSNO
+	case h.Bootstrap:
+		return stagesBootstrap
+	case h.Role == v2.HostRoleWorker:
+		return stagesWorker
+	}
+	return stagesMaster
+}
+
+// diskWritten reports whether h is past writing its disk.
+func diskWritten(h *v2.Host, cpc int64) bool {
+	if h.Status == v2.HostStatusInstalled {
+		return true
+	}
+	stage := v2.HostStage(hostStage(h))
+	stages := stagesOf(h, cpc)
+	i := slices.Index(stages, stage)
+	last := slices.Index(stages, v2.HostStageCopyingRegistryDataToDisk)
+	if last < 0 {
+		last = slices.Index(stages, v2.HostStageWritingImageToDisk)
+	}
+	return i > last
+}
+
+// joined reports whether h has joined the cluster.
+func joined(h *v2.Host) bool {
+	st := v2.HostStage(hostStage(h))
+	return h.Status == v2.HostStatusInstalled || st == v2.HostStageJoined || st == v2.HostStageDone
+}
+
+// waitingWhileInstalling: a failed host, a host waiting for the person,
+// disks being written, then the control plane and the workers joining.
+func waitingWhileInstalling(c *v2.Cluster, hosts []parsedHost) string {
+	for _, h := range hosts {
+		if h.Host.Status == v2.HostStatusError {
+			return withInfo("Installation failing on "+h.Name, h.Host.StatusInfo)
+		}
+	}
+	for _, h := range hosts {
+		if h.Host.Status == v2.HostStatusInstallingPendingUserAction {
+			return "Waiting for " + h.Name + " to boot from its installation disk: check its boot order"
+		}
+	}
+	cpc := c.ControlPlaneCount
+	if names := namesWhere(hosts, func(h parsedHost) bool { return !diskWritten(h.Host, cpc) }); len(names) > 0 {
+		return fmt.Sprintf("Waiting for %s to write %s", nameList(names), theirs(len(names))+" "+plural(len(names), "disk", "disks"))
+	}
+	controlPlane := func(h parsedHost) bool { return h.Host.Role != v2.HostRoleWorker }
+	// The bootstrap host joins last: it waits for the other control plane
+	// hosts, so it is named only once they have joined.
+	if names := namesWhere(hosts, func(h parsedHost) bool {
+		return controlPlane(h) && !h.Host.Bootstrap && !joined(h.Host)
+	}); len(names) > 0 {
+		return "Waiting for the control plane to join (" + nameList(names) + " not joined)"
+	}
+	if names := namesWhere(hosts, func(h parsedHost) bool { return controlPlane(h) && !joined(h.Host) }); len(names) > 0 {
+		return "Waiting for the control plane to join (" + nameList(names) + " not joined)"
+	}
+	if names := namesWhere(hosts, func(h parsedHost) bool { return !joined(h.Host) }); len(names) > 0 {
+		return "Waiting for the workers to join (" + nameList(names) + " not joined)"
+	}
+	return "Waiting for the cluster to finish installing"
+}
+
+func namesWhere(hosts []parsedHost, pred func(parsedHost) bool) []string {
+	var names []string
+	for _, h := range hosts {
+		if pred(h) {
+			names = append(names, h.Name)
+		}
+	}
+	return names
+}
+
+// nameList is "a", "a and b", "a, b, c" or "a, b, c and 4 more": a
+// sentence stays one line with 200 hosts.
+func nameList(names []string) string {
+	const most = 3
+	switch {
+	case len(names) == 1:
+		return names[0]
+	case len(names) <= most:
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:most], ", "), len(names)-most)
+}
+
+func theirs(n int) string {
+	if n == 1 {
+		return "its"
+	}
+	return "their"
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func countNoun(n int, one, many string) string { return fmt.Sprintf("%d %s", n, plural(n, one, many)) }
+
+func withInfo(s, info string) string {
+	if info == "" {
+		return s
+	}
+	return s + ": " + info
+}
+
+func lowerFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToLower(s[:1]) + s[1:]
+}
+
+// reconnecting is the sentence while node zero does not answer: where the
+// console tries, why it failed in a few words, and how old the data is.
+func reconnecting(s Snapshot) string {
+	sentence := "Reconnecting to node zero"
+	var fe *FetchError
+	if errors.As(s.Err, &fe) && fe.URL != "" {
+		sentence += " at " + fe.URL
+	}
+	sentence += " (" + shortCause(s.Err) + ")"
+	if !s.At.IsZero() {
+		sentence += "; last data from " + s.At.UTC().Format(time.TimeOnly) + " UTC"
+	}
+	return sentence
+}
+
+// shortCause says in a few words why a fetch failed.
+func shortCause(err error) string {
+	var opErr *net.OpError
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "no answer in time"
+	case v2.StatusCode(err) != 0:
+		return fmt.Sprintf("service answered %d", v2.StatusCode(err))
+	case errors.As(err, &opErr):
+		return opErr.Err.Error()
+	}
+	msg := err.Error()
+	if i := strings.LastIndex(msg, ": "); i >= 0 {
+		msg = msg[i+2:]
+	}
+	return msg
+}
