@@ -6,7 +6,7 @@ BIN         := bin/nodezero
 FUZZTIME    ?= 10s
 VERSION     ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: all build test unit lint deps bench fuzz fuzz-long run sandbox generate clean
+.PHONY: all build test unit lint deps bench bench-console fuzz fuzz-long run sandbox generate clean
 
 all: build
 
@@ -32,12 +32,16 @@ lint:
 	$(GO) vet $(PKGS)
 	$(GO) run $(STATICCHECK) $(PKGS)
 
-## bench: Go benchmarks and the service load figures (not part of CI)
-bench: build
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s $(PKGS)
+## bench: Go benchmarks, the console's and the service load figures (not part of CI)
+bench: build bench-console
+	$(GO) test -run '^$$' -bench . -skip '^BenchmarkConsole$$' -benchmem -benchtime 2s $(PKGS)
 	$(BIN) loadtest --agents real --hosts 5 --runs 5
 	$(BIN) loadtest --agents sim --hosts 1000 --idle 30s
 	$(BIN) loadtest --agents sim --hosts 100
+
+## bench-console: the console's first frame and idle CPU with 5 and 200 hosts (tmux; a few minutes)
+bench-console:
+	$(GO) test -run '^$$' -bench BenchmarkConsole -benchtime 1x -timeout 30m ./cmd/nodezero
 
 ## fuzz: each fuzz target for FUZZTIME (short in CI)
 fuzz:

@@ -30,6 +30,9 @@ type checksPage struct {
 	shown bool
 	// countdown is the open countdown dialog, nil when none.
 	countdown *tview.Modal
+	// runCtx ends the checks' goroutines; stop cancels it.
+	runCtx context.Context
+	stop   context.CancelFunc
 
 	page      *flowPage
 	body      *tview.Flex
@@ -46,6 +49,7 @@ func newChecksPage(a *App) *checksPage {
 		a:       a,
 		timeout: max(30*time.Second, 6*a.cfg.CheckInterval),
 		results: map[CheckID]CheckResult{},
+		stop:    func() {},
 	}
 
 	p.pull = tview.NewTable()
@@ -54,6 +58,7 @@ func newChecksPage(a *App) *checksPage {
 	p.others.SetBorder(true).SetTitle(" " + checksOtherTitle + " ")
 	p.errors = tview.NewTextView().SetWrap(true).SetDynamicColors(false)
 	p.errors.SetBorder(true).SetTitle(" " + checksErrorsTitle + " ")
+	p.errors.SetBorderPadding(0, 0, 1, 1)
 
 	var row []*tview.Button
 	help := checksHelpNoNet
@@ -165,10 +170,12 @@ func (p *checksPage) keys(ev *tcell.EventKey) *tcell.EventKey {
 	return ev
 }
 
-// start runs every check in its own goroutine until Run ends.
+// start runs every check in its own goroutine until Run ends or the
+// flow moves on from the checks.
 func (p *checksPage) start() {
+	p.runCtx, p.stop = context.WithCancel(p.a.ctx)
 	for _, c := range p.a.cfg.Checks {
-		p.a.goBackground(func(ctx context.Context) { p.loop(ctx, c) })
+		p.a.goBackground(func(context.Context) { p.loop(p.runCtx, c) })
 	}
 }
 
@@ -186,7 +193,7 @@ func (p *checksPage) loop(ctx context.Context, c Check) {
 		if ctx.Err() != nil {
 			return
 		}
-		if !p.a.updateUnlessDone(ctx, func() { p.apply(r) }) {
+		if !p.a.updateUnlessDoneIf(ctx, func() bool { return p.apply(r) }) {
 			return
 		}
 		timer.Reset(p.a.cfg.CheckInterval)
@@ -219,14 +226,19 @@ func runCheck(ctx context.Context, c Check, timeout time.Duration, now func() ti
 }
 
 // apply records a result and moves the flow on; on the event goroutine.
-func (p *checksPage) apply(r CheckResult) {
+// It reports whether the screen changed: not while another page shows.
+func (p *checksPage) apply(r CheckResult) (redraw bool) {
+	a := p.a
+	if prev, ok := p.results[r.ID]; !ok || prev.State != r.State {
+		a.cfg.Logger.Info("connectivity check", "check", string(r.ID), "state", newCheckRow(r.State, "").Word, "err", r.Err)
+	}
 	p.results[r.ID] = r
 	p.render()
-	known, passed := checksOutcome(p.a.cfg.Checks, p.results)
+	defer func() { redraw = a.current == pageSplash || a.current == pageChecks }()
+	known, passed := checksOutcome(a.cfg.Checks, p.results)
 	if !known {
 		return // the splash stays until the pull has a result
 	}
-	a := p.a
 	if !p.shown && a.current == pageSplash {
 		p.shown = true
 		a.replacePage(pageChecks)
@@ -242,6 +254,7 @@ func (p *checksPage) apply(r CheckResult) {
 	case passed && !a.touched && a.current == pageChecks && !a.dialogOpen():
 		p.openCountdown()
 	}
+	return
 }
 
 // openCountdown asks whether the person still wants to change the
@@ -252,6 +265,7 @@ func (p *checksPage) openCountdown() {
 		func(label string) {
 			p.countdown = nil
 			if label == buttonNo {
+				p.stop() // the checks are done with: no pulls behind the dashboard
 				a.finishStep(pageChecks)
 			}
 		})

@@ -31,8 +31,9 @@ type flowPage struct {
 	height    func() int // the frame's wanted height; <= 0: all there is
 	focusable []tview.Primitive
 	focused   int
-	// beforeDraw, when set, runs on the event goroutine before each draw.
-	beforeDraw func()
+	// beforeDraw, when set, runs on the event goroutine before each draw
+	// with the frame's width.
+	beforeDraw func(width int)
 }
 
 func newFlowPage(a *App, frame tview.Primitive, help string, height func() int) *flowPage {
@@ -51,10 +52,10 @@ func newFlowPage(a *App, frame tview.Primitive, help string, height func() int) 
 
 // Draw sizes the frame to the screen, then draws.
 func (p *flowPage) Draw(screen tcell.Screen) {
-	if p.beforeDraw != nil {
-		p.beforeDraw()
-	}
 	_, _, w, h := p.GetRect()
+	if p.beforeDraw != nil {
+		p.beforeDraw(min(w, p.width))
+	}
 	want := p.height()
 	if want <= 0 || want > h-1 {
 		want = h - 1
@@ -143,18 +144,25 @@ func buttonRow(align int, buttons ...*tview.Button) *tview.Flex {
 	return row
 }
 
-// updateUnlessDone runs fn on the event goroutine like a.update, but
-// gives up when ctx ends: tview's QueueUpdate waits for the event loop
-// to run fn, and an update queued as Run ends would wait for ever and
-// with it Run's WaitGroup. Reports whether fn ran; when it reports false,
-// fn may still be running, so the caller must not read what fn writes.
+// updateUnlessDone runs fn on the event goroutine and redraws, like
+// a.update, but gives up when ctx ends: tview's QueueUpdate waits for the
+// event loop to run fn, and an update queued as Run ends would wait for
+// ever and with it Run's WaitGroup. Reports whether fn ran; when it
+// reports false, fn may still be running, so the caller must not read
+// what fn writes.
 func (a *App) updateUnlessDone(ctx context.Context, fn func()) bool {
+	return a.updateUnlessDoneIf(ctx, func() bool { fn(); return true })
+}
+
+// updateUnlessDoneIf is updateUnlessDone that redraws only when fn says
+// the screen changed: a result for a page not on screen costs no frame.
+func (a *App) updateUnlessDoneIf(ctx context.Context, fn func() (redraw bool)) bool {
 	ran := make(chan struct{})
 	// This goroutine is left behind, blocked, when the event loop has
 	// ended without running fn; Run is over by then.
-	go a.app.QueueUpdateDraw(func() {
-		if ctx.Err() == nil {
-			fn()
+	go a.app.QueueUpdate(func() {
+		if ctx.Err() == nil && fn() {
+			a.app.ForceDraw()
 		}
 		close(ran)
 	})

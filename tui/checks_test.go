@@ -351,15 +351,16 @@ func checksConfig(f *fakeChecks) Config {
 }
 
 func TestChecksFlow(t *testing.T) {
-	const countdown = "Do you still wish to modify"
+	const countdown = "connectivity checks"
 
 	t.Run("initial failure then recovery shows the countdown", func(t *testing.T) {
 		f := newFakeChecks()
 		f.set(CheckReleaseImagePull, errors.New("exit status 125"))
 		r := runApp(t, checksConfig(f), 80, 24)
-		r.waitFor(t, "✖ failed", "release image pull error: exit status 125", "Additional checks")
+		defer r.quit(t)
+		r.waitScreen(t, "✖ failed", "release image pull error: exit status 125", "Additional checks")
 		f.set(CheckReleaseImagePull, nil)
-		screen := r.waitFor(t, countdown, "<Yes>", "<No>")
+		screen := r.waitScreen(t, countdown, "<Yes>", "<No>")
 		if strings.Contains(screen, "Check Errors") {
 			t.Errorf("the errors still show once the pull passed:\n%s", screen)
 		}
@@ -369,17 +370,18 @@ func TestChecksFlow(t *testing.T) {
 		f := newFakeChecks()
 		f.set(CheckReleaseImagePull, errors.New("exit status 125"))
 		r := runApp(t, checksConfig(f), 80, 24)
-		r.waitFor(t, "release image pull error")
+		defer r.quit(t)
+		r.waitScreen(t, "release image pull error")
 		r.key(tcell.KeyTab, 0)
-		r.waitFor(t, "release image pull error")
+		r.waitScreen(t, "release image pull error")
 		f.set(CheckReleaseImagePull, nil)
-		r.waitFor(t, "✓ passed")
+		r.waitScreen(t, "✓ passed")
 		// Let the checks run several more times: no dialog.
 		runs := r.runs(f, CheckReleaseImagePull)
 		for r.runs(f, CheckReleaseImagePull) < runs+5 {
 			time.Sleep(10 * time.Millisecond)
 		}
-		if screen := r.waitFor(t, "✓ passed"); strings.Contains(screen, countdown) {
+		if screen := r.waitScreen(t, "✓ passed"); strings.Contains(screen, countdown) {
 			t.Errorf("the countdown came back after a key:\n%s", screen)
 		}
 	})
@@ -387,23 +389,25 @@ func TestChecksFlow(t *testing.T) {
 	t.Run("pull failing during the countdown closes it", func(t *testing.T) {
 		f := newFakeChecks()
 		r := runApp(t, checksConfig(f), 80, 24)
-		r.waitFor(t, countdown)
+		defer r.quit(t)
+		r.waitScreen(t, countdown)
 		f.set(CheckReleaseImagePull, errors.New("exit status 125"))
-		screen := r.waitFor(t, "release image pull error")
+		screen := r.waitScreen(t, "release image pull error")
 		if strings.Contains(screen, countdown) {
 			t.Errorf("the countdown stayed open:\n%s", screen)
 		}
 		// It comes back when the pull passes again: nobody touched a key.
 		f.set(CheckReleaseImagePull, nil)
-		r.waitFor(t, countdown)
+		r.waitScreen(t, countdown)
 	})
 
 	t.Run("Yes stays on the checks page", func(t *testing.T) {
 		f := newFakeChecks()
 		r := runApp(t, checksConfig(f), 80, 24)
-		r.waitFor(t, countdown)
+		defer r.quit(t)
+		r.waitScreen(t, countdown)
 		r.key(tcell.KeyEnter, 0) // <Yes> is focused
-		screen := r.waitFor(t, checksTitle, "<Quit>")
+		screen := r.waitScreen(t, checksTitle, "<Quit>")
 		if strings.Contains(screen, countdown) {
 			t.Errorf("the countdown stayed open:\n%s", screen)
 		}
@@ -412,10 +416,38 @@ func TestChecksFlow(t *testing.T) {
 	t.Run("No ends the console without a dashboard", func(t *testing.T) {
 		f := newFakeChecks()
 		r := runApp(t, checksConfig(f), 80, 24)
-		r.waitFor(t, countdown)
+		defer r.quit(t)
+		r.waitScreen(t, countdown)
 		r.key(tcell.KeyTab, 0)
 		r.key(tcell.KeyEnter, 0)
 		r.waitDone(t)
+	})
+
+	t.Run("No goes on to the dashboard and stops the checks", func(t *testing.T) {
+		f := newFakeChecks()
+		cfg := checksConfig(f)
+		cfg.Source = SourceFunc(func(context.Context) Snapshot { return Snapshot{} })
+		r := runApp(t, cfg, 80, 24)
+		defer r.quit(t)
+		r.waitScreen(t, countdown)
+		r.key(tcell.KeyTab, 0)
+		r.key(tcell.KeyEnter, 0)
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			var page string
+			var stopped bool
+			r.app.QueueUpdate(func() { page, stopped = r.current, r.checks.runCtx.Err() != nil })
+			if page == pageDashboard {
+				if !stopped {
+					t.Error("the checks still run behind the dashboard")
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the console shows page %q, want %q", page, pageDashboard)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 	})
 
 	t.Run("countdown expiry ends the console", func(t *testing.T) {
@@ -423,7 +455,8 @@ func TestChecksFlow(t *testing.T) {
 		cfg := checksConfig(f)
 		cfg.Countdown = 2 * time.Second
 		r := runApp(t, cfg, 80, 24)
-		r.waitFor(t, countdown, "<No>")
+		defer r.quit(t)
+		r.waitScreen(t, countdown, "<No>")
 		r.waitDone(t)
 	})
 
@@ -435,16 +468,17 @@ func TestChecksFlow(t *testing.T) {
 		cfg.ConfigureNetwork = func() error { configured <- struct{}{}; return nil }
 		cfg.NetState = func(context.Context) (NetState, error) { return healthyNet(), nil }
 		r := runApp(t, cfg, 80, 24)
-		r.waitFor(t, "release image pull error")
+		defer r.quit(t)
+		r.waitScreen(t, "release image pull error")
 		r.key(tcell.KeyEnter, 0) // <Configure Network> has the focus
-		r.waitFor(t, networkTitle, "eth0 (ethernet), default route")
+		r.waitScreen(t, networkTitle, "bond0.42 (vlan), default route")
 		select {
 		case <-configured:
 		default:
 			t.Fatal("ConfigureNetwork did not run")
 		}
 		r.key(tcell.KeyEscape, 0)
-		r.waitFor(t, checksTitle, "release image pull error")
+		r.waitScreen(t, checksTitle, "release image pull error")
 	})
 }
 
@@ -467,5 +501,51 @@ func (r *running) waitDone(t *testing.T) {
 		r.done <- err // for the cleanup
 	case <-time.After(10 * time.Second):
 		t.Fatalf("Run did not return; the screen shows:\n%s", screenText(r.sim))
+	}
+}
+
+// waitScreen is waitFor that fails instead of hanging when the App has
+// stopped: tview's QueueUpdate never returns then.
+func (r *running) waitScreen(t *testing.T, texts ...string) string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	var screen string
+	for {
+		got := make(chan string, 1)
+		go r.app.QueueUpdate(func() { got <- screenText(r.sim) })
+		select {
+		case screen = <-got:
+		case <-time.After(time.Second):
+		}
+		missing := false
+		for _, s := range texts {
+			if !strings.Contains(screen, s) {
+				missing = true
+				break
+			}
+		}
+		if !missing {
+			return screen
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("screen never showed %q; it shows:\n%s", texts, screen)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// quit stops the App and waits for Run to return, inside the test: the
+// skeleton's cleanup stops it a second time, and so does Run's watch on
+// t.Context(), which ends before cleanups run; a Stop racing with the
+// end of tview's Run is a data race (Run clears its screen without the
+// lock). After quit both find it stopped.
+func (r *running) quit(t *testing.T) {
+	t.Helper()
+	r.app.Stop()
+	select {
+	case err := <-r.done:
+		r.done <- err // for the cleanup
+	case <-time.After(10 * time.Second):
+		t.Errorf("Run did not return after Stop")
 	}
 }

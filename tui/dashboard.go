@@ -54,7 +54,8 @@ type dashboardPage struct {
 	// The inner widths of the two frames at the last draw (0 before the
 	// first): text is wrapped and the table's columns chosen for them.
 	width, detailWidth int
-	valRows            int // the most lines the validations may take
+	valRows            int  // the most lines the validations may take
+	valsMore           bool // the validations take more lines than shown
 	cols               []hostColumn
 }
 
@@ -121,7 +122,9 @@ func newDashboardPage(a *App) *dashboardPage {
 	p.hostRoot = &sizedFlex{Flex: tview.NewFlex().SetDirection(tview.FlexRow), resize: func(w, _ int) {
 		if w-2 != p.detailWidth {
 			p.detailWidth = w - 2
-			p.fillDetail()
+			if p.shown != "" {
+				p.fillDetail()
+			}
 		}
 	}}
 	p.hostRoot.AddItem(p.hostFrame, 0, 1, true).AddItem(a.helpLine(hostHelp), 1, 0, false)
@@ -146,32 +149,12 @@ func (p *dashboardPage) start() {
 			case <-t.C:
 			}
 			s := src.Snapshot(ctx)
-			if ctx.Err() != nil || !p.a.updateWhile(ctx, func() { p.apply(s) }) {
+			if ctx.Err() != nil || !p.a.update(func() { p.apply(s) }) {
 				return
 			}
 			t.Reset(every)
 		}
 	})
-}
-
-// updateWhile runs fn on the event goroutine like update, but gives up
-// when ctx ends: tview's QueueUpdateDraw waits for good once the event
-// loop has stopped, and Run waits for its background work only after
-// cancelling ctx. The queued call then never runs; its goroutine stays
-// blocked until the process ends (one per stop, only when a refresh races
-// the quit).
-func (a *App) updateWhile(ctx context.Context, fn func()) bool {
-	done := make(chan struct{})
-	go func() {
-		a.app.QueueUpdateDraw(fn)
-		close(done)
-	}()
-	select {
-	case <-done:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 // apply shows s. Event goroutine only.
@@ -222,6 +205,7 @@ func (p *dashboardPage) render() {
 	vals := wrapText(p.valLines, p.width)
 	p.vals.SetText(strings.Join(vals, "\n"))
 	n := min(len(vals), p.valRows)
+	p.valsMore = len(vals) > n
 	label := 0
 	if n > 0 {
 		label = 1
@@ -256,7 +240,11 @@ func (p *dashboardPage) relabel() {
 		}
 		return "  " + s
 	}
-	p.valsLabel.SetText(mark(p.focused == p.vals, "Cluster validations failing: "+strconv.Itoa(len(p.valLines))))
+	vals := "Cluster validations failing: " + strconv.Itoa(len(p.valLines))
+	if p.valsMore {
+		vals += "   (more: Tab here, then ↑↓)"
+	}
+	p.valsLabel.SetText(mark(p.focused == p.vals, vals))
 	hosts := "Hosts: " + strconv.Itoa(len(p.hosts))
 	if p.snap.ThisHost != "" {
 		hosts += "   (* this host)"
@@ -326,6 +314,7 @@ func (p *dashboardPage) fillDetail() {
 			return
 		}
 	}
+	p.a.theme.frame(p.hostFrame.Box, "Host")
 	p.detail.SetText("✖ This host is no longer registered with node zero.")
 }
 

@@ -28,6 +28,15 @@ func TestDashboardKeys(t *testing.T) {
 	r.key(tcell.KeyEscape, 0)
 	r.waitFor(t, "Hosts: 5", dashboardHelp)
 
+	quit(t, r)
+}
+
+// quit presses q and waits for Run to return. Tests end their console
+// this way: stopping it from the cleanup races with the stop that Run
+// arranges on the test's context (tview writes Application.screen
+// unlocked once its loop ends).
+func quit(t *testing.T, r *running) {
+	t.Helper()
 	r.key(tcell.KeyRune, 'q')
 	select {
 	case err := <-r.done:
@@ -60,6 +69,7 @@ func TestDashboardNetworkKey(t *testing.T) {
 	}
 	r.key(tcell.KeyEscape, 0)
 	r.waitFor(t, dashboardHelp)
+	quit(t, r)
 }
 
 // TestDashboardRefreshKeepsSelection: the selected host stays selected

@@ -36,8 +36,8 @@ func newNetworkPage(a *App) *networkPage {
 	p.tree.SetBorder(true).SetTitle(" " + networkTitle + " ")
 	p.tree.SetSelectedFunc(p.toggle)
 	p.tree.SetInputCapture(p.keys)
-	p.status = tview.NewTextView().SetDynamicColors(false)
 
+	p.status = tview.NewTextView().SetDynamicColors(false).SetWrap(true)
 	frame := tview.NewFlex().SetDirection(tview.FlexRow).
 		AddItem(p.tree, 0, 1, true).
 		AddItem(p.status, 1, 0, false)
@@ -47,10 +47,13 @@ func newNetworkPage(a *App) *networkPage {
 	}
 	p.page = newFlowPage(a, frame, help, func() int { return 0 })
 	p.page.focusable = []tview.Primitive{p.tree}
-	p.page.beforeDraw = func() {
+	p.page.beforeDraw = func(width int) {
 		if !p.requested {
 			p.refresh()
 		}
+		// The status line wraps rather than cut a reason short.
+		lines := len(tview.WordWrap(p.status.GetText(false), width))
+		frame.ResizeItem(p.status, min(max(lines, 1), 4), 0)
 	}
 	p.setTree(treeItem{Text: "(network state unknown)"})
 	a.pages.AddPage(pageNetwork, p.page, true, false)

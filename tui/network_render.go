@@ -74,13 +74,20 @@ func isDefault(st NetState, ifc NetInterface) bool {
 	return false
 }
 
-// defaultFirst is st's interfaces with those of the default route first,
-// each group in the reader's order.
+// defaultFirst is st's interfaces with those of the default route first
+// and loopback last, each group in the reader's order.
 func defaultFirst(st NetState) []NetInterface {
+	rank := func(ifc NetInterface) int {
+		switch {
+		case isDefault(st, ifc):
+			return 0
+		case ifc.Type == "loopback":
+			return 2
+		}
+		return 1
+	}
 	out := append([]NetInterface(nil), st.Interfaces...)
-	sort.SliceStable(out, func(i, j int) bool {
-		return isDefault(st, out[i]) && !isDefault(st, out[j])
-	})
+	sort.SliceStable(out, func(i, j int) bool { return rank(out[i]) < rank(out[j]) })
 	return out
 }
 

@@ -98,6 +98,21 @@ func TestNetTree(t *testing.T) {
 					node("default (IPv6)", leaf("Next hop address: 2001:db8::1"), leaf("Next hop interface: b"))),
 				node("DNS", node("Servers", leaf("2001:db8::53")))),
 		},
+		{
+			name: "loopback last",
+			st: NetState{
+				Hostname:   "h",
+				Interfaces: []NetInterface{{Name: "lo", Type: "loopback"}, {Name: "b"}, {Name: "a", Default: true}, {Name: "c"}},
+			},
+			want: node("h",
+				node("Interfaces",
+					node("a, default route", leaf("No addresses")),
+					node("b", leaf("No addresses")),
+					node("c", leaf("No addresses")),
+					node("lo (loopback)", leaf("No addresses"))),
+				node("Routes", leaf("none")),
+				node("DNS", leaf("no servers"))),
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, netTree(tc.st)); diff != "" {
@@ -164,25 +179,26 @@ func TestNetworkKeys(t *testing.T) {
 	// No checks, no dashboard, no rendezvous: the console opens on the
 	// network page and reads the network when first drawn.
 	r := runApp(t, cfg, 80, 24)
-	r.waitFor(t, "master-0.ostest.test.metalkube.org", "bond0.42 (vlan), default route", "IPv6 Addresses")
+	defer r.quit(t)
+	r.waitScreen(t, "master-0.ostest.test.metalkube.org", "bond0.42 (vlan), default route", "IPv6 Addresses")
 	waitRead(t, reads)
 
 	// Down to "Interfaces", Enter collapses it.
 	r.key(tcell.KeyDown, 0)
 	r.key(tcell.KeyEnter, 0)
-	screen := r.waitFor(t, "Interfaces (+)")
+	screen := r.waitScreen(t, "Interfaces (+)")
 	if strings.Contains(screen, "bond0.42 (vlan)") {
 		t.Errorf("Interfaces collapsed still shows its children:\n%s", screen)
 	}
 	r.key(tcell.KeyEnter, 0)
-	r.waitFor(t, "bond0.42 (vlan), default route")
+	r.waitScreen(t, "bond0.42 (vlan), default route")
 
 	// c runs ConfigureNetwork; its error shows in a dialog; the network
 	// is read again.
 	r.key(tcell.KeyRune, 'c')
-	r.waitFor(t, "Configuring the network failed: nmtui: exit status 1", "<Ok>")
+	r.waitScreen(t, "Configuring the network", "nmtui: exit", "<Ok>")
 	r.key(tcell.KeyEnter, 0)
-	r.waitFor(t, "bond0.42 (vlan), default route")
+	r.waitScreen(t, "bond0.42 (vlan), default route")
 	var n int
 	r.app.QueueUpdate(func() { n = configured })
 	if n != 1 {

@@ -102,7 +102,7 @@ func (p *rendezvousPage) buildMain() {
 		AddItem(buttonRow(tview.AlignCenter, p.thisNode), 1, 0, false).
 		AddItem(nil, 1, 0, false)
 	focus := []tview.Primitive{p.input, p.save, p.thisNode}
-	height := 2 + 10
+	height := 2 + 4 + 9 // borders, text, the rows under it
 	if a.cfg.ConfigureNetwork != nil {
 		p.configure = a.flowButton(buttonConfigure, a.configureNetwork)
 		frame.AddItem(separator, 1, 0, false).
@@ -126,7 +126,7 @@ func (p *rendezvousPage) buildMain() {
 		}
 		return ev
 	})
-	p.page.beforeDraw = func() {
+	p.page.beforeDraw = func(int) {
 		if !p.prompted {
 			p.start()
 		}

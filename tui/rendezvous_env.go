@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 )
 
@@ -82,9 +81,8 @@ const rendezvousProbeTimeout = time.Second
 
 // rendezvousAPIURL is node zero's API at addr and port.
 func rendezvousAPIURL(addr netip.Addr, port uint16) string {
-	host := netip.AddrPortFrom(addr, port).String()
-	host = strings.Replace(host, "%", "%25", 1) // an IPv6 zone
-	u := url.URL{Scheme: "http", Host: host, Path: "/api/assisted-install/v2"}
+	// url.URL escapes an IPv6 zone's "%".
+	u := url.URL{Scheme: "http", Host: netip.AddrPortFrom(addr, port).String(), Path: "/api/assisted-install/v2"}
 	return u.String()
 }
 

@@ -359,11 +359,12 @@ func TestRendezvousFlow(t *testing.T) {
 		f := &fakeRendezvous{}
 		cfg := f.config(t, threeAddrs)
 		r := runApp(t, Config{Rendezvous: cfg}, 80, 24)
-		r.waitFor(t, rendezvousTitle, "Rendezvous IP", "<Save rendezvous IP>")
+		defer r.quit(t)
+		r.waitScreen(t, rendezvousTitle, "Rendezvous IP", "<Save rendezvous IP>")
 		r.typeText("192.168.111.80")
 		r.key(tcell.KeyTab, 0) // to <Save rendezvous IP>
 		r.key(tcell.KeyEnter, 0)
-		r.waitFor(t, "Successfully saved 192.168.111.80 as the", "<Continue>")
+		r.waitScreen(t, "Successfully saved", "192.168.111.80 as the", "<Continue>")
 		if got, want := readEnv(t, cfg.Root), "NODE_ZERO_IP=192.168.111.80\nSERVICE_BASE_URL=http://192.168.111.80:8090/\n"; got != want {
 			t.Errorf("rendezvous-host.env = %q, want %q", got, want)
 		}
@@ -382,12 +383,13 @@ func TestRendezvousFlow(t *testing.T) {
 		f := &fakeRendezvous{}
 		cfg := f.config(t, threeAddrs)
 		r := runApp(t, Config{Rendezvous: cfg}, 80, 24)
-		r.waitFor(t, rendezvousTitle)
+		defer r.quit(t)
+		r.waitScreen(t, rendezvousTitle)
 		r.typeText("192.168.1111.5")
 		r.key(tcell.KeyEnter, 0) // Enter in the field saves too
-		r.waitFor(t, "The IP address", "192.168.1111.5 is not a", "<Back>")
+		r.waitScreen(t, "The IP address", "192.168.1111.5 is not a", "<Back>")
 		r.key(tcell.KeyEnter, 0)
-		screen := r.waitFor(t, rendezvousTitle, "192.168.1111.5")
+		screen := r.waitScreen(t, rendezvousTitle, "192.168.1111.5")
 		if strings.Contains(screen, "not a valid") {
 			t.Errorf("the error dialog stayed open:\n%s", screen)
 		}
@@ -405,11 +407,12 @@ func TestRendezvousFlow(t *testing.T) {
 		f := &fakeRendezvous{err: errors.New("connection refused")}
 		cfg := f.config(t, threeAddrs)
 		r := runApp(t, Config{Rendezvous: cfg, ConfigureNetwork: func() error { return nil }}, 80, 24)
-		r.waitFor(t, rendezvousTitle)
+		defer r.quit(t)
+		r.waitScreen(t, rendezvousTitle)
 		r.typeText("fd2e:6f44:5dd8:c956::50")
 		r.key(tcell.KeyTab, 0)
 		r.key(tcell.KeyEnter, 0)
-		r.waitFor(t, "Warning: the specified", "<Save and Continue>", "<Back>", "<Configure Network>")
+		r.waitScreen(t, "Warning: the specified", "<Save and Continue>", "<Back>", "<Configure Network>")
 		if _, err := os.Stat(filepath.Join(cfg.Root, "etc", "assisted", "rendezvous-host.env")); err == nil {
 			t.Errorf("the IP was saved before the person chose to")
 		}
@@ -424,11 +427,12 @@ func TestRendezvousFlow(t *testing.T) {
 		f := &fakeRendezvous{}
 		cfg := f.config(t, threeAddrs)
 		r := runApp(t, Config{Rendezvous: cfg}, 80, 24)
-		r.waitFor(t, rendezvousTitle)
+		defer r.quit(t)
+		r.waitScreen(t, rendezvousTitle)
 		r.key(tcell.KeyTab, 0)
 		r.key(tcell.KeyTab, 0) // to <This is the rendezvous node>
 		r.key(tcell.KeyEnter, 0)
-		screen := r.waitFor(t, rendezvousSelectTitle, "192.168.111.20", "172.22.0.10", "fd2e:6f44:5dd8:c956::14", "<Back>")
+		screen := r.waitScreen(t, rendezvousSelectTitle, "192.168.111.20", "172.22.0.10", "fd2e:6f44:5dd8:c956::14", "<Back>")
 		for _, hidden := range []string{"127.0.0.1", "fe80::"} {
 			if strings.Contains(screen, hidden) {
 				t.Errorf("the select page offers %s:\n%s", hidden, screen)
@@ -436,7 +440,7 @@ func TestRendezvousFlow(t *testing.T) {
 		}
 		r.key(tcell.KeyDown, 0)
 		r.key(tcell.KeyEnter, 0)
-		r.waitFor(t, "Successfully saved 172.22.0.10 as the", "on the other nodes")
+		r.waitScreen(t, "Successfully saved", "172.22.0.10 as the", "other nodes")
 		if got, want := readEnv(t, cfg.Root), "NODE_ZERO_IP=172.22.0.10\nSERVICE_BASE_URL=http://172.22.0.10:8090/\n"; got != want {
 			t.Errorf("rendezvous-host.env = %q, want %q", got, want)
 		}
@@ -450,17 +454,18 @@ func TestRendezvousFlow(t *testing.T) {
 	t.Run("select page Back and Esc return", func(t *testing.T) {
 		f := &fakeRendezvous{}
 		r := runApp(t, Config{Rendezvous: f.config(t, threeAddrs)}, 80, 24)
-		r.waitFor(t, rendezvousTitle)
+		defer r.quit(t)
+		r.waitScreen(t, rendezvousTitle)
 		r.key(tcell.KeyBacktab, 0)
 		r.key(tcell.KeyEnter, 0) // <This is the rendezvous node>: the ring wraps
-		r.waitFor(t, rendezvousSelectTitle)
+		r.waitScreen(t, rendezvousSelectTitle)
 		r.key(tcell.KeyUp, 0) // wraps to <Back>
 		r.key(tcell.KeyEnter, 0)
-		r.waitFor(t, rendezvousTitle, "<Save rendezvous IP>")
+		r.waitScreen(t, rendezvousTitle, "<Save rendezvous IP>")
 		r.key(tcell.KeyEnter, 0) // the focus stayed on <This is the rendezvous node>
-		r.waitFor(t, rendezvousSelectTitle)
+		r.waitScreen(t, rendezvousSelectTitle)
 		r.key(tcell.KeyEscape, 0)
-		r.waitFor(t, rendezvousTitle, "<Save rendezvous IP>")
+		r.waitScreen(t, rendezvousTitle, "<Save rendezvous IP>")
 	})
 
 	t.Run("prefilled: the prompt goes on by itself", func(t *testing.T) {
@@ -468,7 +473,8 @@ func TestRendezvousFlow(t *testing.T) {
 		cfg := f.config(t, threeAddrs)
 		cfg.Prefill = netip.MustParseAddr("192.168.111.80")
 		r := runApp(t, Config{Rendezvous: cfg, Countdown: 2 * time.Second}, 80, 24)
-		r.waitFor(t, "Rendezvous IP has been set to", "<Modify>", "<Quit>")
+		defer r.quit(t)
+		r.waitScreen(t, "has been", "<Modify>", "<Quit>")
 		r.waitDone(t)
 	})
 
@@ -477,14 +483,15 @@ func TestRendezvousFlow(t *testing.T) {
 		cfg := f.config(t, threeAddrs)
 		cfg.Prefill = netip.MustParseAddr("192.168.111.80")
 		r := runApp(t, Config{Rendezvous: cfg}, 80, 24)
-		r.waitFor(t, "Rendezvous IP has been set to", "<Modify>")
+		defer r.quit(t)
+		r.waitScreen(t, "has been", "<Modify>")
 		r.key(tcell.KeyEnter, 0)
-		screen := r.waitFor(t, rendezvousTitle, "192.168.111.80")
+		screen := r.waitScreen(t, rendezvousTitle, "192.168.111.80")
 		if strings.Contains(screen, "has been set to") {
 			t.Errorf("the prompt stayed open:\n%s", screen)
 		}
 		// Typing goes to the field, q included.
 		r.typeText("q")
-		r.waitFor(t, "192.168.111.80q")
+		r.waitScreen(t, "192.168.111.80q")
 	})
 }

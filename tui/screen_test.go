@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"context"
 	"flag"
 	"os"
 	"path/filepath"
@@ -84,7 +85,8 @@ type running struct {
 }
 
 // runApp starts New(cfg) on a w×h simulation screen; the test's cleanup
-// stops it.
+// stops it through Run's context, the one way the console is stopped from
+// outside (a second Stop racing Run's own end is a data race in tview).
 func runApp(t *testing.T, cfg Config, w, h int) *running {
 	t.Helper()
 	sim := tcell.NewSimulationScreen("UTF-8")
@@ -92,9 +94,10 @@ func runApp(t *testing.T, cfg Config, w, h int) *running {
 	a := New(cfg)
 	sim.SetSize(w, h)
 	r := &running{App: a, sim: sim, done: make(chan error, 1)}
-	go func() { r.done <- a.Run(t.Context()) }()
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { r.done <- a.Run(ctx) }()
 	t.Cleanup(func() {
-		a.app.Stop()
+		cancel()
 		<-r.done
 	})
 	return r

@@ -30,6 +30,14 @@ type HTTPSource struct {
 	Events int
 	// Now stamps the snapshots (default time.Now).
 	Now func() time.Time
+	// HostsEvery is how often the host list is read again while nothing
+	// else says it changed (default 30 s). The list is the heavy part —
+	// every host carries its inventory, ~100 KB — so an idle dashboard
+	// reads it again only when the cluster's counts, status or update
+	// time moved, new events arrived, or HostsEvery passed; while the
+	// cluster prepares or installs it is read at every snapshot, for the
+	// progress bars.
+	HostsEvery time.Duration
 
 	mu   sync.Mutex
 	last Snapshot // the last good data
@@ -40,6 +48,10 @@ type HTTPSource struct {
 	evCluster string
 	seen      int
 	tail      []*v2.Event
+	// hostsAt is when the host list in last was read; hostsKey what the
+	// cluster looked like then.
+	hostsAt  time.Time
+	hostsKey string
 }
 
 // FetchError is a snapshot fetch that failed: the service at URL did not
@@ -104,28 +116,56 @@ func (s *HTTPSource) fetch(ctx context.Context) (Snapshot, error) {
 	}
 	id := snap.Cluster.ID
 
-	var hosts v2.HostList
-	err = s.call(ctx, func(ctx context.Context) (err error) {
-		hosts, err = s.client.ListClusterHosts(ctx, id)
-		return err
-	})
+	fresh, err := s.readEvents(ctx, id)
 	if err != nil {
 		return Snapshot{}, err
 	}
-	snap.Hosts = hosts
-
-	if err := s.readEvents(ctx, id); err != nil {
-		return Snapshot{}, err
-	}
 	snap.Events = s.tail
+
+	key := hostsKey(snap.Cluster)
+	every := s.HostsEvery
+	if every <= 0 {
+		every = 30 * time.Second
+	}
+	if fresh > 0 || key != s.hostsKey || s.last.Cluster == nil || s.last.Cluster.ID != id ||
+		busy(snap.Cluster.Status) || now().Sub(s.hostsAt) >= every {
+		var hosts v2.HostList
+		err = s.call(ctx, func(ctx context.Context) (err error) {
+			hosts, err = s.client.ListClusterHosts(ctx, id)
+			return err
+		})
+		if err != nil {
+			return Snapshot{}, err
+		}
+		snap.Hosts = hosts
+		s.hostsAt, s.hostsKey = now(), key
+	} else {
+		snap.Hosts = s.last.Hosts
+	}
 	snap.At = now()
 	return snap, nil
 }
 
+// hostsKey is what of a cluster moves when its hosts do.
+func hostsKey(c *v2.Cluster) string {
+	return fmt.Sprintf("%s|%s|%d|%d|%d|%s", c.Status, c.StatusInfo, c.TotalHostCount, c.ReadyHostCount,
+		c.EnabledHostCount, c.UpdatedAt.Format(time.RFC3339Nano))
+}
+
+// busy reports a cluster whose hosts change by the second.
+func busy(st v2.ClusterStatus) bool {
+	switch st {
+	case v2.ClusterStatusPreparingForInstallation, v2.ClusterStatusInstalling, v2.ClusterStatusFinalizing,
+		v2.ClusterStatusInstallingPendingUserAction:
+		return true
+	}
+	return false
+}
+
 // readEvents brings the tail up to date with the events after the last
-// seen one. Events are kept in the service's order (event time, then
-// insertion), which is append-only for one cluster.
-func (s *HTTPSource) readEvents(ctx context.Context, clusterID string) error {
+// seen one and returns how many it read. Events are kept in the service's
+// order (event time, then insertion), which is append-only for one cluster.
+func (s *HTTPSource) readEvents(ctx context.Context, clusterID string) (int, error) {
 	if clusterID != s.evCluster {
 		s.evCluster, s.seen, s.tail = clusterID, 0, nil
 	}
@@ -133,6 +173,7 @@ func (s *HTTPSource) readEvents(ctx context.Context, clusterID string) error {
 	if limit <= 0 {
 		limit = 50
 	}
+	read := 0
 	for {
 		var page v2.EventList
 		err := s.call(ctx, func(ctx context.Context) (err error) {
@@ -140,8 +181,9 @@ func (s *HTTPSource) readEvents(ctx context.Context, clusterID string) error {
 			return err
 		})
 		if err != nil {
-			return err
+			return read, err
 		}
+		read += len(page)
 		if len(page) > 0 {
 			s.seen += len(page)
 			// A new slice: the snapshots handed out before keep theirs.
@@ -149,7 +191,7 @@ func (s *HTTPSource) readEvents(ctx context.Context, clusterID string) error {
 			s.tail = tail[max(0, len(tail)-limit):]
 		}
 		if len(page) < eventPage {
-			return nil
+			return read, nil
 		}
 	}
 }

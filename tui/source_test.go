@@ -31,6 +31,8 @@ type fakeService struct {
 	hang bool
 	// eventQueries records the offset and limit of each events request.
 	eventQueries []string
+	// hostReads counts the host list requests.
+	hostReads int
 }
 
 func (f *fakeService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -53,6 +55,7 @@ func (f *fakeService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case path == "/clusters":
 		out = f.clusters
 	case strings.HasPrefix(path, "/clusters/") && strings.HasSuffix(path, "/hosts"):
+		f.hostReads++
 		out = f.hosts[strings.TrimSuffix(strings.TrimPrefix(path, "/clusters/"), "/hosts")]
 	case path == "/events":
 		q := r.URL.Query()
@@ -114,6 +117,49 @@ func eventMessages(evs []*v2.Event) []string {
 		out = append(out, e.Message)
 	}
 	return out
+}
+
+// TestHTTPSourceReadsHostsWhenTheyMove: the heavy host list is read again
+// only when something says the hosts moved — new events, the cluster's
+// status or counts, an install under way — or HostsEvery passed.
+func TestHTTPSourceReadsHostsWhenTheyMove(t *testing.T) {
+	healthy := healthySnapshot()
+	cluster := *healthy.Cluster
+	f := &fakeService{clusters: []*v2.Cluster{&cluster}, hosts: map[string][]*v2.Host{fixtureClusterID: healthy.Hosts}}
+	f.addEvents(3)
+	srv := serve(t, f, "127.0.0.1:0")
+	client, err := v2.NewClient(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(client.CloseIdleConnections)
+	src := NewHTTPSource(client, "")
+	clock := fixtureTime
+	src.Now = func() time.Time { return clock }
+	src.HostsEvery = 30 * time.Second
+	reads := func() int { f.mu.Lock(); defer f.mu.Unlock(); return f.hostReads }
+	step := func(what string, change func(), wantRead bool) {
+		t.Helper()
+		before := reads()
+		change()
+		clock = clock.Add(2 * time.Second)
+		s := src.Snapshot(t.Context())
+		if s.Err != nil || len(s.Hosts) != len(healthy.Hosts) {
+			t.Fatalf("%s: snapshot err %v, %d hosts", what, s.Err, len(s.Hosts))
+		}
+		if got := reads() > before; got != wantRead {
+			t.Errorf("%s: host list read = %v, want %v", what, got, wantRead)
+		}
+	}
+	step("first snapshot", func() {}, true)
+	step("nothing moved", func() {}, false)
+	step("nothing moved again", func() {}, false)
+	step("a new event", func() { f.addEvents(1) }, true)
+	step("quiet after it", func() {}, false)
+	step("a host became ready", func() { f.set(func(*fakeService) { cluster.ReadyHostCount++ }) }, true)
+	step("HostsEvery passed", func() { clock = clock.Add(30 * time.Second) }, true)
+	step("installing", func() { f.set(func(*fakeService) { cluster.Status = v2.ClusterStatusInstalling }) }, true)
+	step("still installing", func() {}, true)
 }
 
 func TestHTTPSource(t *testing.T) {

@@ -111,13 +111,12 @@ func runConsole(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	thisHost, _ := inventory.HostID(inventory.Options{Root: *hwRoot})
 	cfg.Source = &nodeZeroSource{root: r, url: *url, token: token, thisHost: thisHost}
 
-	defer switchToOwnVT()()
-	err = tui.Run(ctx, cfg)
-	if err != nil && isNoTerminal(err) {
-		fmt.Fprintf(stderr, "console: no terminal (%v); showing the status lines instead\n", err)
+	if !isTerminal(os.Stdout) {
+		fmt.Fprintln(stderr, "console: standard output is no terminal; showing the status lines instead")
 		return plainConsole(ctx, r, stdout)
 	}
-	return err
+	defer switchToOwnVT()()
+	return tui.Run(ctx, cfg)
 }
 
 // interactiveUIPath marks the interactive flow: the console asks for the
@@ -138,12 +137,6 @@ func monoWanted(flagValue string) bool {
 	}
 	term := os.Getenv("TERM")
 	return strings.HasPrefix(term, "vt") || term == "dumb" || term == ""
-}
-
-// isNoTerminal tells a console that could not open its terminal.
-func isNoTerminal(err error) bool {
-	msg := err.Error()
-	return strings.Contains(msg, "/dev/tty") || strings.Contains(msg, "terminal") || strings.Contains(msg, "terminfo")
 }
 
 func caPool(path string) (*x509.CertPool, error) {
