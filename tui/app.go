@@ -170,24 +170,9 @@ func (a *App) goBackground(fn func(ctx context.Context)) {
 }
 
 // update runs fn on the event goroutine and redraws; safe from any
-// goroutine. It returns false, fn not run, once the console is stopping:
-// tview's QueueUpdateDraw waits for good after its event loop has ended,
-// so the wait is given up when Run's context ends (the queued call's
-// goroutine then stays blocked until the process exits — one per loop
-// that raced the quit).
-func (a *App) update(fn func()) bool {
-	done := make(chan struct{})
-	go func() {
-		a.app.QueueUpdateDraw(fn)
-		close(done)
-	}()
-	select {
-	case <-done:
-		return true
-	case <-a.ctx.Done():
-		return false
-	}
-}
+// goroutine. It returns false once the console is stopping
+// (updateUnlessDone, checks_flow.go).
+func (a *App) update(fn func()) bool { return a.updateUnlessDone(a.ctx, fn) }
 
 // firstPage is where the console starts: the rendezvous page in the
 // interactive flow, else the checks (behind the splash until the first

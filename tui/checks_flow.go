@@ -91,16 +91,6 @@ func (p *flowPage) setFocusable(items ...tview.Primitive) {
 	}
 }
 
-// focusOn moves the focus to item, one of focusable.
-func (p *flowPage) focusOn(item tview.Primitive) {
-	for i, it := range p.focusable {
-		if it == item {
-			p.focused = i
-		}
-	}
-	p.a.app.SetFocus(item)
-}
-
 // cycle moves the focus by delta places round the ring.
 func (p *flowPage) cycle(delta int) {
 	if len(p.focusable) == 0 {

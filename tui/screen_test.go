@@ -110,11 +110,13 @@ func (r *running) waitFor(t *testing.T, texts ...string) string {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		var screen string
-		done := make(chan struct{})
-		r.app.QueueUpdate(func() { screen = screenText(r.sim); close(done) })
+		got := make(chan string, 1)
+		// In a goroutine: QueueUpdate waits for good once the app stopped.
+		go r.app.QueueUpdate(func() { got <- screenText(r.sim) })
 		select {
-		case <-done:
+		case screen = <-got:
 		case <-time.After(time.Second):
+			screen = "(the console does not draw: stopped?)"
 		}
 		ok := true
 		for _, s := range texts {
