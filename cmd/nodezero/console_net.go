@@ -13,6 +13,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 
+	"github.com/nodezero/nodezero/daemon/boot"
 	"github.com/nodezero/nodezero/tui"
 )
 
@@ -150,27 +151,22 @@ func hostnameOf(root string) string {
 }
 
 // localAddrs lists this host's addresses that could be node zero's:
-// neither loopback nor link-local, IPv4 first.
+// neither loopback nor link-local, IPv4 first. The links are the node-zero
+// stage's (boot.SystemLinks), so the page offers what that stage matches.
 func localAddrs() ([]netip.Addr, error) {
-	as, err := net.InterfaceAddrs()
+	links, err := boot.SystemLinks{}.Links()
 	if err != nil {
 		return nil, err
 	}
 	var out []netip.Addr
-	for _, a := range as {
-		n, ok := a.(*net.IPNet)
-		if !ok {
-			continue
+	for _, l := range links {
+		for _, p := range l.Addrs {
+			ip := p.Addr()
+			if ip.IsLoopback() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() {
+				continue
+			}
+			out = append(out, ip)
 		}
-		ip, ok := netip.AddrFromSlice(n.IP)
-		if !ok {
-			continue
-		}
-		ip = ip.Unmap()
-		if ip.IsLoopback() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() {
-			continue
-		}
-		out = append(out, ip)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Is4() && !out[j].Is4() })
 	return out, nil

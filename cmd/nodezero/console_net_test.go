@@ -104,3 +104,24 @@ func TestNetState(t *testing.T) {
 		t.Errorf("dns %+v", st.DNS)
 	}
 }
+
+// TestLocalAddrs: the rendezvous page's candidates leave out loopback and
+// link-local addresses and list IPv4 first (read from this machine's
+// links; nothing is sent).
+func TestLocalAddrs(t *testing.T) {
+	addrs, err := localAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen6 := false
+	for _, a := range addrs {
+		if a.IsLoopback() || a.IsLinkLocalUnicast() {
+			t.Errorf("candidate %s is loopback or link-local", a)
+		}
+		if a.Is6() {
+			seen6 = true
+		} else if seen6 {
+			t.Errorf("IPv4 %s after an IPv6 address in %v", a, addrs)
+		}
+	}
+}
