@@ -14,6 +14,7 @@ import (
 
 	"github.com/nodezero/nodezero/configimage"
 	"github.com/nodezero/nodezero/configimage/credentials"
+	"github.com/nodezero/nodezero/daemon/atomicfile"
 	"github.com/nodezero/nodezero/daemon/auth"
 )
 
@@ -47,17 +48,17 @@ func runCreateConfigImage(_ context.Context, args []string, stdout, stderr io.Wr
 		return err
 	}
 	iso := filepath.Join(*dir, "agentconfig.noarch.iso")
-	if err := writeAtomic(iso, img, 0o644); err != nil {
+	if err := atomicfile.Write(iso, img, 0o644); err != nil {
 		return err
 	}
 	authDir := filepath.Join(*dir, "auth")
 	if err := os.MkdirAll(authDir, 0o700); err != nil {
 		return err
 	}
-	if err := writeAtomic(filepath.Join(authDir, "kubeconfig"), st.Kubeconfig(set.ClusterDeployment.Spec.ClusterName, set.ClusterDeployment.Spec.BaseDomain), 0o600); err != nil {
+	if err := atomicfile.Write(filepath.Join(authDir, "kubeconfig"), st.Kubeconfig(set.ClusterDeployment.Spec.ClusterName, set.ClusterDeployment.Spec.BaseDomain), 0o600); err != nil {
 		return err
 	}
-	if err := writeAtomic(filepath.Join(authDir, "kubeadmin-password"), []byte(st.KubeadminPass), 0o600); err != nil {
+	if err := atomicfile.Write(filepath.Join(authDir, "kubeadmin-password"), []byte(st.KubeadminPass), 0o600); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "nodezero create config-image: wrote %s (%d bytes), %s/kubeconfig and %s/kubeadmin-password\n", iso, len(img), authDir, authDir)
@@ -100,33 +101,8 @@ func loadOrCreateState(dir string) (*credentials.State, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := writeAtomic(p, b, 0o600); err != nil {
+	if err := atomicfile.Write(p, b, 0o600); err != nil {
 		return nil, err
 	}
 	return st, nil
-}
-
-// writeAtomic replaces path with data: temp file, fsync, rename.
-func writeAtomic(path string, data []byte, mode os.FileMode) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if err := f.Chmod(mode); err != nil {
-		f.Close()
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
 }
