@@ -316,14 +316,10 @@ func sandbox(ctx context.Context, o sandboxOptions) (err error) {
 		}
 		defer f.Close()
 		lines.set(f)
-		cc, err := v2.NewClient(url, v2.WithUserToken(userToken))
-		if err != nil {
-			return err
-		}
 		go func() {
 			err := tui.Run(ctx, tui.Config{
 				Mono:     monoWanted("auto"),
-				Source:   tui.NewHTTPSource(cc, ""),
+				Source:   tui.NewHTTPSource(c, ""),
 				NetState: func(context.Context) (tui.NetState, error) { return netState(nil, "/") },
 			})
 			lines.set(o.stdout)
