@@ -56,6 +56,13 @@ type Config struct {
 	// HostID is the host's id; "" means derive it with the hostID func.
 	HostID string
 	Logger *slog.Logger
+	// Resume, when set, runs once before the first registration: it
+	// continues work a restart of this process cut short (an install in
+	// progress, see hostagent/installer's journal). When it reports that
+	// it resumed something, the agent does not register (the service
+	// would take it for a restart during installation) and Run waits for
+	// ctx; otherwise the agent starts as usual.
+	Resume func(ctx context.Context) (resumed bool)
 }
 
 // Agent registers a host and runs the instructions the service hands out.
@@ -160,6 +167,11 @@ func (a *Agent) Run(ctx context.Context) error {
 			return fmt.Errorf("derive host id: %q is not a UUID", id)
 		}
 		hostID = id
+	}
+	if a.cfg.Resume != nil && a.cfg.Resume(ctx) {
+		a.log.Info("resumed the work of the previous process; not registering again")
+		<-ctx.Done()
+		return nil
 	}
 	// Consecutive short sessions (the service answering "exit" at once, a
 	// 404 right after registering) back off; the real agent is slowed there

@@ -146,6 +146,9 @@ func newAgent(cfg agentConfig) (*hostagent.Agent, error) {
 	}
 	addFailureSteps(steps, c, cfg)
 	addInstallStep(steps, c, cfg.Install)
+	if cfg.Config.Resume == nil {
+		cfg.Config.Resume = func(ctx context.Context) bool { return resumeInstall(ctx, c, cfg.Install) }
+	}
 	return hostagent.New(cfg.Config, steps, func() (string, error) { return inventory.HostID(opts) })
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -64,52 +65,97 @@ func (s agentService) ClusterHosts(ctx context.Context) ([]*v2.Host, error) {
 // through c.
 func addInstallStep(steps *hostagent.Steps, c *v2.Client, o installOptions) {
 	steps.Handle(v2.StepTypeInstall, installer.Step(func(req v2.InstallCmdRequest) (installer.Config, error) {
-		cfg := installer.Config{
-			Request: req, Service: agentService{c: c, req: req},
-			Root: o.Root, Poll: o.Poll, ControlPlaneTimeout: o.ControlPlaneTimeout,
-			Logger: o.Logger,
-		}
-		if o.RebootDelay >= 0 {
-			cfg.RebootDelay = o.RebootDelay
-		}
-		payload, perr := diskwrite.LoadPayload(o.Payload)
-		write := func(ctx context.Context, device string, ignition []byte, progress func(int)) error {
-			if perr != nil {
-				return fmt.Errorf("the built-in writer needs the factory image's payload: %w", perr)
-			}
-			target := device
-			if !o.Live {
-				p, err := o.Disks.path(device)
-				if err != nil {
-					return err
-				}
-				target = p
-			}
-			_, err := diskwrite.Write(ctx, diskwrite.Options{
-				Device: target, Payload: payload, Ignition: ignition,
-				Progress: func(written, total int64) {
-					if total > 0 {
-						progress(int(written * 100 / total))
-					}
-				},
-			})
-			return err
-		}
-		cfg.Write = write
-		if !o.Live {
-			// A hardware-tree host has neither coreos-installer nor
-			// firmware of its own: the machine's must not be touched.
-			cfg.CoreOSInstaller, cfg.Efibootmgr = "-", "-"
-			cfg.EFIDir = filepath.Join(o.Disks.hwRoot, "sys/firmware/efi")
-		}
-		cfg.Reboot = installer.LogindRebooter()
-		if o.Rebooter != nil {
-			r, err := o.Rebooter(req)
-			if err != nil {
-				return cfg, err
-			}
-			cfg.Reboot = r
-		}
-		return cfg, nil
+		return o.config(c, req)
 	}))
+}
+
+// resumeInstall continues an installation a restart of this process cut
+// short (installer.Resume); it reports whether one was resumed and has
+// scheduled its reboot. A resumed installation that fails has reported
+// Failed: the agent then registers as usual.
+func resumeInstall(ctx context.Context, c *v2.Client, o installOptions) bool {
+	j, err := installer.ReadJournal(o.Root)
+	if err != nil && o.Logger != nil {
+		o.Logger.Warn("install journal unreadable", "err", err, "stage", "install")
+	}
+	if j == nil {
+		if err != nil {
+			_ = installer.RemoveJournal(o.Root)
+		}
+		return false
+	}
+	cfg, err := o.config(c, j.Request)
+	if err != nil {
+		o.log().Error("cannot resume the installation", "err", err, "stage", "install")
+		_ = installer.RemoveJournal(o.Root)
+		return false
+	}
+	err = installer.Resume(ctx, cfg)
+	switch {
+	case err == nil:
+		return true
+	case errors.Is(err, installer.ErrNothingToResume):
+		o.log().Info("no installation to resume", "err", err, "stage", "install")
+	default:
+		o.log().Error("resumed installation ended", "err", err, "stage", "install")
+	}
+	return false
+}
+
+func (o installOptions) log() *slog.Logger {
+	if o.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return o.Logger
+}
+
+// config is the installer's configuration for req.
+func (o installOptions) config(c *v2.Client, req v2.InstallCmdRequest) (installer.Config, error) {
+	cfg := installer.Config{
+		Request: req, Service: agentService{c: c, req: req},
+		Root: o.Root, Poll: o.Poll, ControlPlaneTimeout: o.ControlPlaneTimeout,
+		Logger: o.Logger,
+	}
+	if o.RebootDelay >= 0 {
+		cfg.RebootDelay = o.RebootDelay
+	}
+	payload, perr := diskwrite.LoadPayload(o.Payload)
+	write := func(ctx context.Context, device string, ignition []byte, progress func(int)) error {
+		if perr != nil {
+			return fmt.Errorf("the built-in writer needs the factory image's payload: %w", perr)
+		}
+		target := device
+		if !o.Live {
+			p, err := o.Disks.path(device)
+			if err != nil {
+				return err
+			}
+			target = p
+		}
+		_, err := diskwrite.Write(ctx, diskwrite.Options{
+			Device: target, Payload: payload, Ignition: ignition,
+			Progress: func(written, total int64) {
+				if total > 0 {
+					progress(int(written * 100 / total))
+				}
+			},
+		})
+		return err
+	}
+	cfg.Write = write
+	if !o.Live {
+		// A hardware-tree host has neither coreos-installer nor
+		// firmware of its own: the machine's must not be touched.
+		cfg.CoreOSInstaller, cfg.Efibootmgr = "-", "-"
+		cfg.EFIDir = filepath.Join(o.Disks.hwRoot, "sys/firmware/efi")
+	}
+	cfg.Reboot = installer.LogindRebooter()
+	if o.Rebooter != nil {
+		r, err := o.Rebooter(req)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Reboot = r
+	}
+	return cfg, nil
 }

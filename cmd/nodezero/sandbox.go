@@ -59,6 +59,9 @@ type sandboxOptions struct {
 	timeout, checkEvery, cpTimeout  time.Duration
 	keepRunning, netns              bool
 	neverJoin                       string // a host that never joins (tests)
+	// started, when set, is called once every host has started, with the
+	// API client and the hosts (the crash tests kill processes through it).
+	started func(c *v2.Client, hosts []*sandboxHost)
 	console                         bool   // show the dashboard (tui) while it runs
 	stdout, errOut                  io.Writer
 }
@@ -77,9 +80,30 @@ type sandboxHost struct {
 	hw, root, disks, log string
 	args                 []string
 
-	mu    sync.Mutex
-	boots int
-	exit  error // the last process's end, when it did not reboot
+	mu      sync.Mutex
+	boots   int         // processes started (boots and restarts)
+	crashes int         // processes that died of a signal and were restarted
+	proc    *os.Process // the running process, nil between two
+	exit    error       // the last process's end, when it did not reboot
+}
+
+// kill sends SIGKILL to the host's running process, as a crash would end
+// it; the supervisor restarts it as systemd does (Restart=always). It
+// reports whether a process was running.
+func (h *sandboxHost) kill() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.proc == nil {
+		return false
+	}
+	return h.proc.Signal(syscall.SIGKILL) == nil
+}
+
+// counts returns the processes started and those killed.
+func (h *sandboxHost) counts() (boots, crashes int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.boots, h.crashes
 }
 
 // sandboxSummary is what a sandbox run leaves in DIR/summary.json.
@@ -305,6 +329,9 @@ func sandbox(ctx context.Context, o sandboxOptions) (err error) {
 	if err != nil {
 		return err
 	}
+	if o.started != nil {
+		o.started(c, hosts)
+	}
 	consoleDone := make(chan error, 1)
 	if o.console {
 		// The progress lines go to a log while the dashboard owns the
@@ -344,7 +371,8 @@ func sandbox(ctx context.Context, o sandboxOptions) (err error) {
 		}
 	}
 	b, _ := json.MarshalIndent(sum, "", "  ")
-	if err := os.WriteFile(filepath.Join(o.dir, "summary.json"), append(b, '\n'), 0o644); err != nil {
+	// 0600: it carries the user token, as the state file does.
+	if err := os.WriteFile(filepath.Join(o.dir, "summary.json"), append(b, '\n'), 0o600); err != nil {
 		return err
 	}
 	// The dashboard shows the end of the install until the person leaves
@@ -415,8 +443,17 @@ func superviseHost(ctx context.Context, bin string, h *sandboxHost, say func(str
 			h.setExit(err)
 			return
 		}
+		h.mu.Lock()
+		h.proc = cmd.Process
+		h.mu.Unlock()
 		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
+		go func() {
+			err := cmd.Wait()
+			h.mu.Lock()
+			h.proc = nil
+			h.mu.Unlock()
+			done <- err
+		}()
 		select {
 		case <-ctx.Done():
 			_ = cmd.Process.Signal(syscall.SIGTERM)
@@ -436,12 +473,52 @@ func superviseHost(ctx context.Context, bin string, h *sandboxHost, say func(str
 			say("%s rebooted into its installed disk", h.Name)
 			continue
 		}
+		if ws, ok := exitSignal(ee); ok {
+			// The daemon's unit restarts it whatever ended it
+			// (Restart=always); a signal is how a crash shows here.
+			h.mu.Lock()
+			h.crashes++
+			h.mu.Unlock()
+			say("%s: its nodezero process was killed (%s); restarting it as systemd would", h.Name, ws)
+			if !sleepCtx(ctx, sandboxRestartSec) {
+				return
+			}
+			continue
+		}
 		if err == nil {
 			err = errors.New("exited")
 		}
 		say("%s: its nodezero process ended: %v (log %s)", h.Name, err, h.log)
 		h.setExit(err)
 		return
+	}
+}
+
+// sandboxRestartSec is the pause before a killed host process starts
+// again (the unit's RestartSec is 3 s; the sandbox is in a hurry).
+const sandboxRestartSec = 200 * time.Millisecond
+
+// exitSignal returns the signal that ended a process, if one did.
+func exitSignal(ee *exec.ExitError) (syscall.Signal, bool) {
+	if ee == nil {
+		return 0, false
+	}
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	if !ok || !ws.Signaled() {
+		return 0, false
+	}
+	return ws.Signal(), true
+}
+
+// sleepCtx waits d or until ctx is done; it reports whether d elapsed.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
 	}
 }
 
@@ -661,7 +738,8 @@ func writeSandboxInputs(dir string, o sandboxOptions, prefix netip.Prefix, hosts
 		if err := t.Execute(&b, data); err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(dir, name), b.Bytes(), 0o644); err != nil {
+		// 0600: install-config.yaml carries the pull secret.
+		if err := os.WriteFile(filepath.Join(dir, name), b.Bytes(), 0o600); err != nil {
 			return err
 		}
 	}

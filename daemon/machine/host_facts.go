@@ -90,6 +90,7 @@ var (
 	isDay2Host     = Pred("isDay2Host", HostFacts.day2)
 	isHostInReboot = Pred("isHostInReboot", func(f HostFacts) bool { return f.Stage == v2.HostStageRebooting })
 	isHostInDone   = Pred("isHostInDone", func(f HostFacts) bool { return f.Stage == v2.HostStageDone })
+	hasNoStage     = Pred("hasNoStage", func(f HostFacts) bool { return f.Stage == "" })
 	isHostFailed   = Pred("isHostInFailed", func(f HostFacts) bool { return f.Stage == v2.HostStageFailed })
 
 	clusterPreparing = Pred("clusterPreparingForInstallation", func(f HostFacts) bool {

@@ -168,6 +168,8 @@ type install struct {
 	rep    *reporter
 	coreos string // coreos-installer's path; "" writes with cfg.Write
 	efi    string // efibootmgr's path; "" sets no boot order
+	// journal is what a restart of this process resumes from.
+	journal *Journal
 }
 
 // Run installs the host as cfg.Request says and returns once the reboot is
@@ -178,6 +180,14 @@ type install struct {
 // When ctx ends (the installation was stopped) Run returns its error at
 // once, without a Failed report.
 func Run(ctx context.Context, cfg Config) error {
+	cfg = cfg.withDefaults()
+	j := &Journal{Request: cfg.Request, StartedAt: time.Now().UTC()}
+	return run(ctx, cfg, j, "")
+}
+
+// run is an installation, fresh (resumedAt "") or resumed after a restart
+// of this process with the host at stage resumedAt.
+func run(ctx context.Context, cfg Config, j *Journal, resumedAt v2.HostStage) error {
 	args, err := validateRequest(cfg.Request)
 	if err != nil {
 		return err
@@ -187,17 +197,26 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	cfg = cfg.withDefaults()
 	in := &install{
-		cfg:  cfg,
-		req:  cfg.Request,
-		args: args,
-		flow: flowOf(cfg.Request),
+		cfg:     cfg,
+		req:     cfg.Request,
+		args:    args,
+		flow:    flowOf(cfg.Request),
+		journal: j,
 		log: cfg.Logger.With(slog.String(keySubsystem, "installer"), slog.String(keyHost, cfg.Request.HostID),
 			slog.String(keyRole, string(cfg.Request.Role))),
 	}
 	in.rep = newReporter(cfg.Service, in.log, cfg.ReportRetry, stagesOf(in.flow))
-	in.log.Info("installation starting", slog.String(keyDevice, in.req.BootDevice))
+	in.rep.resumeAt(resumedAt)
+	if resumedAt == "" {
+		in.log.Info("installation starting", slog.String(keyDevice, in.req.BootDevice))
+	}
 	err = in.prepare()
 	if err == nil {
+		// Recorded before the first report: from here a restart of this
+		// process resumes rather than registers.
+		if jerr := in.journal.save(cfg.Root); jerr != nil {
+			in.log.Warn("install journal not written: a restart of this process would not resume the installation", slog.Any(keyErr, jerr))
+		}
 		err = in.run(ctx)
 	}
 	if err == nil {
@@ -205,6 +224,8 @@ func Run(ctx context.Context, cfg Config) error {
 		return nil
 	}
 	if ctx.Err() != nil {
+		// Stopped, not failed: the journal stays, and the next start
+		// resumes if the service still has the host installing.
 		in.log.Info("installation stopped", slog.Any(keyErr, err))
 		if !errors.Is(err, ctx.Err()) {
 			err = fmt.Errorf("install stopped: %w (%v)", ctx.Err(), err)
@@ -214,6 +235,9 @@ func Run(ctx context.Context, cfg Config) error {
 	in.log.Error("installation failed", slog.Any(keyErr, err))
 	if rerr := in.rep.failed(ctx, err); rerr != nil {
 		in.log.Error("report stage Failed failed", slog.Any(keyErr, rerr))
+	}
+	if jerr := RemoveJournal(cfg.Root); jerr != nil {
+		in.log.Warn("install journal not removed", slog.Any(keyErr, jerr))
 	}
 	return err
 }
@@ -254,8 +278,16 @@ func (in *install) run(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := in.writeDisk(ctx); err != nil {
-		return err
+	if in.journal.Written {
+		in.log.Info("the image was written and verified before the restart; not writing it again")
+	} else {
+		if err := in.writeDisk(ctx); err != nil {
+			return err
+		}
+		in.journal.Written, in.journal.WrittenAt = true, time.Now().UTC()
+		if err := in.journal.save(in.cfg.Root); err != nil {
+			in.log.Warn("install journal not updated: a restart would write the disk again", slog.Any(keyErr, err))
+		}
 	}
 	switch in.flow {
 	case flowWorker:

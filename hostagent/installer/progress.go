@@ -84,16 +84,36 @@ type reporter struct {
 	mu      sync.Mutex
 	cur     int // index in stages of the last stage reported, -1 before
 	lastPct int // last percent reported in the current stage
+	// reported is the index of the stage the service had when this
+	// installation was resumed (-1: none): stages up to it were reported
+	// before the restart and are not sent again.
+	reported int
 }
 
 func newReporter(svc Service, log *slog.Logger, window time.Duration, stages []v2.HostStage) *reporter {
-	return &reporter{svc: svc, log: log, window: window, stages: stages, cur: -1}
+	return &reporter{svc: svc, log: log, window: window, stages: stages, cur: -1, reported: -1}
+}
+
+// resumeAt tells the reporter the service already has the host at stage
+// (a resumed installation); "" or a stage not in the list changes nothing.
+func (r *reporter) resumeAt(stage v2.HostStage) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.reported = slices.Index(r.stages, stage)
 }
 
 // stage reports the next stage with info, retrying for the window.
 func (r *reporter) stage(ctx context.Context, stage v2.HostStage, info string) error {
 	r.mu.Lock()
 	i := slices.Index(r.stages, stage)
+	if i >= 0 && i <= r.reported && i > r.cur {
+		// Reported before this process restarted: the installation
+		// passes it again without telling the service twice.
+		r.cur, r.lastPct = i, 0
+		r.mu.Unlock()
+		r.log.Info("install stage already reported before the restart", slog.String(keyStage, string(stage)))
+		return nil
+	}
 	if i <= r.cur {
 		r.mu.Unlock()
 		return fmt.Errorf("report stage %q: not after %q in %q", stage, r.current(), r.stages)

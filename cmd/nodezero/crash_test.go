@@ -1,0 +1,533 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	v2 "github.com/nodezero/nodezero/daemon/v2"
+)
+
+// The crash harness (issue #8): sandbox installs in which node zero's
+// daemon, or a peer's agent, is killed with SIGKILL at points across the
+// flow and restarted the way systemd restarts it. Every install must
+// complete; what the API showed before a kill must still be there after
+// it (no acknowledged write lost: events as a prefix in order, host stages
+// never going back, the install never going back once begun); every host
+// boots its installed disk exactly once; an agent killed mid-write writes
+// its disk again and the installed boot verifies it.
+//
+// The points are taken in flow order. A point whose window an install
+// passed before the harness could act (a previous restart was still under
+// way) waits for the next install; the test fails if a point is never hit.
+
+// crashView is what the harness sees of the install at one moment.
+type crashView struct {
+	cluster *v2.Cluster
+	hosts   map[string]*v2.Host // by host id
+	names   map[string]string   // hostname to host id
+	events  []*v2.Event
+}
+
+func (v *crashView) host(name string) *v2.Host { return v.hosts[v.names[name]] }
+
+// stageOf returns a host's stage and write percentage (-1 when none).
+func (v *crashView) stageOf(name string) (v2.HostStage, int) {
+	h := v.host(name)
+	if h == nil || h.Progress == nil {
+		return "", -1
+	}
+	pct := -1
+	if n, err := strconv.Atoi(strings.TrimSuffix(h.Progress.ProgressInfo, "%")); err == nil && strings.HasSuffix(h.Progress.ProgressInfo, "%") {
+		pct = n
+	}
+	return h.Progress.CurrentStage, pct
+}
+
+// crashPoint is one kill: of which host's process, when (at), and when it
+// is too late for this install (past).
+type crashPoint struct {
+	name     string
+	host     string // node zero is master-0
+	at, past func(v *crashView) bool
+	// logAt, when set, must also hold of the host's log since its last
+	// start (a write under way shows there before the API hears of it).
+	logAt func(log string) bool
+}
+
+// writing: the host's log shows a write begun and not finished.
+func writing(log string) bool {
+	return strings.Contains(log, `msg="writing image"`) && !strings.Contains(log, `msg="image written"`)
+}
+
+const crashNodeZero = "master-0"
+
+// The stage order a host goes through, for "at or after" predicates.
+var crashStageOrder = []v2.HostStage{
+	v2.HostStageStartingInstallation, v2.HostStageInstalling, v2.HostStageWaitingForBootkube,
+	v2.HostStageWritingImageToDisk, v2.HostStageWaitingForControlPlane, v2.HostStageWaitingForController,
+	v2.HostStageRebooting, v2.HostStageConfiguring, v2.HostStageJoined, v2.HostStageDone,
+}
+
+// stageRank orders stages by crashStageOrder; the bootstrap host's
+// Waiting for bootkube comes after Waiting for control plane, so its rank
+// is taken from the host's role list where it matters (stageAtLeast).
+func stageRank(s v2.HostStage) int { return slices.Index(crashStageOrder, s) }
+
+func clusterIn(st ...v2.ClusterStatus) func(*crashView) bool {
+	return func(v *crashView) bool { return v.cluster != nil && slices.Contains(st, v.cluster.Status) }
+}
+
+func clusterPast(st ...v2.ClusterStatus) func(*crashView) bool {
+	order := []v2.ClusterStatus{v2.ClusterStatusInsufficient, v2.ClusterStatusReady, v2.ClusterStatusPreparingForInstallation,
+		v2.ClusterStatusInstalling, v2.ClusterStatusFinalizing, v2.ClusterStatusInstalled}
+	return func(v *crashView) bool {
+		if v.cluster == nil {
+			return false
+		}
+		cur := slices.Index(order, v.cluster.Status)
+		for _, s := range st {
+			if cur <= slices.Index(order, s) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+func hostCount(n int) func(*crashView) bool {
+	return func(v *crashView) bool { return len(v.hosts) >= n }
+}
+
+func anyHostIn(st ...v2.HostStatus) func(*crashView) bool {
+	return func(v *crashView) bool {
+		for _, h := range v.hosts {
+			if slices.Contains(st, h.Status) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// stageIn: the host is at one of stages, with at least minPct written
+// when it writes.
+func stageIn(host string, minPct int, stages ...v2.HostStage) func(*crashView) bool {
+	return func(v *crashView) bool {
+		s, pct := v.stageOf(host)
+		if !slices.Contains(stages, s) {
+			return false
+		}
+		return s != v2.HostStageWritingImageToDisk || pct >= minPct
+	}
+}
+
+// stagePast: the host is past every one of stages (or done writing past
+// maxPct when the stage is the write).
+func stagePast(host string, maxPct int, stages ...v2.HostStage) func(*crashView) bool {
+	return func(v *crashView) bool {
+		s, pct := v.stageOf(host)
+		if s == "" {
+			return false
+		}
+		for _, st := range stages {
+			if s == st {
+				if s == v2.HostStageWritingImageToDisk && maxPct >= 0 {
+					return pct > maxPct
+				}
+				return false
+			}
+			if stageRank(s) < stageRank(st) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// crashPoints are the kills, in flow order: registration, validation,
+// preparation, installation (node zero's and peers' writes, the waits),
+// the reboots and the joins, and finalizing.
+var crashPoints = []crashPoint{
+	{"registration: the first host registered", crashNodeZero, hostCount(1), hostCount(5), nil},
+	{"registration: every host registered", crashNodeZero, hostCount(5), anyHostIn(v2.HostStatusKnown), nil},
+	{"validation: a host known", crashNodeZero, anyHostIn(v2.HostStatusKnown), clusterIn(v2.ClusterStatusReady, v2.ClusterStatusPreparingForInstallation, v2.ClusterStatusInstalling), nil},
+	{"validation: the cluster ready", crashNodeZero, clusterIn(v2.ClusterStatusReady), clusterPast(v2.ClusterStatusReady), nil},
+	{"preparation: the cluster preparing for installation", crashNodeZero, clusterIn(v2.ClusterStatusPreparingForInstallation), clusterPast(v2.ClusterStatusPreparingForInstallation), nil},
+	{"installation: the cluster installing", crashNodeZero, clusterIn(v2.ClusterStatusInstalling), stagePast("master-1", -1, v2.HostStageInstalling), nil},
+	{"installation: master-1 starting", crashNodeZero, stageIn("master-1", 0, v2.HostStageStartingInstallation, v2.HostStageInstalling), stagePast("master-1", 40, v2.HostStageWritingImageToDisk), nil},
+	{"mid disk write of a peer: master-1 at 10 % or more", crashNodeZero, stageIn("master-1", 10, v2.HostStageWritingImageToDisk), stagePast("master-1", -1, v2.HostStageWritingImageToDisk), nil},
+	{"mid disk write of a peer: worker-0 at 50 % or more", crashNodeZero, stageIn("worker-0", 50, v2.HostStageWritingImageToDisk), stagePast("worker-0", -1, v2.HostStageWritingImageToDisk), nil},
+	{"agent killed mid-write: worker-1", "worker-1", stageIn("worker-1", 0, v2.HostStageWritingImageToDisk), stagePast("worker-1", -1, v2.HostStageWritingImageToDisk), writing},
+	{"agent killed mid-write: master-2", "master-2", stageIn("master-2", 0, v2.HostStageWritingImageToDisk), stagePast("master-2", -1, v2.HostStageWritingImageToDisk), writing},
+	{"node zero writing its own disk", crashNodeZero, stageIn(crashNodeZero, 0, v2.HostStageWritingImageToDisk), stagePast(crashNodeZero, -1, v2.HostStageWritingImageToDisk), nil},
+	{"a worker waiting for the control plane", crashNodeZero, stageIn("worker-0", 0, v2.HostStageWaitingForControlPlane), stagePast("worker-0", -1, v2.HostStageWaitingForControlPlane), nil},
+	{"node zero waiting for the control plane to join", crashNodeZero, stageIn(crashNodeZero, 0, v2.HostStageWaitingForControlPlane), stagePast(crashNodeZero, -1, v2.HostStageWaitingForControlPlane), nil},
+	{"waiting for joins: a master rebooting", crashNodeZero, stageIn("master-1", 0, v2.HostStageRebooting), stagePast("master-1", -1, v2.HostStageRebooting), nil},
+	{"waiting for joins: a master configuring", crashNodeZero, stageIn("master-1", 0, v2.HostStageConfiguring), stagePast("master-1", -1, v2.HostStageConfiguring), nil},
+	{"waiting for joins: a master joined", crashNodeZero, stageIn("master-2", 0, v2.HostStageJoined), stagePast("master-2", -1, v2.HostStageJoined), nil},
+	{"node zero waiting for the controller", crashNodeZero, stageIn(crashNodeZero, 0, v2.HostStageWaitingForBootkube, v2.HostStageWaitingForController), stagePast(crashNodeZero, -1, v2.HostStageWaitingForController), nil},
+	{"node zero rebooting", crashNodeZero, stageIn(crashNodeZero, 0, v2.HostStageRebooting), stagePast(crashNodeZero, -1, v2.HostStageRebooting), nil},
+	{"node zero booted from its disk, before it joined", crashNodeZero, stageIn(crashNodeZero, 0, v2.HostStageConfiguring), stagePast(crashNodeZero, -1, v2.HostStageConfiguring), nil},
+	{"a worker configuring after its reboot", crashNodeZero, stageIn("worker-1", 0, v2.HostStageRebooting, v2.HostStageConfiguring), stagePast("worker-1", -1, v2.HostStageConfiguring), nil},
+	{"finalizing", crashNodeZero, clusterIn(v2.ClusterStatusFinalizing), clusterPast(v2.ClusterStatusFinalizing), nil},
+}
+
+// crashRecord is one kill as the harness made it.
+type crashRecord struct {
+	point   string
+	host    string
+	install int
+	before  crashView
+	logAt   int64 // the host log's size when it was killed
+}
+
+// hostLog returns the host's log since its process last started, and the
+// log's whole size.
+func (h *crashHarness) hostLog(name string) (string, int64) {
+	b, err := os.ReadFile(h.hosts[name].log)
+	if err != nil {
+		return "", 0
+	}
+	s := string(b)
+	if i := strings.LastIndex(s, "==== boot "); i >= 0 {
+		return s[i:], int64(len(b))
+	}
+	return s, int64(len(b))
+}
+
+// crashHarness drives one install's kills and checks its invariants.
+type crashHarness struct {
+	t       *testing.T
+	c       *v2.Client
+	hosts   map[string]*sandboxHost
+	pending []crashPoint // shared across installs: what is left to hit
+	install int
+	start   time.Time
+
+	mu       sync.Mutex
+	kills    []crashRecord
+	problems []string
+	// seen: every host status and stage the harness observed, per host.
+	seen map[string][]string
+}
+
+func (h *crashHarness) problem(format string, a ...any) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.problems = append(h.problems, fmt.Sprintf(format, a...))
+}
+
+// view reads the install through the API; nil while node zero is away.
+func (h *crashHarness) view(ctx context.Context) *crashView {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	cs, err := h.c.ListClusters(ctx)
+	if err != nil {
+		return nil
+	}
+	v := &crashView{hosts: map[string]*v2.Host{}, names: map[string]string{}}
+	if len(cs) == 0 {
+		return v
+	}
+	v.cluster = cs[0]
+	hs, err := h.c.ListClusterHosts(ctx, v.cluster.ID)
+	if err != nil {
+		return nil
+	}
+	for _, x := range hs {
+		v.hosts[x.ID] = x
+		if x.RequestedHostname != "" {
+			v.names[x.RequestedHostname] = x.ID
+		}
+	}
+	evs, err := h.c.ListEvents(ctx, v2.EventsQuery{ClusterID: v.cluster.ID, Limit: 1 << 20})
+	if err != nil {
+		return nil
+	}
+	v.events = evs
+	return v
+}
+
+// run watches the install until ctx ends, killing at the pending points.
+func (h *crashHarness) run(ctx context.Context) {
+	var last *crashView
+	for ctx.Err() == nil {
+		v := h.view(ctx)
+		if v == nil {
+			sleepCtx(ctx, 20*time.Millisecond)
+			continue
+		}
+		if last != nil {
+			h.compare(*last, *v, "")
+		}
+		h.observe(v)
+		last = v
+		if len(h.pending) > 0 {
+			p := h.pending[0]
+			switch {
+			case p.at(v) && (p.logAt == nil || func() bool { l, _ := h.hostLog(p.host); return p.logAt(l) }()):
+				if !h.kill(ctx, p, v) {
+					return
+				}
+				// Wait for the restarted process, then check that what
+				// the API showed before the kill is still there.
+				after := h.recovered(ctx, p)
+				if after == nil {
+					return
+				}
+				h.compare(*v, *after, p.name)
+				last = after
+				h.pending = h.pending[1:]
+				continue
+			case p.past(v):
+				h.t.Logf("install %d: %q passed before the harness could act; left for the next install", h.install, p.name)
+				return
+			}
+		}
+		sleepCtx(ctx, 15*time.Millisecond)
+	}
+}
+
+func (h *crashHarness) observe(v *crashView) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, x := range v.hosts {
+		name := x.RequestedHostname
+		var s v2.HostStage
+		if x.Progress != nil {
+			s = x.Progress.CurrentStage
+		}
+		w := string(x.Status) + "/" + string(s)
+		if l := h.seen[name]; len(l) == 0 || l[len(l)-1] != w {
+			h.seen[name] = append(h.seen[name], w)
+		}
+	}
+}
+
+func (h *crashHarness) kill(ctx context.Context, p crashPoint, v *crashView) bool {
+	sh := h.hosts[p.host]
+	for ctx.Err() == nil {
+		_, size := h.hostLog(p.host)
+		if sh.kill() {
+			h.mu.Lock()
+			h.kills = append(h.kills, crashRecord{point: p.name, host: p.host, install: h.install, before: *v, logAt: size})
+			h.mu.Unlock()
+			s, pct := v.stageOf(p.host)
+			h.t.Logf("install %d, %.1fs: killed %s at %q (cluster %s, %s %s %d%%)", h.install, time.Since(h.start).Seconds(), p.host, p.name, v.cluster.Status, p.host, s, pct)
+			return true
+		}
+		sleepCtx(ctx, 5*time.Millisecond) // between a reboot and the next process
+	}
+	return false
+}
+
+// recovered waits until the killed host runs again and node zero answers.
+func (h *crashHarness) recovered(ctx context.Context, p crashPoint) *crashView {
+	sh := h.hosts[p.host]
+	boots, _ := sh.counts()
+	for ctx.Err() == nil {
+		if b, _ := sh.counts(); b > boots || p.host != crashNodeZero {
+			if v := h.view(ctx); v != nil {
+				h.t.Logf("install %d, %.1fs: node zero answers again", h.install, time.Since(h.start).Seconds())
+				return v
+			}
+		}
+		sleepCtx(ctx, 20*time.Millisecond)
+	}
+	return nil
+}
+
+// compare checks that nothing the API showed in before is lost in after.
+func (h *crashHarness) compare(before, after crashView, point string) {
+	where := "between two reads"
+	if point != "" {
+		where = "across the kill at " + strconv.Quote(point)
+	}
+	if before.cluster != nil && after.cluster == nil {
+		h.problem("%s: the cluster is gone", where)
+		return
+	}
+	// Events: what was there is still there, in the same order, and new
+	// ones follow.
+	if len(after.events) < len(before.events) {
+		h.problem("%s: %d events before, %d after", where, len(before.events), len(after.events))
+	} else {
+		for i, e := range before.events {
+			a := after.events[i]
+			if a.Message != e.Message || a.Name != e.Name || !time.Time(a.EventTime).Equal(time.Time(e.EventTime)) {
+				h.problem("%s: event %d changed: %q at %s became %q at %s", where, i, e.Message, time.Time(e.EventTime), a.Message, time.Time(a.EventTime))
+				break
+			}
+		}
+	}
+	for i := 1; i < len(after.events); i++ {
+		if time.Time(after.events[i].EventTime).Before(time.Time(after.events[i-1].EventTime)) {
+			h.problem("%s: events out of order at %d: %q before %q", where, i, after.events[i-1].Message, after.events[i].Message)
+			break
+		}
+	}
+	// Hosts: none lost, no stage going back.
+	for id, b := range before.hosts {
+		a := after.hosts[id]
+		name := b.RequestedHostname
+		if a == nil {
+			h.problem("%s: host %s (%s) is gone", where, id, name)
+			continue
+		}
+		var bs, as v2.HostStage
+		if b.Progress != nil {
+			bs = b.Progress.CurrentStage
+		}
+		if a.Progress != nil {
+			as = a.Progress.CurrentStage
+		}
+		if bs != "" && stageRank(as) < stageRank(bs) && !(bs == v2.HostStageWaitingForControlPlane && as == v2.HostStageWaitingForBootkube) {
+			h.problem("%s: host %s went back from stage %q to %q", where, name, bs, as)
+		}
+		if b.Role != "" && b.Role != v2.HostRoleAutoAssign && a.Role != b.Role {
+			h.problem("%s: host %s changed role from %s to %s", where, name, b.Role, a.Role)
+		}
+	}
+	// The install, once begun, never goes back.
+	begun := []v2.ClusterStatus{v2.ClusterStatusInstalling, v2.ClusterStatusFinalizing, v2.ClusterStatusInstalled}
+	if before.cluster != nil && slices.Contains(begun, before.cluster.Status) && !slices.Contains(begun, after.cluster.Status) {
+		h.problem("%s: the cluster went from %s to %s", where, before.cluster.Status, after.cluster.Status)
+	}
+}
+
+// crashInstall runs one sandbox install with the harness.
+func crashInstall(t *testing.T, n int, pending []crashPoint) ([]crashPoint, []crashRecord) {
+	dir := t.TempDir()
+	hw, err := filepath.Abs(filepath.Join("..", "..", "testdata", "hw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h := &crashHarness{t: t, pending: pending, install: n, seen: map[string][]string{}, start: time.Now()}
+	var wg sync.WaitGroup
+	var out strings.Builder
+	var outMu sync.Mutex
+	o := sandboxOptions{
+		dir: dir, hw: hw, disks: shmDisks(t, dir), bin: nodezeroBinary(t), logLevel: "info",
+		masters: 3, workers: 2, imageSize: 48 << 20, timeout: 5 * time.Minute, checkEvery: 10 * time.Second,
+		stdout: writerFunc(func(p []byte) (int, error) { outMu.Lock(); defer outMu.Unlock(); return out.Write(p) }),
+		started: func(c *v2.Client, hosts []*sandboxHost) {
+			h.c = c
+			h.hosts = map[string]*sandboxHost{}
+			for _, x := range hosts {
+				h.hosts[x.Name] = x
+			}
+			wg.Add(1)
+			go func() { defer wg.Done(); h.run(ctx) }()
+		},
+	}
+	err = sandbox(ctx, o)
+	cancel()
+	wg.Wait()
+	outMu.Lock()
+	log := out.String()
+	outMu.Unlock()
+	if err != nil {
+		t.Fatalf("install %d did not complete: %v\n%s", n, err, log)
+	}
+	sum := readSummary(t, dir)
+	if sum.Status != v2.ClusterStatusInstalled {
+		t.Fatalf("install %d: cluster %s (%s)", n, sum.Status, sum.StatusInfo)
+	}
+	for _, p := range h.problems {
+		t.Errorf("install %d: %s", n, p)
+	}
+	// Every host booted its installed disk exactly once, and never went
+	// through error.
+	for _, x := range h.hosts {
+		boots, crashes := x.counts()
+		if reboots := boots - crashes - 1; reboots != 1 {
+			t.Errorf("install %d: %s booted its installed disk %d times (%d processes, %d killed)", n, x.Name, reboots, boots, crashes)
+		}
+	}
+	for name, l := range h.seen {
+		for _, w := range l {
+			if strings.HasPrefix(w, string(v2.HostStatusError)+"/") || strings.HasPrefix(w, string(v2.HostStatusCancelled)+"/") {
+				t.Errorf("install %d: host %s went through %s: %v", n, name, w, l)
+			}
+		}
+	}
+	// An agent killed mid-write resumed, wrote its disk again, and its
+	// installed boot verified it.
+	for _, k := range h.kills {
+		if k.host == crashNodeZero {
+			continue
+		}
+		b, err := os.ReadFile(h.hosts[k.host].log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The log up to the kill (give or take the lines written while
+		// the signal was on its way) and after it.
+		pre, post := string(b[:min(int(k.logAt), len(b))]), string(b[min(int(k.logAt), len(b)):])
+		if !strings.Contains(post, "resuming the installation") {
+			t.Errorf("install %d: %s did not resume its installation after its kill", n, k.host)
+		}
+		if strings.Contains(pre, `msg="image written"`) {
+			t.Errorf("install %d: %s had finished its write before the kill; the point is mid-write", n, k.host)
+		}
+		// The kill cut a write: the resumed installation writes the disk
+		// again, in full, and finishes it.
+		if w, d := strings.Count(post, `msg="writing image"`), strings.Count(post, `msg="image written"`); w != 1 || d != 1 {
+			t.Errorf("install %d: %s after its kill began %d writes and finished %d; want 1 and 1", n, k.host, w, d)
+		}
+		if !strings.Contains(post, "installed disk verified") {
+			t.Errorf("install %d: %s: its installed boot did not verify the disk", n, k.host)
+		}
+	}
+	return h.pending, h.kills
+}
+
+// readSummary reads a sandbox's summary.json.
+func readSummary(t *testing.T, dir string) sandboxSummary {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum sandboxSummary
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	return sum
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+func TestCrashFaults(t *testing.T) {
+	pending := slices.Clone(crashPoints)
+	var all []crashRecord
+	const maxInstalls = 6
+	for n := 1; n <= maxInstalls && len(pending) > 0; n++ {
+		var kills []crashRecord
+		pending, kills = crashInstall(t, n, pending)
+		all = append(all, kills...)
+		if t.Failed() {
+			break
+		}
+	}
+	for _, p := range pending {
+		t.Errorf("crash point %q never hit in %d installs", p.name, maxInstalls)
+	}
+	t.Logf("%d kills survived:", len(all))
+	for _, k := range all {
+		t.Logf("  install %d: %s killed at %q", k.install, k.host, k.point)
+	}
+}
