@@ -13,6 +13,7 @@ import (
 type commit struct {
 	ops  []func(*store.Tx) error
 	done chan error
+	seq  uint64 // its place in the queue, from 1
 }
 
 // commitQueue is an unbounded FIFO of commits: requests append to it while
@@ -22,9 +23,58 @@ type commitQueue struct {
 	items  []*commit
 	ready  chan struct{} // one token: there may be items
 	closed bool
+	pushed uint64 // the last seq handed out
+
+	// What the writer has finished: every commit up to durable is on
+	// disk or failed; failures counts the failed groups. Readers wait on
+	// it (view), so that nothing is shown before it is durable.
+	durMu    sync.Mutex
+	durCond  *sync.Cond
+	durable  uint64
+	failures uint64
 }
 
-func (q *commitQueue) init() { q.ready = make(chan struct{}, 1) }
+func (q *commitQueue) init() {
+	q.ready = make(chan struct{}, 1)
+	q.durCond = sync.NewCond(&q.durMu)
+}
+
+// last returns the seq of the last commit pushed.
+func (q *commitQueue) last() uint64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.pushed
+}
+
+// finished records that the writer is done with every commit up to seq,
+// failed or not.
+func (q *commitQueue) finished(seq uint64, failed bool) {
+	q.durMu.Lock()
+	q.durable = max(q.durable, seq)
+	if failed {
+		q.failures++
+	}
+	q.durMu.Unlock()
+	q.durCond.Broadcast()
+}
+
+// failed returns how many groups have failed so far.
+func (q *commitQueue) failed() uint64 {
+	q.durMu.Lock()
+	defer q.durMu.Unlock()
+	return q.failures
+}
+
+// wait blocks until every commit up to seq is finished and returns the
+// failure count then.
+func (q *commitQueue) wait(seq uint64) uint64 {
+	q.durMu.Lock()
+	defer q.durMu.Unlock()
+	for q.durable < seq {
+		q.durCond.Wait()
+	}
+	return q.failures
+}
 
 func (q *commitQueue) push(c *commit) {
 	q.mu.Lock()
@@ -33,6 +83,8 @@ func (q *commitQueue) push(c *commit) {
 		c.done <- fmt.Errorf("service is shutting down")
 		return
 	}
+	q.pushed++
+	c.seq = q.pushed
 	q.items = append(q.items, c)
 	q.mu.Unlock()
 	select {
@@ -79,6 +131,8 @@ func (s *Service) writer() {
 	for {
 		group, ok := s.queue.take()
 		if !ok {
+			// Nothing will be written any more: release every reader.
+			s.queue.finished(^uint64(0), false)
 			return
 		}
 		err := s.store.Update(context.Background(), func(tx *store.Tx) error {
@@ -109,6 +163,11 @@ func (s *Service) writer() {
 			}
 			s.mu.Unlock()
 		}
+		var last uint64
+		for _, c := range group {
+			last = max(last, c.seq)
+		}
+		s.queue.finished(last, err != nil)
 		for _, c := range group {
 			c.done <- err
 		}

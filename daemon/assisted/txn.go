@@ -106,10 +106,22 @@ func (s *Service) apply(coalesce bool, fn func(t *txn) error) (c *commit, err er
 }
 
 // view runs fn under the read lock.
+//
+// A reader sees only what is durable: the model may hold changes whose
+// commit the writer has not finished, so view waits for them (one group
+// commit at most) before it returns. Were the process killed meanwhile,
+// nobody would have seen what the store then lacks; were the commit to
+// fail, the model is reloaded and fn runs again on it.
 func (s *Service) view(fn func()) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	fn()
+	for attempt := 0; ; attempt++ {
+		s.mu.RLock()
+		seq, fails := s.queue.last(), s.queue.failed()
+		fn()
+		s.mu.RUnlock()
+		if s.queue.wait(seq) == fails || attempt == 2 {
+			return
+		}
+	}
 }
 
 func (t *txn) putCluster(c *clusterRec) {
