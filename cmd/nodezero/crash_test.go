@@ -63,6 +63,8 @@ type crashPoint struct {
 	logAt func(log string) bool
 }
 
+func first[A, B any](a A, _ B) A { return a }
+
 // writing: the host's log shows a write begun and not finished.
 func writing(log string) bool {
 	return strings.Contains(log, `msg="writing image"`) && !strings.Contains(log, `msg="image written"`)
@@ -172,12 +174,12 @@ var crashPoints = []crashPoint{
 	{"a worker waiting for the control plane", crashNodeZero, stageIn("worker-0", 0, v2.HostStageWaitingForControlPlane), stagePast("worker-0", -1, v2.HostStageWaitingForControlPlane), nil},
 	{"node zero waiting for the control plane to join", crashNodeZero, stageIn(crashNodeZero, 0, v2.HostStageWaitingForControlPlane), stagePast(crashNodeZero, -1, v2.HostStageWaitingForControlPlane), nil},
 	{"waiting for joins: a master rebooting", crashNodeZero, stageIn("master-1", 0, v2.HostStageRebooting), stagePast("master-1", -1, v2.HostStageRebooting), nil},
-	{"waiting for joins: a master configuring", crashNodeZero, stageIn("master-1", 0, v2.HostStageConfiguring), stagePast("master-1", -1, v2.HostStageConfiguring), nil},
-	{"waiting for joins: a master joined", crashNodeZero, stageIn("master-2", 0, v2.HostStageJoined), stagePast("master-2", -1, v2.HostStageJoined), nil},
+	{"waiting for joins: a master booted from its disk", crashNodeZero, stageIn("master-1", 0, v2.HostStageConfiguring, v2.HostStageJoined), stagePast("master-1", -1, v2.HostStageJoined), nil},
+	{"waiting for joins: another master joined", crashNodeZero, stageIn("master-2", 0, v2.HostStageJoined), stagePast("master-2", -1, v2.HostStageJoined), nil},
 	{"node zero waiting for the controller", crashNodeZero, stageIn(crashNodeZero, 0, v2.HostStageWaitingForBootkube, v2.HostStageWaitingForController), stagePast(crashNodeZero, -1, v2.HostStageWaitingForController), nil},
 	{"node zero rebooting", crashNodeZero, stageIn(crashNodeZero, 0, v2.HostStageRebooting), stagePast(crashNodeZero, -1, v2.HostStageRebooting), nil},
-	{"node zero booted from its disk, before it joined", crashNodeZero, stageIn(crashNodeZero, 0, v2.HostStageConfiguring), stagePast(crashNodeZero, -1, v2.HostStageConfiguring), nil},
-	{"a worker configuring after its reboot", crashNodeZero, stageIn("worker-1", 0, v2.HostStageRebooting, v2.HostStageConfiguring), stagePast("worker-1", -1, v2.HostStageConfiguring), nil},
+	{"node zero booted from its disk", crashNodeZero, stageIn(crashNodeZero, 0, v2.HostStageConfiguring, v2.HostStageJoined), stagePast(crashNodeZero, -1, v2.HostStageJoined), nil},
+	{"a worker booted from its disk", crashNodeZero, stageIn("worker-1", 0, v2.HostStageRebooting, v2.HostStageConfiguring, v2.HostStageJoined), stagePast("worker-1", -1, v2.HostStageJoined), nil},
 	{"finalizing", crashNodeZero, clusterIn(v2.ClusterStatusFinalizing), clusterPast(v2.ClusterStatusFinalizing), nil},
 }
 
@@ -212,6 +214,7 @@ type crashHarness struct {
 	pending []crashPoint // shared across installs: what is left to hit
 	install int
 	start   time.Time
+	missed  map[string]bool // points this install passed
 
 	mu       sync.Mutex
 	kills    []crashRecord
@@ -271,27 +274,33 @@ func (h *crashHarness) run(ctx context.Context) {
 		}
 		h.observe(v)
 		last = v
-		if len(h.pending) > 0 {
-			p := h.pending[0]
-			switch {
-			case p.at(v) && (p.logAt == nil || func() bool { l, _ := h.hostLog(p.host); return p.logAt(l) }()):
-				if !h.kill(ctx, p, v) {
-					return
+		// The first pending point this install has not passed yet; those
+		// it passed wait for the next install.
+		for i := 0; i < len(h.pending); i++ {
+			p := h.pending[i]
+			if p.past(v) {
+				if !h.missed[p.name] {
+					h.missed[p.name] = true
+					h.t.Logf("install %d: %q passed before the harness could act; left for the next install", h.install, p.name)
 				}
-				// Wait for the restarted process, then check that what
-				// the API showed before the kill is still there.
-				after := h.recovered(ctx, p)
-				if after == nil {
-					return
-				}
-				h.compare(*v, *after, p.name)
-				last = after
-				h.pending = h.pending[1:]
 				continue
-			case p.past(v):
-				h.t.Logf("install %d: %q passed before the harness could act; left for the next install", h.install, p.name)
+			}
+			if !p.at(v) || (p.logAt != nil && !p.logAt(first(h.hostLog(p.host)))) {
+				break
+			}
+			if !h.kill(ctx, p, v) {
 				return
 			}
+			// Wait for the restarted process, then check that what the
+			// API showed before the kill is still there.
+			after := h.recovered(ctx, p)
+			if after == nil {
+				return
+			}
+			h.compare(*v, *after, p.name)
+			last = after
+			h.pending = slices.Delete(h.pending, i, i+1)
+			break
 		}
 		sleepCtx(ctx, 15*time.Millisecond)
 	}
@@ -413,7 +422,7 @@ func crashInstall(t *testing.T, n int, pending []crashPoint) ([]crashPoint, []cr
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	h := &crashHarness{t: t, pending: pending, install: n, seen: map[string][]string{}, start: time.Now()}
+	h := &crashHarness{t: t, pending: pending, install: n, seen: map[string][]string{}, start: time.Now(), missed: map[string]bool{}}
 	var wg sync.WaitGroup
 	var out strings.Builder
 	var outMu sync.Mutex
