@@ -76,7 +76,7 @@ const crashNodeZero = "master-0"
 var crashStageOrder = []v2.HostStage{
 	v2.HostStageStartingInstallation, v2.HostStageInstalling, v2.HostStageWaitingForBootkube,
 	v2.HostStageWritingImageToDisk, v2.HostStageWaitingForControlPlane, v2.HostStageWaitingForController,
-	v2.HostStageRebooting, v2.HostStageConfiguring, v2.HostStageJoined, v2.HostStageDone,
+	v2.HostStageRebooting, v2.HostStageWaitingForIgnition, v2.HostStageConfiguring, v2.HostStageJoined, v2.HostStageDone,
 }
 
 // stageRank orders stages by crashStageOrder; the bootstrap host's
