@@ -175,7 +175,10 @@ var crashPoints = []crashPoint{
 	{"node zero waiting for the control plane to join", crashNodeZero, stageIn(crashNodeZero, 0, v2.HostStageWaitingForControlPlane), stagePast(crashNodeZero, -1, v2.HostStageWaitingForControlPlane), nil},
 	{"waiting for joins: a master rebooting", crashNodeZero, stageIn("master-1", 0, v2.HostStageRebooting), stagePast("master-1", -1, v2.HostStageRebooting), nil},
 	{"waiting for joins: a master booted from its disk", crashNodeZero, stageIn("master-1", 0, v2.HostStageConfiguring, v2.HostStageJoined), stagePast("master-1", -1, v2.HostStageJoined), nil},
-	{"waiting for joins: another master joined", crashNodeZero, stageIn("master-2", 0, v2.HostStageJoined), stagePast("master-2", -1, v2.HostStageJoined), nil},
+	{"waiting for joins: a master joined or done, the install going on", crashNodeZero,
+		func(v *crashView) bool {
+			return stageIn("master-2", 0, v2.HostStageJoined, v2.HostStageDone)(v) && clusterIn(v2.ClusterStatusInstalling)(v)
+		}, clusterPast(v2.ClusterStatusInstalling), nil},
 	{"node zero waiting for the controller", crashNodeZero, stageIn(crashNodeZero, 0, v2.HostStageWaitingForBootkube, v2.HostStageWaitingForController), stagePast(crashNodeZero, -1, v2.HostStageWaitingForController), nil},
 	{"node zero rebooting", crashNodeZero, stageIn(crashNodeZero, 0, v2.HostStageRebooting), stagePast(crashNodeZero, -1, v2.HostStageRebooting), nil},
 	{"node zero booted from its disk", crashNodeZero, stageIn(crashNodeZero, 0, v2.HostStageConfiguring, v2.HostStageJoined), stagePast(crashNodeZero, -1, v2.HostStageJoined), nil},
