@@ -183,7 +183,10 @@ var crashPoints = []crashPoint{
 	{"node zero rebooting", crashNodeZero, stageIn(crashNodeZero, 0, v2.HostStageRebooting), stagePast(crashNodeZero, -1, v2.HostStageRebooting), nil},
 	{"node zero booted from its disk", crashNodeZero, stageIn(crashNodeZero, 0, v2.HostStageConfiguring, v2.HostStageJoined), stagePast(crashNodeZero, -1, v2.HostStageJoined), nil},
 	{"a worker booted from its disk", crashNodeZero, stageIn("worker-1", 0, v2.HostStageRebooting, v2.HostStageConfiguring, v2.HostStageJoined), stagePast("worker-1", -1, v2.HostStageJoined), nil},
-	{"finalizing", crashNodeZero, clusterIn(v2.ClusterStatusFinalizing), clusterPast(v2.ClusterStatusFinalizing), nil},
+	{"finalizing: node zero done, the cluster finishing", crashNodeZero,
+		func(v *crashView) bool {
+			return clusterIn(v2.ClusterStatusFinalizing)(v) || clusterIn(v2.ClusterStatusInstalling)(v) && stageIn(crashNodeZero, 0, v2.HostStageDone)(v)
+		}, clusterPast(v2.ClusterStatusFinalizing), nil},
 }
 
 // crashRecord is one kill as the harness made it.
