@@ -6,7 +6,7 @@ BIN         := bin/nodezero
 FUZZTIME    ?= 10s
 VERSION     ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: all build test unit lint deps bench bench-console fuzz fuzz-long run sandbox generate clean
+.PHONY: all build test unit lint deps bench bench-console fuzz fuzz-long faults run sandbox generate clean
 
 all: build
 
@@ -50,6 +50,10 @@ fuzz:
 ## fuzz-long: each fuzz target for 10 minutes
 fuzz-long:
 	@./.ci/fuzz 10m
+
+## faults: the crash harness (SIGKILLs across sandbox installs) and the namespace network faults, verbose
+faults:
+	CGO_ENABLED=1 $(GO) test -count=1 -v -timeout 30m -run 'TestCrashFaults|TestNetnsNetworkFaults|TestNetnsCutOffWhileWriting' ./cmd/nodezero
 
 ## run: the embedded service on 127.0.0.1:8090 with its data in out/service
 run: build

@@ -42,10 +42,17 @@ type Assembly struct {
 	AgentConfigRaw []byte // copied to /etc/assisted/manifests/agent-config.yaml, as ABI does
 	State          *credentials.State
 	ReleaseImage   string
+	APITLS         *APITLS // nil: node zero's API serves HTTP (apitls.go)
 }
 
 // Members lists the config image's files in the order ABI writes them,
-// /etc/assisted/rendezvous-host.env last.
+// /etc/assisted/rendezvous-host.env last, with the modes of
+// openshift-install's agent Ignition: 0600 for the files of its
+// data/agent/files tree (assisted-service.env, start-cluster.env, the pull
+// secret, clientid.conf, 10-default-env.conf), the ZTP manifests, the
+// hostname files, the network keyfiles and everything under /opt/agent/tls;
+// 0644 for host configs, extra manifests and chrony.conf. rendezvous-host.env
+// carries the agent and user tokens: 0600, as newer installers write it.
 func (a *Assembly) Members() ([]Member, error) {
 	if a.AgentConfig == nil || a.AgentConfig.RendezvousIP == "" {
 		return nil, fmt.Errorf("%s: rendezvousIP: required for a config image: the hosts need to know which of them is node zero", AgentConfigFile)
@@ -99,7 +106,7 @@ func (a *Assembly) Members() ([]Member, error) {
 			add(path.Join(HostConfigDir, name, f.Name), 0o644, f.Data)
 		}
 		if h.Hostname != "" && len(hc.MACs) > 0 {
-			add(path.Join(HostnamesDir, hc.MACs[0]), 0o644, []byte(h.Hostname))
+			add(path.Join(HostnamesDir, hc.MACs[0]), 0o600, []byte(h.Hostname))
 		}
 	}
 	netDirs, err := NetworkDirs(a.Manifests.NMStateConfigs)
@@ -112,35 +119,38 @@ func (a *Assembly) Members() ([]Member, error) {
 		}
 	}
 	masters, workers := a.Manifests.AgentClusterInstall.Spec.ProvisionRequirements.ControlPlaneAgents, a.Manifests.AgentClusterInstall.Spec.ProvisionRequirements.WorkerAgents
-	add(StartClusterEnvPath, 0o644, StartClusterEnv(masters, workers))
+	add(StartClusterEnvPath, 0o600, StartClusterEnv(masters, workers))
 	pub, err := a.State.PublicKeyPEM()
 	if err != nil {
 		return nil, err
 	}
 	version := strings.TrimPrefix(a.Manifests.ClusterImageSet.Metadata.Name, "openshift-")
 	rel, _ := json.Marshal([]map[string]string{{"cpu_architecture": "x86_64", "openshift_version": version, "url": a.ReleaseImage, "version": version}})
-	add(AssistedServiceEnvPath, 0o644, AssistedServiceEnv(ServiceEnv{
+	add(AssistedServiceEnvPath, 0o600, AssistedServiceEnv(ServiceEnv{
 		InfraEnvID: a.State.InfraEnvID, PublicKeyPEM: pub, ReleaseImages: string(rel),
 		UserToken: a.State.Tokens[TokenUser], WatcherToken: a.State.Tokens[TokenWatcher],
 	}))
 	for _, name := range sortedKeys(a.State.TLSFiles()) {
-		mode := fs.FileMode(0o644)
-		if strings.HasSuffix(name, ".key") || strings.HasSuffix(name, ".hash") {
-			mode = 0o600
-		}
-		add(path.Join(TLSDir, name), mode, a.State.TLSFiles()[name])
+		add(path.Join(TLSDir, name), 0o600, a.State.TLSFiles()[name])
 	}
 	add(PullSecretPath, 0o600, []byte(a.Manifests.PullSecret.PullSecret()))
-	add(ClientIDConfPath, 0o644, ClientIDConf())
+	add(ClientIDConfPath, 0o600, ClientIDConf())
 	if b := DefaultEnvConf(proxyOf(a.Manifests)); b != nil {
-		add(DefaultEnvConfPath, 0o644, b)
+		add(DefaultEnvConfPath, 0o600, b) // a proxy URL may carry a password
 	}
 	if a.Manifests.InfraEnv != nil {
 		if b := ChronyConf(a.Manifests.InfraEnv.Spec.AdditionalNTPSources); b != nil {
 			add(ChronyConfPath, 0o644, b)
 		}
 	}
-	add(RendezvousEnvPath, 0o644, RendezvousEnv(rv, a.State.Tokens[TokenAgent], a.State.Tokens[TokenUser], WorkflowInstall))
+	rendezvousEnv := RendezvousEnv
+	if a.APITLS != nil {
+		for _, m := range a.APITLS.members() {
+			add(m.Path, m.Mode, m.Data)
+		}
+		rendezvousEnv = RendezvousEnvHTTPS
+	}
+	add(RendezvousEnvPath, 0o600, rendezvousEnv(rv, a.State.Tokens[TokenAgent], a.State.Tokens[TokenUser], WorkflowInstall))
 	// Parent directories first, so a reader sees them before their files.
 	var out []Member
 	for _, d := range sortedKeys(dirs) {

@@ -31,11 +31,23 @@ const (
 // the service URLs built from it (IPv6 in brackets, the address in its
 // canonical form), the agent and user tokens and the workflow.
 func RendezvousEnv(nodeZero netip.Addr, agentToken, userToken, workflow string) []byte {
+	return rendezvousEnv(nodeZero, "http", agentToken, userToken, workflow)
+}
+
+// RendezvousEnvHTTPS is RendezvousEnv for a node zero whose API serves
+// HTTPS (the install directory's tls/, apitls.go): SERVICE_BASE_URL and
+// AIUI_APP_API_URL are https://. The image service and the UI, which
+// nodezero does not serve, keep ABI's http://.
+func RendezvousEnvHTTPS(nodeZero netip.Addr, agentToken, userToken, workflow string) []byte {
+	return rendezvousEnv(nodeZero, "https", agentToken, userToken, workflow)
+}
+
+func rendezvousEnv(nodeZero netip.Addr, apiScheme, agentToken, userToken, workflow string) []byte {
 	ip := nodeZero.Unmap().String()
 	u := func(port string) string {
 		return (&url.URL{Scheme: "http", Host: net.JoinHostPort(ip, port), Path: "/"}).String()
 	}
-	service := u("8090")
+	service := (&url.URL{Scheme: apiScheme, Host: net.JoinHostPort(ip, "8090"), Path: "/"}).String()
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "NODE_ZERO_IP=%s\n", ip)
 	fmt.Fprintf(&b, "SERVICE_BASE_URL=%s\n", service)

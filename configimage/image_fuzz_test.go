@@ -5,10 +5,14 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/nodezero/nodezero/configimage"
 )
@@ -153,4 +157,97 @@ func FuzzImageRead(f *testing.F) {
 			seen[m.Path] = true
 		}
 	})
+}
+
+// FuzzImageLoad loads any bytes as a config image into an empty root, as
+// a host does at boot (its inputs are FuzzImageRead's). A refused image
+// leaves the root empty; an accepted one leaves exactly its members and
+// their parents there, with their contents, and loads again on top of
+// itself, as after a reboot.
+func FuzzImageLoad(f *testing.F) {
+	lim := configimage.Limits{MaxArchiveSize: 1 << 20, MaxMemberSize: 1 << 16, MaxTotalSize: 1 << 20, MaxMembers: 64}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		img := sparseImage(data)
+		root := memTempDir(t)
+		members, err := configimage.Load(bytes.NewReader(img), int64(len(img)), root, lim)
+		if err != nil {
+			if got := tree(t, root); len(got) != 0 {
+				t.Fatalf("Load failed (%v) but wrote %q", err, slices.Sorted(maps.Keys(got)))
+			}
+			return
+		}
+		want := map[string]entry{}
+		for _, m := range members {
+			for d := filepath.Dir(m.Path); d != "/"; d = filepath.Dir(d) {
+				want[d] = entry{dir: true}
+			}
+			if m.Mode.IsDir() {
+				want[m.Path] = entry{dir: true}
+			} else {
+				want[m.Path] = entry{data: string(m.Data)}
+			}
+		}
+		got := tree(t, root)
+		if diff := cmp.Diff(want, got, cmp.AllowUnexported(entry{})); diff != "" {
+			t.Fatalf("Load wrote otherwise than its members (-members +root):\n%s", diff)
+		}
+		if _, err := configimage.Load(bytes.NewReader(img), int64(len(img)), root, lim); err != nil {
+			t.Fatalf("Load on top of its own result: %v", err)
+		}
+		if diff := cmp.Diff(got, tree(t, root), cmp.AllowUnexported(entry{})); diff != "" {
+			t.Fatalf("a second Load changed the root:\n%s", diff)
+		}
+	})
+}
+
+// memTempDir is a temporary directory in memory (/dev/shm) when the
+// machine has one: Load fsyncs every file it writes, and on a busy disk
+// that turns a fuzz run of millions of inputs into one of dozens.
+func memTempDir(t *testing.T) string {
+	t.Helper()
+	if fi, err := os.Stat("/dev/shm"); err != nil || !fi.IsDir() {
+		return t.TempDir()
+	}
+	dir, err := os.MkdirTemp("/dev/shm", "nodezero-fuzz-")
+	if err != nil {
+		return t.TempDir()
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// entry is a directory or a file's contents.
+type entry struct {
+	dir  bool
+	data string
+}
+
+// tree lists what is under root by "/path". Anything but a directory or a
+// regular file fails the test.
+func tree(t *testing.T, root string) map[string]entry {
+	t.Helper()
+	out := map[string]entry{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == root {
+			return err
+		}
+		rel := "/" + filepath.ToSlash(strings.TrimPrefix(p, root+string(filepath.Separator)))
+		switch {
+		case d.IsDir():
+			out[rel] = entry{dir: true}
+		case d.Type().IsRegular():
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			out[rel] = entry{data: string(b)}
+		default:
+			t.Fatalf("Load made %s of type %v", rel, d.Type())
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

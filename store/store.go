@@ -97,6 +97,14 @@ func open(ctx context.Context, path string, opts Options, fsys fs.FS) (*Store, e
 	// first and query_only last, whatever the order here.
 	common := fmt.Sprintf("_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)&_pragma=synchronous(FULL)&_pragma=cache_size(-2048)",
 		busy.Milliseconds())
+	// The store holds the pull secret and the cluster's credentials, so
+	// its file is the owner's alone (0600), whatever the umask; SQLite
+	// gives the -wal and -shm files the database file's mode.
+	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
+		f.Close()
+	} else if !errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
 	writer, err := sql.Open("sqlite", path+"?"+common+"&_pragma=journal_mode(WAL)&_txlock=immediate")
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)

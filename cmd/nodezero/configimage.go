@@ -37,18 +37,28 @@ func runCreateConfigImage(_ context.Context, args []string, stdout, stderr io.Wr
 	if err != nil {
 		return err
 	}
+	var rendezvousIP string
+	if ac != nil {
+		rendezvousIP = ac.RendezvousIP
+	}
+	apiTLS, err := configimage.LoadAPITLS(*dir, rendezvousIP, time.Now())
+	if err != nil {
+		return err
+	}
 	st, err := loadOrCreateState(*dir)
 	if err != nil {
 		return err
 	}
 	acRaw, _ := os.ReadFile(filepath.Join(*dir, configimage.AgentConfigFile))
-	a := &configimage.Assembly{Manifests: set, AgentConfig: ac, AgentConfigRaw: acRaw, State: st, ReleaseImage: rel.Image}
+	a := &configimage.Assembly{Manifests: set, AgentConfig: ac, AgentConfigRaw: acRaw, State: st, ReleaseImage: rel.Image, APITLS: apiTLS}
 	img, err := a.Image()
 	if err != nil {
 		return err
 	}
 	iso := filepath.Join(*dir, "agentconfig.noarch.iso")
-	if err := atomicfile.Write(iso, img, 0o644); err != nil {
+	// 0600: the image carries the tokens, the pull secret and the signer
+	// keys (openshift-install writes its assets 0640).
+	if err := atomicfile.Write(iso, img, 0o600); err != nil {
 		return err
 	}
 	authDir := filepath.Join(*dir, "auth")
@@ -62,6 +72,13 @@ func runCreateConfigImage(_ context.Context, args []string, stdout, stderr io.Wr
 		return err
 	}
 	fmt.Fprintf(stdout, "nodezero create config-image: wrote %s (%d bytes), %s/kubeconfig and %s/kubeadmin-password\n", iso, len(img), authDir, authDir)
+	if apiTLS != nil {
+		cert, ca := filepath.Join(*dir, configimage.APITLSDir, configimage.APICertFile), apiCAFile(*dir)
+		if _, err := os.Stat(ca); err != nil {
+			ca = cert // no ca.crt: the clients trust the certificate itself
+		}
+		fmt.Fprintf(stdout, "nodezero create config-image: node zero's API serves HTTPS with %s; wait-for needs --cacert %s\n", cert, ca)
+	}
 	return nil
 }
 

@@ -175,20 +175,20 @@ func (s *nodeZeroSource) Snapshot(ctx context.Context) tui.Snapshot {
 	src := s.src
 	s.mu.Unlock()
 	if src == nil {
-		url, token := s.url, s.token
+		url, token, ca := s.url, s.token, ""
 		if url == "" || token == "" {
 			env, err := boot.ReadEnv(s.root)
 			if err != nil {
 				return tui.Snapshot{At: time.Now(), ThisHost: s.thisHost, Err: fmt.Errorf("no node zero yet: %w", err)}
 			}
 			if url == "" {
-				url = env.ServiceBaseURL
+				url, ca = env.ServiceBaseURL, env.ServiceCACert
 			}
 			if token == "" {
 				token = env.UserToken
 			}
 		}
-		c, err := v2.NewClient(strings.TrimSuffix(url, "/"), v2.WithUserToken(token))
+		c, err := v2.NewClient(strings.TrimSuffix(url, "/"), v2.WithUserToken(token), v2.WithCACertFile(ca))
 		if err != nil {
 			return tui.Snapshot{At: time.Now(), ThisHost: s.thisHost, Err: err}
 		}

@@ -143,7 +143,7 @@ func runInstalled(ctx context.Context, d *bootDisk, o installedOptions) error {
 			return err
 		}
 	}
-	agent, err := v2.NewClient(strings.TrimSuffix(env.ServiceBaseURL, "/"), v2.WithAgentToken(env.AgentToken))
+	agent, err := v2.NewClient(strings.TrimSuffix(env.ServiceBaseURL, "/"), v2.WithAgentToken(env.AgentToken), v2.WithCACertFile(env.ServiceCACert))
 	if err != nil {
 		return err
 	}

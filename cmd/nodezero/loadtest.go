@@ -44,6 +44,13 @@ type loadtestOptions struct {
 	hw       string
 	json     bool
 	pprof    string // the run services' --pprof address
+	// The install after the idle window (simulated agents only).
+	install        bool
+	diskMiB        int
+	write          time.Duration
+	reboot         time.Duration
+	installPoll    time.Duration
+	installTimeout time.Duration
 }
 
 // ltHardware are the test hardware trees real agents run on, in start
@@ -78,6 +85,12 @@ func runLoadtest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.StringVar(&o.hw, "hw", "testdata/hw", "directory of the hardware trees for --agents real")
 	fs.BoolVar(&o.json, "json", false, "print the report as JSON")
 	fs.StringVar(&o.pprof, "service-pprof", "", "start each run's service with --pprof on this loopback address, to profile it")
+	fs.BoolVar(&o.install, "install", true, "sim: after the idle window, give the hosts their roles and install the cluster until it is installed (false: stop at ready)")
+	fs.IntVar(&o.diskMiB, "disk-mib", 1, "sim: MiB of image each host writes to its disk, a sparse file in the work directory (0: the ignition only)")
+	fs.DurationVar(&o.write, "write", 2*time.Second, "sim: how long writing a disk takes (its progress reports are spread over it)")
+	fs.DurationVar(&o.reboot, "reboot", time.Second, "sim: the delay from Rebooting to the reboot (a real host waits a minute)")
+	fs.DurationVar(&o.installPoll, "install-poll", 5*time.Second, "sim: how often the installer's waits list the cluster's hosts (the real installer's 5 s)")
+	fs.DurationVar(&o.installTimeout, "install-timeout", 10*time.Minute, "give up on an install whose cluster is not installed by then")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -150,6 +163,9 @@ func (o *loadtestOptions) check() error {
 	if o.idle <= 0 || o.poll <= 0 || o.timeout <= 0 || o.wait < 0 || o.ramp < 0 {
 		probs = append(probs, "--idle, --poll and --timeout must be positive, --wait and --ramp not negative")
 	}
+	if o.diskMiB < 0 || o.write < 0 || o.reboot < 0 || o.installPoll <= 0 || o.installTimeout <= 0 {
+		probs = append(probs, "--disk-mib, --write and --reboot must not be negative, --install-poll and --install-timeout positive")
+	}
 	if len(probs) > 0 {
 		return fmt.Errorf("loadtest: %s", strings.Join(probs, "; "))
 	}
@@ -159,6 +175,15 @@ func (o *loadtestOptions) check() error {
 // loadtest runs the startup samples and every run.
 func loadtest(ctx context.Context, o loadtestOptions, progress io.Writer) (*ltReport, error) {
 	rep := &ltReport{Mode: o.agents, Hosts: o.hosts, Wait: o.wait.String(), Idle: o.idle.String(), Ramp: o.ramp.String(), Bin: o.bin}
+	switch {
+	case o.install && o.agents == "sim":
+		rep.DiskMiB, rep.Write, rep.Reboot, rep.InstallPoll = o.diskMiB, o.write.String(), o.reboot.String(), o.installPoll.String()
+	case o.install:
+		// A hardware-tree host installs only under the sandbox, which
+		// restarts it after its reboot.
+		fmt.Fprintln(progress, "loadtest: the install runs with simulated agents only; real agents stop at ready")
+		o.install = false
+	}
 	for i := range o.startups {
 		svc, err := ltStartService(ctx, o.bin, filepath.Join(o.dir, fmt.Sprintf("startup-%d", i+1)))
 		if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -17,13 +18,31 @@ import (
 	"github.com/nodezero/nodezero/hostagent/simagent"
 )
 
-// ltKindPoll is the load test's own request: the host list it polls while
-// hosts come up. It is reported apart from the agents' requests.
-const ltKindPoll = "list-hosts (poller)"
+// The load test's own requests, reported apart from the agents': the
+// cluster list it polls (host counts, not hosts: a thousand hosts' list is
+// tens of MiB), the host list it reads once, and the user's calls of the
+// install.
+const (
+	ltKindPoll      = "list-clusters (poller)"
+	ltKindListHosts = "list-hosts (user)"
+	ltKindRole      = "update-host role (user)"
+	ltKindInstall   = "install (user)"
+)
+
+// ltUserKind reports whether kind is the load test's own request rather
+// than an agent's.
+func ltUserKind(kind string) bool {
+	switch kind {
+	case ltKindPoll, ltKindListHosts, ltKindRole, ltKindInstall:
+		return true
+	}
+	return false
+}
 
 // loadtestRun is one run: a fresh service in dir, a cluster, the agents,
-// the ramp until every host is known and the cluster ready, then the idle
-// window.
+// the ramp until every host is known and the cluster ready, the idle
+// window, then (simulated agents, --install) the install until the cluster
+// is installed.
 func loadtestRun(ctx context.Context, o loadtestOptions, dir string, progress io.Writer) (ltRunReport, error) {
 	var rr ltRunReport
 	var extra []string
@@ -78,10 +97,13 @@ func loadtestRun(ctx context.Context, o loadtestOptions, dir string, progress io
 		return rr, err
 	}
 	var agents *ltAgents
+	var fleet *simagent.Fleet
 	start := time.Now()
 	if o.agents == "sim" {
-		fleet, err := simagent.StartFleet(ctx, simagent.FleetConfig{URL: svc.url, Token: agentToken, InfraEnvID: infraEnvID,
-			Hosts: o.hosts, Masters: ltMasters, Wait: o.wait, Ramp: o.ramp, Observer: rec})
+		fleet, err = simagent.StartFleet(ctx, simagent.FleetConfig{URL: svc.url, Token: agentToken, InfraEnvID: infraEnvID,
+			Hosts: o.hosts, Masters: ltMasters, Wait: o.wait, Ramp: o.ramp, Observer: rec,
+			Install: simagent.InstallConfig{Dir: filepath.Join(dir, "hosts"), DiskMiB: o.diskMiB, WriteTime: o.write,
+				RebootDelay: o.reboot, Poll: o.installPoll}})
 		if err != nil {
 			return rr, err
 		}
@@ -103,7 +125,7 @@ func loadtestRun(ctx context.Context, o loadtestOptions, dir string, progress io
 		}
 		return nil
 	}
-	knownAt, detected, err := ltWaitAllKnown(ctx, o, uc, infraEnvID, rec, start, alive)
+	knownAt, detected, err := ltWaitAllKnown(ctx, o, uc, clusterID, infraEnvID, rec, start, alive)
 	if err != nil {
 		return rr, err
 	}
@@ -162,46 +184,81 @@ func loadtestRun(ctx context.Context, o loadtestOptions, dir string, progress io
 	rr.SQLiteMiB = ltMiB(ltFileSizes(db, db+"-wal"))
 
 	// Nothing should have changed while idle.
-	hosts, err := uc.ListHosts(ctx, infraEnvID)
-	if err != nil {
+	if cl, err := ltGetClusterCounts(ctx, uc, clusterID); err != nil {
 		return rr, err
+	} else if cl.ReadyHostCount != int64(o.hosts) || cl.Status != v2.ClusterStatusReady {
+		fmt.Fprintf(progress, "loadtest: warning: after the idle window the cluster is %s with %d of %d hosts known\n",
+			cl.Status, cl.ReadyHostCount, o.hosts)
 	}
-	if known := ltCountStatus(hosts, v2.HostStatusKnown); known != o.hosts {
-		fmt.Fprintf(progress, "loadtest: warning: %d of %d hosts known after the idle window (%s)\n", known, o.hosts, ltStatusHistogram(hosts))
+
+	last := idle1
+	if fleet != nil && o.install {
+		ir, err := ltInstall(ctx, o, uc, svc, clusterID, infraEnvID, fleet.Hosts(), rec, alive, progress)
+		if err != nil {
+			return rr, err
+		}
+		ir.SQLiteMiB = ltMiB(ltFileSizes(db, db+"-wal"))
+		rr.Install = &ir
+		if last, err = readProc(svc.pid()); err != nil {
+			return rr, err
+		}
+		rr.PeakRSSMiB = ltMiB(last.hwm)
 	}
+	rr.CPUS = (last.cpu - before.cpu).Seconds()
 	for _, s := range rec.Summaries() {
-		rr.Requests = append(rr.Requests, ltRequestReport{Kind: s.Kind, Count: s.Count, Errors: s.Errors, FirstError: s.FirstError,
-			P50Ms: ltMs(s.P50), P99Ms: ltMs(s.P99), MaxMs: ltMs(s.Max)})
+		q := ltRequestReport{Kind: s.Kind, Count: s.Count, Errors: s.Errors, FirstError: s.FirstError,
+			P50Ms: ltMs(s.P50), P99Ms: ltMs(s.P99), MaxMs: ltMs(s.Max)}
+		for _, e := range s.ErrorTexts {
+			q.ErrorTexts = append(q.ErrorTexts, ltErrorText{Text: e.Text, Count: e.Count})
+		}
+		rr.Requests = append(rr.Requests, q)
+		rr.Errors += s.Errors
 	}
 	return rr, nil
 }
 
-// ltWaitAllKnown polls the host list until every host is known. It returns
-// when the last host became known by the service's clock
-// (status_updated_at), and when the poll saw it.
-func ltWaitAllKnown(ctx context.Context, o loadtestOptions, uc *v2.Client, infraEnvID string, rec *simagent.Recorder, start time.Time, alive func() error) (knownAt, detected time.Time, err error) {
-	var last v2.HostList
+// ltGetClusterCounts returns the cluster from the cluster list: its status
+// and host counts without its hosts.
+func ltGetClusterCounts(ctx context.Context, uc *v2.Client, clusterID string) (*v2.Cluster, error) {
+	cls, err := uc.ListClusters(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cls {
+		if c != nil && c.ID == clusterID {
+			return c, nil
+		}
+	}
+	return nil, fmt.Errorf("cluster %s not listed", clusterID)
+}
+
+// ltWaitAllKnown polls the cluster list until every host is known, then
+// reads the host list once for when the last host became known by the
+// service's clock (status_updated_at). It returns that and when the poll
+// saw it; a host list too large for the client leaves knownAt zero (the
+// report then uses the poll's time).
+func ltWaitAllKnown(ctx context.Context, o loadtestOptions, uc *v2.Client, clusterID, infraEnvID string, rec *simagent.Recorder, start time.Time, alive func() error) (knownAt, detected time.Time, err error) {
+	var last *v2.Cluster
 	for {
 		if err := alive(); err != nil {
 			return knownAt, detected, err
 		}
 		t := time.Now()
-		hosts, err := uc.ListHosts(ctx, infraEnvID)
+		c, err := ltGetClusterCounts(ctx, uc, clusterID)
 		rec.Observe(ltKindPoll, time.Since(t), err)
 		if err == nil {
-			last = hosts
-			if len(hosts) == o.hosts && ltCountStatus(hosts, v2.HostStatusKnown) == o.hosts {
-				for _, h := range hosts {
-					if at := h.StatusUpdatedAt.Time(); at.After(knownAt) {
-						knownAt = at
-					}
-				}
-				return knownAt, time.Now(), nil
+			last = c
+			if c.TotalHostCount == int64(o.hosts) && c.ReadyHostCount == int64(o.hosts) {
+				break
 			}
 		}
 		if time.Since(start) > o.timeout {
+			state := "not listed"
+			if last != nil {
+				state = fmt.Sprintf("%d registered, cluster %s: %s", last.TotalHostCount, last.Status, last.StatusInfo)
+			}
 			return knownAt, detected, fmt.Errorf("%d of %d hosts known after %s (%s; last poll error: %v)",
-				ltCountStatus(last, v2.HostStatusKnown), o.hosts, o.timeout, ltStatusHistogram(last), err)
+				ltReadyCount(last), o.hosts, o.timeout, state, err)
 		}
 		select {
 		case <-ctx.Done():
@@ -209,6 +266,29 @@ func ltWaitAllKnown(ctx context.Context, o loadtestOptions, uc *v2.Client, infra
 		case <-time.After(o.poll):
 		}
 	}
+	detected = time.Now()
+	t := time.Now()
+	hosts, err := uc.ListHosts(ctx, infraEnvID)
+	rec.Observe(ltKindListHosts, time.Since(t), err)
+	if errors.Is(err, v2.ErrResponseTooLarge) {
+		return knownAt, detected, nil
+	}
+	if err != nil {
+		return knownAt, detected, err
+	}
+	for _, h := range hosts {
+		if at := h.StatusUpdatedAt.Time(); h.Status == v2.HostStatusKnown && at.After(knownAt) {
+			knownAt = at
+		}
+	}
+	return knownAt, detected, nil
+}
+
+func ltReadyCount(c *v2.Cluster) int64 {
+	if c == nil {
+		return 0
+	}
+	return c.ReadyHostCount
 }
 
 // ltReadyTimeout is how long the cluster may take to become ready once
@@ -311,10 +391,11 @@ func ltStatusHistogram(hosts v2.HostList) string {
 	return strings.Join(parts, ", ")
 }
 
+// ltTotalRequests counts the agents' requests so far.
 func ltTotalRequests(rec *simagent.Recorder) int {
 	n := 0
 	for _, s := range rec.Summaries() {
-		if s.Kind != ltKindPoll {
+		if !ltUserKind(s.Kind) {
 			n += s.Count + s.Errors
 		}
 	}

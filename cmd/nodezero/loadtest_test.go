@@ -8,17 +8,20 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/nodezero/nodezero/hostagent/simagent"
+	"github.com/nodezero/nodezero/store"
 )
 
-// TestLoadtestSim runs the load program against a freshly built binary:
-// it tests the program (every host known, every figure filled in), not the
-// service's speed.
+// TestLoadtestSim runs the load program against a freshly built binary
+// through a whole install: it tests the program (every host known, the
+// cluster installed in the installer's order, every figure filled in, no
+// error answer), not the service's speed.
 func TestLoadtestSim(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs a service")
@@ -33,9 +36,12 @@ func TestLoadtestSim(t *testing.T) {
 	defer cancel()
 	var stdout, stderr bytes.Buffer
 	// A short ?wait= keeps the agents asking during the one-second idle
-	// window, so it has requests and CPU to measure.
+	// window, so it has requests and CPU to measure. The install is
+	// quick: short writes, reboots and installer polls.
+	dir := t.TempDir()
 	args := []string{"--agents", "sim", "--hosts", "20", "--idle", "1s", "--wait", "100ms", "--startups", "2",
-		"--bin", bin, "--dir", t.TempDir(), "--json"}
+		"--write", "200ms", "--reboot", "50ms", "--install-poll", "100ms", "--install-timeout", "2m",
+		"--bin", bin, "--dir", dir, "--json"}
 	if err := runLoadtest(ctx, args, &stdout, &stderr); err != nil {
 		t.Fatalf("loadtest %v: %v\n%s", args, err, stderr.String())
 	}
@@ -52,7 +58,7 @@ func TestLoadtestSim(t *testing.T) {
 	v := reflect.ValueOf(run)
 	for i := range v.NumField() {
 		f := v.Type().Field(i)
-		if f.Name == "OtherCores" || f.Name == "Requests" {
+		if f.Name == "OtherCores" || f.Name == "Requests" || f.Name == "Errors" {
 			continue
 		}
 		if v.Field(i).IsZero() {
@@ -62,6 +68,12 @@ func TestLoadtestSim(t *testing.T) {
 	if run.ClusterReadyS < run.AllKnownS {
 		t.Errorf("cluster ready at %v s, before every host was known at %v s", run.ClusterReadyS, run.AllKnownS)
 	}
+	if run.Errors != 0 {
+		t.Errorf("%d error answers: %+v", run.Errors, run.Requests)
+	}
+	if i := run.Install; i == nil || i.RolesS <= 0 || i.PreparedS <= 0 || i.InstalledS <= i.PreparedS || i.CPUS <= 0 || i.SQLiteMiB <= 0 {
+		t.Errorf("install figures %+v: want all filled in, installed after installing", i)
+	}
 	var kinds []string
 	for _, q := range run.Requests {
 		kinds = append(kinds, q.Kind)
@@ -69,12 +81,72 @@ func TestLoadtestSim(t *testing.T) {
 			t.Errorf("requests %+v: want some, no errors, 0 < p50 <= p99 <= max", q)
 		}
 	}
-	want := []string{simagent.KindRegister, simagent.KindNextSteps, simagent.KindNextStepsHeld, simagent.KindStepReply, ltKindPoll}
+	want := []string{simagent.KindRegister, simagent.KindNextSteps, simagent.KindNextStepsHeld, simagent.KindStepReply,
+		simagent.KindIgnition, simagent.KindProgress, simagent.KindClusterHosts, simagent.KindGetCluster, simagent.KindComplete,
+		ltKindInstall, ltKindPoll, ltKindListHosts, ltKindRole}
 	if diff := cmp.Diff(want, kinds); diff != "" {
 		t.Errorf("request kinds (-want +got):\n%s", diff)
 	}
-	if got := rep.Runs[0].Requests[0].Count; got < 20 {
-		t.Errorf("%d registrations, want at least one per host (20)", got)
+	counts := map[string]int{}
+	for _, q := range run.Requests {
+		counts[q.Kind] = q.Count
+	}
+	if counts[simagent.KindRegister] < 20 || counts[simagent.KindIgnition] != 20 || counts[ltKindRole] != 20 || counts[simagent.KindComplete] != 1 {
+		t.Errorf("requests %v: want a registration, an ignition and a role per host (20), one completion", counts)
+	}
+	checkInstallOrder(t, filepath.Join(dir, "run-1", "nodezero.db"))
+}
+
+// checkInstallOrder reads a run's events: every host reached Done, and the
+// bootstrap host (node zero) rebooted after every worker had, as the
+// installer makes it wait for them.
+func checkInstallOrder(t *testing.T, db string) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, db, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var evs []store.Event
+	if err := st.View(ctx, func(tx *store.Tx) error {
+		evs, err = tx.Events(store.EventFilter{Message: "reached installation stage"})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var bootstrap string
+	if err := st.View(ctx, func(tx *store.Tx) error {
+		bs, err := tx.Events(store.EventFilter{Message: "set as bootstrap"})
+		if len(bs) == 1 {
+			bootstrap = strings.TrimSuffix(strings.Fields(bs[0].Message)[1], ":")
+		}
+		return err
+	}); err != nil || bootstrap == "" {
+		t.Fatalf("no bootstrap host in the events (%v)", err)
+	}
+	rebooted := map[string]int64{}
+	done := 0
+	for _, e := range evs {
+		// "Host: sim-worker-0005, reached installation stage Rebooting: rebooting in 50ms"
+		host, stage, ok := strings.Cut(strings.TrimPrefix(e.Message, "Host: "), ", reached installation stage ")
+		if !ok {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(stage, "Rebooting"):
+			rebooted[host] = e.Seq
+		case strings.HasPrefix(stage, "Done"):
+			done++
+		}
+	}
+	if done != 20 || len(rebooted) != 20 {
+		t.Fatalf("%d hosts reached Done and %d rebooted, want 20", done, len(rebooted))
+	}
+	for host, seq := range rebooted {
+		if strings.HasPrefix(host, "sim-worker-") && seq > rebooted[bootstrap] {
+			t.Errorf("worker %s rebooted after the bootstrap host %s", host, bootstrap)
+		}
 	}
 }
 

@@ -36,6 +36,7 @@ func commands() []command {
 		{"load-config-image", "extract a config image into a host root (--root, --file ISO | --device DEV|auto)", runLoadConfigImage},
 		{"sandbox", "install a whole cluster on this machine: 3 control-plane + 2 worker hosts on loopback, to installed (--masters, --workers, --dir)", runSandbox},
 		{"wait-for", "follow an install from a workstation through node zero's API: bootstrap-complete|install-complete (--url or --rendezvous-ip, --token-file)", runWaitFor},
+		{"gather", "a support bundle of this host: logs, journal, node zero's store, network state, config with secrets redacted (--root, -O FILE|-)", runGather},
 		{"loadtest", "measure the service under real or simulated agents (--agents, --hosts, --runs)", runLoadtest},
 		{"version", "print the version", func(_ context.Context, _ []string, stdout, _ io.Writer) error {
 			_, err := fmt.Fprintln(stdout, "nodezero", version)

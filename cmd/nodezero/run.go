@@ -377,6 +377,14 @@ func (nz *nodeZero) serve(ctx context.Context, env boot.Env) (*v2.Client, <-chan
 		mac = readNode0MAC(nz.root)
 	}
 
+	// HTTPS when the config image made SERVICE_BASE_URL https:// (it then
+	// carries the certificate and key): every client follows that URL.
+	var certFile, keyFile string
+	https := strings.HasPrefix(strings.ToLower(env.ServiceBaseURL), "https:")
+	if https {
+		certFile, keyFile = filepath.Join(nz.root, configimage.APICertPath), filepath.Join(nz.root, configimage.APIKeyPath)
+	}
+
 	listening := make(chan net.Addr, 1)
 	served := make(chan error, 1)
 	go func() {
@@ -385,6 +393,7 @@ func (nz *nodeZero) serve(ctx context.Context, env boot.Env) (*v2.Client, <-chan
 			HostConfigs: hostConfigs, Logger: nz.log, MonitorInterval: 5 * time.Second,
 			DisconnectionTimeout: nz.disconnect, EvaluationDelay: 5 * time.Millisecond, StepInterval: nz.checkEvery,
 			Listening: func(a net.Addr) { listening <- a }, Installer: installer, BootstrapMAC: mac,
+			TLSCertFile: certFile, TLSKeyFile: keyFile,
 		})
 	}()
 	var addr net.Addr
@@ -393,7 +402,13 @@ func (nz *nodeZero) serve(ctx context.Context, env boot.Env) (*v2.Client, <-chan
 		return nil, nil, err
 	case addr = <-listening:
 	}
-	c, err := v2.NewClient(localURL(addr), v2.WithUserToken(env.UserToken))
+	local, opts := localURL(addr), []v2.ClientOption{v2.WithUserToken(env.UserToken)}
+	if https {
+		// Over loopback, to a certificate that names the rendezvous IP.
+		local = "https" + strings.TrimPrefix(local, "http")
+		opts = append(opts, v2.WithCACertFile(env.ServiceCACert), v2.WithTLSServerName(env.NodeZeroIP.String()))
+	}
+	c, err := v2.NewClient(local, opts...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -477,7 +492,7 @@ func runHostAgent(ctx context.Context, env boot.Env, o hostAgentOptions, status 
 	if _, err := url.Parse(base); err != nil {
 		return fmt.Errorf("agent: SERVICE_BASE_URL: %w", err)
 	}
-	uc, err := v2.NewClient(base, v2.WithUserToken(env.UserToken))
+	uc, err := v2.NewClient(base, v2.WithUserToken(env.UserToken), v2.WithCACertFile(env.ServiceCACert))
 	if err != nil {
 		return err
 	}
@@ -513,7 +528,7 @@ func runHostAgent(ctx context.Context, env boot.Env, o hostAgentOptions, status 
 	status("Agent registering with " + base)
 	a, err := newAgent(agentConfig{
 		Config: hostagent.Config{
-			URL: base, InfraEnvID: infraEnv.ID, AgentVersion: "nodezero-" + version, Token: env.AgentToken,
+			URL: base, InfraEnvID: infraEnv.ID, AgentVersion: "nodezero-" + version, Token: env.AgentToken, CACert: env.ServiceCACert,
 			Interval: o.interval, Wait: hostagent.DefaultWait, Logger: log.With("subsystem", "agent"),
 		},
 		Inventory: inventory.Options{Root: disks.hwRoot, Hostname: hostname, Addresses: o.addresses, LiveRoutes: disks.hwRoot != "/" && len(o.addresses) == 0, Logger: log.With("subsystem", "inventory")},

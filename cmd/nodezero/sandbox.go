@@ -59,11 +59,12 @@ type sandboxOptions struct {
 	timeout, checkEvery, cpTimeout  time.Duration
 	keepRunning, netns              bool
 	neverJoin                       string // a host that never joins (tests)
+	apiTLS                          bool   // node zero's API over HTTPS, with certificates made here
 	// started, when set, is called once every host has started, with the
 	// API client and the hosts (the crash tests kill processes through it).
-	started func(c *v2.Client, hosts []*sandboxHost)
-	console                         bool   // show the dashboard (tui) while it runs
-	stdout, errOut                  io.Writer
+	started        func(c *v2.Client, hosts []*sandboxHost)
+	console        bool // show the dashboard (tui) while it runs
+	stdout, errOut io.Writer
 }
 
 func (o sandboxOptions) stderr() io.Writer {
@@ -147,6 +148,7 @@ func runSandbox(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.DurationVar(&o.cpTimeout, "control-plane-timeout", 0, "how long the bootstrap host waits for the other control-plane hosts to join (default 60m)")
 	fs.BoolVar(&o.keepRunning, "keep-running", false, "leave the hosts running after the install (node zero keeps serving the API) until interrupted")
 	fs.BoolVar(&o.netns, "netns", false, "run the hosts in network namespaces (root)")
+	fs.BoolVar(&o.apiTLS, "api-tls", false, "serve node zero's API over HTTPS: a CA and a certificate for the rendezvous IP go into the install directory's tls/, and from there into the config image")
 	fs.StringVar(&o.bin, "bin", "", "the nodezero binary the hosts run (default: this one)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "the hosts' log level")
 	fs.StringVar(&o.neverJoin, "fault-never-join", "", "tests: this host, once installed, never joins")
@@ -283,6 +285,15 @@ func sandbox(ctx context.Context, o sandboxOptions) (err error) {
 	if err := writeSandboxInputs(installDir, o, prefix, hosts, registryHost, reg.CA()); err != nil {
 		return err
 	}
+	if o.apiTLS {
+		certs, err := makeAPICerts(zero.Addr, time.Now())
+		if err != nil {
+			return fmt.Errorf("sandbox: api tls: %w", err)
+		}
+		if err := certs.write(installDir); err != nil {
+			return fmt.Errorf("sandbox: api tls: %w", err)
+		}
+	}
 	var created bytes.Buffer
 	if err := runCreateConfigImage(ctx, []string{"--dir", installDir, "--release-image", registryHost + "/" + sandboxRelease + ":" + sandboxTag}, &created, &created); err != nil {
 		return fmt.Errorf("sandbox: config image: %w\n%s", err, created.String())
@@ -324,8 +335,12 @@ func sandbox(ctx context.Context, o sandboxOptions) (err error) {
 	}
 	say("started %d hosts (%d control plane, %d workers); node zero is %s at %s", len(hosts), o.masters, o.workers, zero.Name, zero.Addr)
 
-	url := "http://" + zero.Addr.String() + ":8090"
-	c, err := v2.NewClient(url, v2.WithUserToken(userToken))
+	url, opts := "http://"+zero.Addr.String()+":8090", []v2.ClientOption{v2.WithUserToken(userToken)}
+	if o.apiTLS {
+		url = "https://" + zero.Addr.String() + ":8090"
+		opts = append(opts, v2.WithCACertFile(apiCAFile(installDir)))
+	}
+	c, err := v2.NewClient(url, opts...)
 	if err != nil {
 		return err
 	}
@@ -480,7 +495,7 @@ func superviseHost(ctx context.Context, bin string, h *sandboxHost, say func(str
 			h.crashes++
 			h.mu.Unlock()
 			say("%s: its nodezero process was killed (%s); restarting it as systemd would", h.Name, ws)
-			if !sleepCtx(ctx, sandboxRestartSec) {
+			if !sleepCtx(ctx, sandboxRestartDelay) {
 				return
 			}
 			continue
@@ -494,9 +509,9 @@ func superviseHost(ctx context.Context, bin string, h *sandboxHost, say func(str
 	}
 }
 
-// sandboxRestartSec is the pause before a killed host process starts
+// sandboxRestartDelay is the pause before a killed host process starts
 // again (the unit's RestartSec is 3 s; the sandbox is in a hurry).
-const sandboxRestartSec = 200 * time.Millisecond
+const sandboxRestartDelay = 200 * time.Millisecond
 
 // exitSignal returns the signal that ended a process, if one did.
 func exitSignal(ee *exec.ExitError) (syscall.Signal, bool) {

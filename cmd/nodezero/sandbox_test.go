@@ -133,6 +133,11 @@ func TestSandboxInstalls(t *testing.T) {
 				}
 			}
 
+			// No secret in the logs, events, watcher responses or
+			// wait-for's output; files holding one are 0600, and ABI's
+			// files have ABI's modes (secrets_test.go).
+			checkSandboxSecrets(t, dir, sum, out)
+
 			// Stages arrived in order for every role, and node zero, the
 			// bootstrap host, rebooted last.
 			evs := sandboxEvents(t, dir, sum)
@@ -210,6 +215,8 @@ func TestSandboxControlPlaneNeverJoins(t *testing.T) {
 	if sum.Status != v2.ClusterStatusError {
 		t.Errorf("cluster %s (%s), want error", sum.Status, sum.StatusInfo)
 	}
+	// A failed install uploads its hosts' logs: no secret in them either.
+	checkSandboxSecrets(t, dir, sum, out)
 }
 
 // A payload with one flipped byte is caught before any host reboots.

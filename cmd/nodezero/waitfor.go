@@ -15,6 +15,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -83,6 +84,7 @@ func runWaitFor(ctx context.Context, args []string, _, stderr io.Writer) error {
 	timeout := fs.Duration("timeout", 0, "give up after this long (default: 60m for the bootstrap, then 90m for the install, as openshift-install)")
 	interval := fs.Duration("interval", defaultWaitInterval, "how often node zero is asked")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	cacert := fs.String("cacert", "", "PEM file of the CA node zero's HTTPS certificate is checked with (the install directory's tls/ca.crt, else tls/api.crt); with it, --rendezvous-ip means https://")
 
 	// The target may come before, between or after the flags.
 	var target string
@@ -117,6 +119,9 @@ func runWaitFor(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if *cacert != "" && *url == "" {
+		base = "https" + strings.TrimPrefix(base, "http")
+	}
 	tok := *token
 	if *tokenFile != "" {
 		if tok != "" {
@@ -134,7 +139,11 @@ func runWaitFor(ctx context.Context, args []string, _, stderr io.Writer) error {
 	}
 	// No proxy: node zero is on the machine network, and the environment's
 	// proxy is for the cluster's way out, not for reaching it.
-	tr := &http.Transport{Proxy: nil, DialContext: (&net.Dialer{Timeout: waitRequestTimeout}).DialContext}
+	tlsConf, err := v2.TLSConfig(*cacert, "", false)
+	if err != nil {
+		return fmt.Errorf("wait-for: --cacert: %w", err)
+	}
+	tr := &http.Transport{Proxy: nil, DialContext: (&net.Dialer{Timeout: waitRequestTimeout}).DialContext, TLSClientConfig: tlsConf}
 	client, err := v2.NewClient(base, v2.WithWatcherToken(tok), v2.WithRequestTimeout(waitRequestTimeout),
 		v2.WithHTTPClient(&http.Client{Transport: tr}))
 	if err != nil {
@@ -220,6 +229,10 @@ func defaultWaitConfig() waitConfig {
 // errRefused marks node zero refusing the watcher token: no point waiting.
 var errRefused = errors.New("node zero refused the token")
 
+// errUntrusted marks an HTTPS node zero whose certificate this host does
+// not trust: no point waiting either.
+var errUntrusted = errors.New("node zero's certificate is not trusted")
+
 // waitForTarget polls node zero until cfg.target is reached, fails or times out.
 func waitForTarget(ctx context.Context, cfg waitConfig) error {
 	w := newWaiter(cfg)
@@ -235,7 +248,7 @@ func waitForTarget(ctx context.Context, cfg waitConfig) error {
 		switch {
 		case ctx.Err() != nil:
 			return fmt.Errorf("wait-for %s: %w", cfg.target, ctx.Err())
-		case errors.Is(err, errRefused):
+		case errors.Is(err, errRefused), errors.Is(err, errUntrusted):
 			return fmt.Errorf("wait-for %s: %w", cfg.target, err)
 		case err != nil:
 			return w.fail(ctx, err)
@@ -324,6 +337,8 @@ func (w *waiter) poll(ctx context.Context) (pollResult, error) {
 		return pollResult{}, fmt.Errorf("%w at %s (%v); %s", errRefused, w.c.BaseURL(), err, hint)
 	case errors.Is(err, errClusters):
 		return pollResult{}, err
+	case errors.As(err, new(*tls.CertificateVerificationError)):
+		return pollResult{}, fmt.Errorf("%w at %s (%v); give the CA of its certificate with --cacert (the install directory's tls/ca.crt)", errUntrusted, w.c.BaseURL(), err)
 	case err != nil:
 		return w.unreachable(err), nil
 	case c == nil:

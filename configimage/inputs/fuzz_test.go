@@ -23,11 +23,12 @@ func FuzzLoadInstallConfig(f *testing.F) {
 			if !rep.HasErrors() {
 				t.Fatalf("nil config with a report without errors:\n%s", rep.Error())
 			}
+			checkEntries(t, rep, "install-config.yaml", data)
 			return
 		}
 		ac, _ := LoadAgentConfig("agent-config.yaml", acs[0])
 		rep.Merge(Validate(ic, ac))
-		checkEntries(t, rep)
+		checkEntries(t, rep, "install-config.yaml", data)
 	})
 }
 
@@ -43,6 +44,7 @@ func FuzzLoadAgentConfig(f *testing.F) {
 			if !rep.HasErrors() {
 				t.Fatalf("nil config with a report without errors:\n%s", rep.Error())
 			}
+			checkEntries(t, rep, "agent-config.yaml", data)
 			return
 		}
 		ic, _ := LoadInstallConfig("install-config.yaml", []byte(baseIC))
@@ -52,19 +54,39 @@ func FuzzLoadAgentConfig(f *testing.F) {
 				t.Fatalf("NetworkConfigYAML: %v", err)
 			}
 		}
-		checkEntries(t, rep)
+		checkEntries(t, rep, "agent-config.yaml", data)
 	})
 }
 
-func checkEntries(t *testing.T, rep Report) {
+// checkEntries checks every entry names a file and says something, and
+// that an entry about the fuzzed file points at one of its lines.
+func checkEntries(t *testing.T, rep Report, name string, data []byte) {
 	t.Helper()
+	lines := yamlLines(string(data))
 	for _, e := range rep.Entries {
 		if e.File == "" || e.Message == "" || (e.Severity != SeverityError && e.Severity != SeverityWarning) {
 			t.Fatalf("malformed entry %+v", e)
+		}
+		if e.File == name && (e.Line < 0 || e.Line > lines || e.Column < 0) {
+			t.Fatalf("entry %s points past the file's %d lines", e, lines)
 		}
 		if strings.Contains(e.Message, "ZmFrZTpmYWtl") {
 			t.Fatalf("entry leaks the pull secret: %s", e)
 		}
 	}
 	_ = rep.Error()
+}
+
+// yamlLines counts the lines of a YAML text as the parser does: a line
+// ends at \r\n, \r, \n, NEL, LS or PS.
+func yamlLines(s string) int {
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	n := 1
+	for _, r := range s {
+		switch r {
+		case '\r', '\n', '\u0085', '\u2028', '\u2029':
+			n++
+		}
+	}
+	return n
 }

@@ -107,3 +107,54 @@ func checkINI(data []byte) error {
 	}
 	return nil
 }
+
+// FuzzMatchHost runs the on-host half of static networking on a host
+// directory with any mac_interface.ini, keyfile names (one a line) and
+// keyfile text, on a machine with a short and a long NIC name. A match
+// renames every connection file to a distinct, plain file name that fits
+// the kernel's limit where a VLAN name is shortened; no match returns
+// nothing.
+func FuzzMatchHost(f *testing.F) {
+	f.Add("52:54:00:aa:bb:01=eth0\n52:54:00:AA:BB:02=eth1\n", "eth0.nmconnection\neth1.nmconnection\neth1.200.nmconnection\nbond0.nmconnection",
+		"[connection]\nid=eth0\ninterface-name=eth0\nmaster=bond0\n[vlan]\nparent=eth1\n")
+	f.Add("52:54:00:aa:bb:02=eth0\r\n", "eth0.1000.nmconnection\neth0.100.nmconnection", "[vlan]\nparent=eth0\ninterface-name=eth0.1000\n")
+	f.Add("52:54:00:aa:bb:99=eth0\n", "eth0.nmconnection", "")
+	f.Add("52:54:00:aa:bb:01=eth0\n52:54:00:aa:bb:02=eth0\n", "eth0.nmconnection\neth0.nmconnection", "x=eth0.")
+	local := map[string]string{"52:54:00:aa:bb:01": "ens3", "52:54:00:aa:bb:02": "ens1f0np0123"}
+	f.Fuzz(func(t *testing.T, ini, names, text string) {
+		files := []Keyfile{{Name: "mac_interface.ini", Data: []byte(ini)}}
+		conns := 0
+		for _, n := range strings.Split(names, "\n") {
+			if n == "" || n == "." || n == ".." || strings.ContainsAny(n, "/\x00") || n == "mac_interface.ini" {
+				continue // not a name a directory entry can have here
+			}
+			files = append(files, Keyfile{Name: n, Data: []byte(text)})
+			if strings.HasSuffix(n, ".nmconnection") {
+				conns++
+			}
+		}
+		matched, out, err := MatchHost(files, local)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "match host directory: ") {
+				t.Fatalf("MatchHost error %q does not say what failed", err)
+			}
+			return
+		}
+		if !matched {
+			if out != nil {
+				t.Fatalf("MatchHost: no match, yet %d files out", len(out))
+			}
+			return
+		}
+		if len(out) != conns {
+			t.Fatalf("MatchHost: %d connection files in, %d out", conns, len(out))
+		}
+		seen := map[string]bool{}
+		for _, k := range out {
+			if seen[k.Name] || !strings.HasSuffix(k.Name, ".nmconnection") || strings.ContainsAny(k.Name, "/\x00") {
+				t.Fatalf("MatchHost wrote file name %q (names %q)", k.Name, names)
+			}
+			seen[k.Name] = true
+		}
+	})
+}

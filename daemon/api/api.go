@@ -34,7 +34,10 @@ type Config struct {
 	Service  *assisted.Service
 	Verifier *auth.Verifier // nil: no authentication (development only)
 	Logger   *slog.Logger
-	MaxBody  int64 // 0: DefaultMaxBody
+	// MaxBody bounds the largest JSON bodies: step replies, manifests,
+	// infra-envs (0: DefaultMaxBody). The other operations take less
+	// (limits.go), never more than this.
+	MaxBody int64
 	// LogsDir holds the log bundles agents upload, a directory per
 	// cluster (the service's data dir/logs). "": the log routes answer 503.
 	LogsDir string
@@ -92,11 +95,11 @@ type request struct {
 
 func (r *request) param(name string) string { return r.PathValue(name) }
 
-// decode reads the JSON body into v: a body over the limit, malformed JSON,
-// a wrong type or trailing data are the client's errors.
+// decode reads the JSON body into v: a body over the route's limit (wrap
+// bounds it), malformed JSON, a wrong type or trailing data are the
+// client's errors.
 func (r *request) decode(v any) error {
-	body := http.MaxBytesReader(r.w, r.Body, r.srv.cfg.MaxBody)
-	dec := json.NewDecoder(body)
+	dec := json.NewDecoder(r.Body)
 	if err := dec.Decode(v); err != nil {
 		return bodyError(err)
 	}
@@ -160,6 +163,7 @@ func statusOf(err error) (int, string) {
 }
 
 func (s *server) wrap(rt Route) http.Handler {
+	limit := s.bodyLimitOf(rt.Operation)
 	return http.HandlerFunc(func(w http.ResponseWriter, hr *http.Request) {
 		start := time.Now()
 		if rt.Schemes != nil && s.cfg.Verifier != nil {
@@ -173,6 +177,15 @@ func (s *server) wrap(rt Route) http.Handler {
 				return
 			}
 		}
+		if hr.ContentLength > limit {
+			// Refused before a byte of it is read; the connection ends
+			// with the answer rather than waiting for the rest.
+			w.Header().Set("Connection", "close")
+			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is %d bytes, larger than the %d bytes %s takes", hr.ContentLength, limit, rt.Operation))
+			s.log.Info("request refused", "op", rt.Operation, "status", http.StatusRequestEntityTooLarge, "content_length", hr.ContentLength)
+			return
+		}
+		hr.Body = http.MaxBytesReader(w, hr.Body, limit)
 		req := &request{Request: hr, w: w, srv: s}
 		out, err := rt.handle(req)
 		status := rt.Success

@@ -1,8 +1,10 @@
 package api_test
 
 import (
+	"encoding/base64"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -101,17 +103,31 @@ type credential struct {
 	claim         auth.Scheme
 }
 
+// authCase is one column of the matrix: the headers sent and, when not
+// empty, a query string carrying a token (swagger's urlAuth, api_key).
 type authCase struct {
 	name  string
 	creds []credential
+	query string
 }
 
-// tokenSet holds every token the matrix sends.
+// tokenSet holds every token the matrix sends. bad are tokens that must
+// not verify, by name, each made for every scheme (its claim is that
+// scheme): the model expects 401 for each wherever it is looked at.
 type tokenSet struct {
-	valid                     map[auth.Scheme]string
-	otherKey, expired         map[auth.Scheme]string
-	algNone, hs256, noClaim   map[auth.Scheme]string
-	unknownClaim, futureValid map[auth.Scheme]string
+	valid, expired, futureValid map[auth.Scheme]string
+	bad                         map[string]map[auth.Scheme]string
+	noClaim, unknownClaim       string
+}
+
+// badTokenKinds are the names of tokenSet.bad, in the order the matrix
+// sends them.
+var badTokenKinds = []string{
+	"other-key", "expired", "not-yet-valid", "issued-in-future",
+	"alg-none", "alg-none-with-signature", "hs256-public-key-pem", "hs256-public-key-base64",
+	"rs256-header-es256-signature", "es384-header-es256-signature",
+	"tampered-claims", "no-signature", "exp-not-a-number",
+	"bearer-prefix", "basic-scheme", "garbage", "old-infra-env-token",
 }
 
 func newTokenSet(t *testing.T, h *harness) tokenSet {
@@ -124,34 +140,92 @@ func newTokenSet(t *testing.T, h *harness) tokenSet {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := tokenSet{valid: h.tokens, otherKey: map[auth.Scheme]string{}, expired: map[auth.Scheme]string{},
-		algNone: map[auth.Scheme]string{}, hs256: map[auth.Scheme]string{}, noClaim: map[auth.Scheme]string{},
-		unknownClaim: map[auth.Scheme]string{}, futureValid: map[auth.Scheme]string{}}
+	es256 := func(claims jwt.MapClaims) string {
+		tok, err := jwt.NewWithClaims(jwt.SigningMethodES256, claims).SignedString(h.key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	now := time.Now()
+	ts := tokenSet{valid: h.tokens, expired: map[auth.Scheme]string{}, futureValid: map[auth.Scheme]string{},
+		bad: map[string]map[auth.Scheme]string{}}
+	for _, k := range badTokenKinds {
+		ts.bad[k] = map[auth.Scheme]string{}
+	}
 	for _, s := range auth.Schemes {
-		ts.otherKey[s] = signToken(t, other, s, time.Time{})
-		ts.expired[s] = signToken(t, h.key, s, time.Now().Add(-time.Hour))
-		ts.futureValid[s] = signToken(t, h.key, s, time.Now().Add(time.Hour))
 		claims := jwt.MapClaims{auth.ClaimAuthScheme: string(s)}
-		if ts.algNone[s], err = jwt.NewWithClaims(jwt.SigningMethodNone, claims).SignedString(jwt.UnsafeAllowNoneSignatureType); err != nil {
+		ts.expired[s] = signToken(t, h.key, s, now.Add(-time.Hour))
+		ts.futureValid[s] = signToken(t, h.key, s, now.Add(time.Hour))
+		b := func(kind, tok string) { ts.bad[kind][s] = tok }
+		b("other-key", signToken(t, other, s, time.Time{}))
+		b("expired", ts.expired[s])
+		b("not-yet-valid", es256(jwt.MapClaims{auth.ClaimAuthScheme: string(s), "nbf": now.Add(time.Hour).Unix()}))
+		b("issued-in-future", es256(jwt.MapClaims{auth.ClaimAuthScheme: string(s), "iat": now.Add(time.Hour).Unix()}))
+		none, err := jwt.NewWithClaims(jwt.SigningMethodNone, claims).SignedString(jwt.UnsafeAllowNoneSignatureType)
+		if err != nil {
 			t.Fatal(err)
 		}
-		// The classic key-confusion attack: HMAC keyed with the public key.
-		if ts.hs256[s], err = jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(pub); err != nil {
-			t.Fatal(err)
+		b("alg-none", none)
+		// alg none, but with the signature of a real token kept.
+		b("alg-none-with-signature", none+segment(ts.valid[s], 2))
+		// The classic key-confusion attack: HMAC keyed with the public
+		// key, as PEM and as the base64 of PEM that EC_PUBLIC_KEY_PEM
+		// carries on the hosts.
+		for kind, secret := range map[string][]byte{
+			"hs256-public-key-pem":    pub,
+			"hs256-public-key-base64": []byte(base64.StdEncoding.EncodeToString(pub)),
+		} {
+			tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(secret)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b(kind, tok)
 		}
+		// A good ES256 signature under a header naming another algorithm.
+		b("rs256-header-es256-signature", withHeader(ts.valid[s], `{"alg":"RS256","typ":"JWT"}`))
+		b("es384-header-es256-signature", withHeader(ts.valid[s], `{"alg":"ES384","typ":"JWT"}`))
+		// The claims of this scheme under the signature of another
+		// scheme's token.
+		donor := auth.Watcher
+		if s == auth.Watcher {
+			donor = auth.Agent
+		}
+		b("tampered-claims", segment(ts.valid[s], 0)+"."+segment(ts.valid[s], 1)+"."+segment(ts.valid[donor], 2))
+		b("no-signature", segment(ts.valid[s], 0)+"."+segment(ts.valid[s], 1)+".")
+		b("exp-not-a-number", es256(jwt.MapClaims{auth.ClaimAuthScheme: string(s), "exp": "never"}))
+		// assisted-service takes raw API keys: an HTTP auth scheme in
+		// front makes the value no token.
+		b("bearer-prefix", "Bearer "+ts.valid[s])
+		b("basic-scheme", "Basic "+base64.StdEncoding.EncodeToString([]byte("kubeadmin:"+ts.valid[s])))
+		b("garbage", "not.a.jwt")
+		// The single token of older installers: claim infra_env_id, no
+		// auth_scheme.
+		b("old-infra-env-token", es256(jwt.MapClaims{"infra_env_id": uuid.NewString()}))
 	}
-	if ts.noClaim[auth.User], err = jwt.NewWithClaims(jwt.SigningMethodES256, jwt.MapClaims{"sub": "x"}).SignedString(h.key); err != nil {
-		t.Fatal(err)
-	}
-	if ts.unknownClaim[auth.User], err = jwt.NewWithClaims(jwt.SigningMethodES256, jwt.MapClaims{auth.ClaimAuthScheme: "adminAuth"}).SignedString(h.key); err != nil {
-		t.Fatal(err)
-	}
+	ts.noClaim = es256(jwt.MapClaims{"sub": "x"})
+	ts.unknownClaim = es256(jwt.MapClaims{auth.ClaimAuthScheme: "adminAuth"})
 	return ts
 }
 
+// segment is the i-th dot-separated part of a JWT ("" past the end).
+func segment(tok string, i int) string {
+	if parts := strings.Split(tok, "."); i < len(parts) {
+		return parts[i]
+	}
+	return ""
+}
+
+// withHeader replaces a JWT's header with hdr (JSON), keeping the claims
+// and the signature.
+func withHeader(tok, hdr string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(hdr)) + "." + segment(tok, 1) + "." + segment(tok, 2)
+}
+
 // casesFor generates the matrix row of a route from its schemes: each
-// valid token in its own header, bad tokens in the first scheme's header,
-// every other token in each header the route accepts, "Bearer " tokens.
+// valid token in its own header, every bad token in the first scheme's
+// header, every other token in each header the route accepts, a token in
+// the query or in a header no scheme reads, and two-header combinations.
 func casesFor(rt api.Route, ts tokenSet) []authCase {
 	first := auth.User // a route without schemes gets bad tokens here: none is looked at
 	if len(rt.Schemes) > 0 {
@@ -162,31 +236,41 @@ func casesFor(rt api.Route, ts tokenSet) []authCase {
 	for _, s := range auth.Schemes {
 		cs = append(cs, authCase{name: string(s), creds: []credential{{s.Header(), ts.valid[s], true, s}}})
 	}
+	for _, k := range badTokenKinds {
+		cs = append(cs, authCase{name: k, creds: []credential{{h, ts.bad[k][first], false, first}}})
+	}
 	cs = append(cs,
-		authCase{"bad-signature", []credential{{h, ts.otherKey[first], false, first}}},
-		authCase{"expired", []credential{{h, ts.expired[first], false, first}}},
-		authCase{"alg-none", []credential{{h, ts.algNone[first], false, first}}},
-		authCase{"hs256-public-key", []credential{{h, ts.hs256[first], false, first}}},
-		authCase{"no-claim", []credential{{h, ts.noClaim[auth.User], false, ""}}},
-		authCase{"garbage", []credential{{h, "not.a.jwt", false, ""}}},
-		authCase{"unknown-claim", []credential{{h, ts.unknownClaim[auth.User], true, "adminAuth"}}},
-		authCase{"unexpired-" + string(first), []credential{{h, ts.futureValid[first], true, first}}},
+		authCase{name: "no-claim", creds: []credential{{h, ts.noClaim, false, ""}}},
+		authCase{name: "unknown-claim", creds: []credential{{h, ts.unknownClaim, true, "adminAuth"}}},
+		authCase{name: "unexpired-" + string(first), creds: []credential{{h, ts.futureValid[first], true, first}}},
+		// urlAuth (api_key) is always refused by agent-local auth; a
+		// token there is not looked at.
+		authCase{name: "token-in-query", query: "api_key=" + ts.valid[first]},
+		// Headers no scheme reads.
+		authCase{name: "token-in-other-headers", creds: []credential{
+			{"X-Auth-Token", ts.valid[first], true, first},
+			{"Cookie", "token=" + ts.valid[first], true, first},
+			{"Image-Token", ts.valid[first], true, first},
+			{"Proxy-Authorization", ts.valid[first], true, first},
+		}},
 	)
 	for _, s := range rt.Schemes {
-		cs = append(cs, authCase{"bearer-" + string(s), []credential{{s.Header(), "Bearer " + ts.valid[s], true, s}}})
 		for _, o := range auth.Schemes {
 			if o != s {
-				cs = append(cs, authCase{fmt.Sprintf("%s-in-%s", o, s.Header()), []credential{{s.Header(), ts.valid[o], true, o}}})
+				cs = append(cs, authCase{name: fmt.Sprintf("%s-in-%s", o, s.Header()), creds: []credential{{s.Header(), ts.valid[o], true, o}}})
 			}
 		}
 	}
-	// Two headers: the route's schemes are tried in order and the first
-	// present header decides, so a wrong token there is not rescued.
+	// Two headers. The route's schemes are tried in order: a token that
+	// does not verify is passed over, the first that verifies decides, so
+	// a verified token with the wrong claim is not rescued by a later one.
 	if len(rt.Schemes) > 1 {
 		s0, s1 := rt.Schemes[0], rt.Schemes[1]
 		cs = append(cs,
-			authCase{"wrong-first-right-second", []credential{{s0.Header(), ts.valid[s1], true, s1}, {s1.Header(), ts.valid[s1], true, s1}}},
-			authCase{"expired-first-right-second", []credential{{s0.Header(), ts.expired[s0], false, s0}, {s1.Header(), ts.valid[s1], true, s1}}},
+			authCase{name: "wrong-first-right-second", creds: []credential{{s0.Header(), ts.valid[s1], true, s1}, {s1.Header(), ts.valid[s1], true, s1}}},
+			authCase{name: "expired-first-right-second", creds: []credential{{s0.Header(), ts.expired[s0], false, s0}, {s1.Header(), ts.valid[s1], true, s1}}},
+			authCase{name: "right-first-expired-second", creds: []credential{{s0.Header(), ts.valid[s0], true, s0}, {s1.Header(), ts.expired[s1], false, s1}}},
+			authCase{name: "forged-first-wrong-second", creds: []credential{{s0.Header(), ts.bad["hs256-public-key-pem"][s0], false, s0}, {s1.Header(), ts.valid[s0], true, s0}}},
 		)
 	}
 	return cs
@@ -195,23 +279,25 @@ func casesFor(rt api.Route, ts tokenSet) []authCase {
 // allowed is 0; otherwise the status auth must refuse with.
 const allowed = 0
 
-// expect models assisted-service's decision (auth.Authorize's doc,
-// reference/assisted-service.md §11): the route's schemes in order, the
-// first whose header is present decides; unverifiable is 401, a claim for
-// another scheme 403; no header of the route's is 401.
-func expect(rt api.Route, creds []credential) int {
+// expect models assisted-service's decision: go-openapi's
+// RouteAuthenticators try the route's schemes in order, skip a scheme
+// whose header is absent, remember a token that does not verify and go on;
+// the first token that verifies decides, and agent-local's authorizer
+// wants its auth_scheme claim to name that scheme (403 otherwise). Nothing
+// verified is 401. The query is never read (urlAuth is refused).
+func expect(rt api.Route, c authCase) int {
 	if rt.Schemes == nil {
 		return allowed
 	}
 	for _, s := range rt.Schemes {
-		for _, c := range creds {
-			if !strings.EqualFold(c.header, s.Header()) {
+		for _, cr := range c.creds {
+			if !strings.EqualFold(cr.header, s.Header()) {
 				continue
 			}
 			switch {
-			case !c.valid:
-				return http.StatusUnauthorized
-			case c.claim != s:
+			case !cr.valid:
+				continue
+			case cr.claim != s:
 				return http.StatusForbidden
 			}
 			return allowed
@@ -237,7 +323,7 @@ func TestAuthMatrix(t *testing.T) {
 		}
 		for _, c := range casesFor(rt, ts) {
 			cells++
-			want := expect(rt, c.creds)
+			want := expect(rt, c)
 			if want == allowed {
 				passed++
 			} else {
@@ -251,8 +337,8 @@ func TestAuthMatrix(t *testing.T) {
 					f = h.newFixture(t)
 				}
 				path := f.path(rt.Pattern)
-				if spec.query != "" {
-					path += "?" + spec.query
+				if q := strings.Trim(spec.query+"&"+c.query, "&"); q != "" {
+					path += "?" + q
 				}
 				hdr := map[string]string{}
 				for _, cr := range c.creds {
@@ -359,7 +445,7 @@ func TestAuthPinned(t *testing.T) {
 				case "expired":
 					hdr[col.hdr] = ts.expired[col.tokScheme]
 				case "other":
-					hdr[col.hdr] = ts.otherKey[col.tokScheme]
+					hdr[col.hdr] = ts.bad["other-key"][col.tokScheme]
 				}
 				path := f.path(row.pattern)
 				if spec.query != "" {
@@ -378,5 +464,89 @@ func TestAuthPinned(t *testing.T) {
 	}
 	if r := h.user(t, "GET", f.path(hostPat), ""); r.status != http.StatusNotFound {
 		t.Errorf("GET host after the user deleted it = %d %s, want 404", r.status, r.body)
+	}
+}
+
+// swaggerSecurity is the security list assisted-service's swagger gives each
+// operation this build serves, in the swagger's order (which decides when a
+// request sends several headers), copied from
+// reference/assisted-service-swagger.yaml (paths under basePath
+// /api/assisted-install; an operation without its own list has the
+// document's default, userAuth).
+var swaggerSecurity = map[string]string{
+	"POST /v2/clusters":                                                   "userAuth",
+	"GET /v2/clusters":                                                    "userAuth watcherAuth",
+	"GET /v2/clusters/{cluster_id}":                                       "userAuth agentAuth watcherAuth",
+	"PATCH /v2/clusters/{cluster_id}":                                     "userAuth",
+	"DELETE /v2/clusters/{cluster_id}":                                    "userAuth",
+	"GET /v2/clusters/{cluster_id}/hosts":                                 "userAuth agentAuth",
+	"POST /v2/clusters/{cluster_id}/actions/install":                      "userAuth",
+	"POST /v2/clusters/{cluster_id}/actions/cancel":                       "userAuth",
+	"POST /v2/clusters/{cluster_id}/actions/reset":                        "userAuth",
+	"PATCH /v2/clusters/{cluster_id}/install-config":                      "userAuth",
+	"POST /v2/clusters/{cluster_id}/manifests":                            "userAuth",
+	"GET /v2/clusters/{cluster_id}/manifests":                             "userAuth",
+	"PATCH /v2/clusters/{cluster_id}/manifests":                           "userAuth",
+	"DELETE /v2/clusters/{cluster_id}/manifests":                          "userAuth",
+	"GET /v2/clusters/{cluster_id}/manifests/files":                       "userAuth",
+	"GET /v2/clusters/{cluster_id}/downloads/files":                       "userAuth agentAuth urlAuth",
+	"GET /v2/clusters/{cluster_id}/downloads/credentials":                 "userAuth agentAuth",
+	"GET /v2/clusters/{cluster_id}/credentials":                           "userAuth",
+	"POST /v2/clusters/{cluster_id}/actions/complete-installation":        "agentAuth",
+	"GET /v2/infra-env/{infra_env_id}/hosts/{host_id}/downloads/ignition": "userAuth agentAuth",
+	"POST /v2/infra-envs":                                                 "userAuth",
+	"GET /v2/infra-envs":                                                  "userAuth watcherAuth",
+	"GET /v2/infra-envs/{infra_env_id}":                                   "userAuth agentAuth urlAuth imageAuth imageURLAuth",
+	"PATCH /v2/infra-envs/{infra_env_id}":                                 "userAuth",
+	"DELETE /v2/infra-envs/{infra_env_id}":                                "userAuth",
+	"POST /v2/infra-envs/{infra_env_id}/hosts":                            "agentAuth",
+	"GET /v2/infra-envs/{infra_env_id}/hosts":                             "userAuth agentAuth",
+	"GET /v2/infra-envs/{infra_env_id}/hosts/{host_id}":                   "userAuth",
+	"PATCH /v2/infra-envs/{infra_env_id}/hosts/{host_id}":                 "userAuth",
+	"DELETE /v2/infra-envs/{infra_env_id}/hosts/{host_id}":                "userAuth",
+	"GET /v2/infra-envs/{infra_env_id}/hosts/{host_id}/instructions":      "agentAuth",
+	"POST /v2/infra-envs/{infra_env_id}/hosts/{host_id}/instructions":     "agentAuth",
+	"PUT /v2/infra-envs/{infra_env_id}/hosts/{host_id}/progress":          "agentAuth",
+	"PUT /v2/infra-envs/{infra_env_id}/hosts/{host_id}/logs-progress":     "agentAuth",
+	"POST /v2/clusters/{cluster_id}/logs":                                 "agentAuth",
+	"GET /v2/clusters/{cluster_id}/logs":                                  "userAuth urlAuth",
+	"GET /v2/events":                                                      "userAuth urlAuth watcherAuth",
+}
+
+// TestRouteSchemesFromSwagger checks every route's schemes against the
+// swagger: the same schemes in the same order, less urlAuth, imageAuth and
+// imageURLAuth, which agent-installer-local always refuses. The only routes
+// without authentication are the health checks, which the swagger does not
+// list.
+func TestRouteSchemesFromSwagger(t *testing.T) {
+	refused := map[string]bool{"urlAuth": true, "imageAuth": true, "imageURLAuth": true}
+	seen := map[string]bool{}
+	for _, rt := range api.Routes() {
+		key := rt.Method + " " + strings.TrimPrefix(rt.Pattern, "/api/assisted-install")
+		sec, ok := swaggerSecurity[key]
+		if !ok {
+			if rt.Schemes != nil || rt.Operation != "health" {
+				t.Errorf("route %s (%s, schemes %v) is not in the swagger table; only health routes may be", key, rt.Operation, rt.Schemes)
+			}
+			continue
+		}
+		seen[key] = true
+		var want []auth.Scheme
+		for _, s := range strings.Fields(sec) {
+			if !refused[s] {
+				want = append(want, auth.Scheme(s))
+			}
+		}
+		if !slices.Equal(rt.Schemes, want) {
+			t.Errorf("%s (%s) schemes = %v, want %v (swagger: %s)", key, rt.Operation, rt.Schemes, want, sec)
+		}
+		if len(rt.Schemes) == 0 {
+			t.Errorf("%s (%s) has no scheme: every swagger operation is authenticated", key, rt.Operation)
+		}
+	}
+	for key := range swaggerSecurity {
+		if !seen[key] {
+			t.Errorf("swagger table names %s, which api.Routes() does not serve", key)
+		}
 	}
 }

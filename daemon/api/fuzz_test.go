@@ -1,24 +1,42 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
+	"path"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/nodezero/nodezero/daemon/api"
+	"github.com/nodezero/nodezero/daemon/assisted"
 	"github.com/nodezero/nodezero/daemon/auth"
 	v2 "github.com/nodezero/nodezero/daemon/v2"
 )
 
 // The fuzz targets drive the real handler of a running service (store,
 // service, auth) in-process with httptest, one target per route that
-// decodes a body or a query. The property: never a 5xx, always a JSON body
-// (none for 204), an error body in assisted-service's shape, and afterwards
-// both /health and a read that takes the model lock still answered. Seeds
-// are valid requests; edge cases and regression inputs live in
+// decodes a body or a query, plus FuzzPathParams for the path and headers
+// of every route. The properties:
+//
+//   - never a 5xx, always a JSON body (none for 204; a download's bytes
+//     for the file routes), an error body in assisted-service's shape whose
+//     reason says something and leaks nothing of the database;
+//   - afterwards both /health and a read that takes the model lock still
+//     answered;
+//   - a refused request (4xx) changes nothing a client can read;
+//   - an accepted one reached the store: a service started again on the
+//     same store shows the same cluster, infra-env, hosts and manifests.
+//
+// Seeds are valid requests; edge cases and regression inputs live in
 // testdata/fuzz/FuzzXxx.
 
 // fuzzTarget is one route under fuzz, on a service with a fixture whose
@@ -35,6 +53,11 @@ type fuzzTarget struct {
 	// emptyOK: the route's success has no body (the swagger gives its 2xx
 	// no schema), so an empty 2xx is right.
 	emptyOK bool
+	// fileOK: the route's success is a download, not JSON.
+	fileOK bool
+	// fresh: after an accepted input the next one gets a new service (a
+	// route whose success uses the fixture up, such as a deletion).
+	fresh bool
 }
 
 // fuzzTimeout is how long one request may take before the service counts
@@ -49,11 +72,34 @@ func newFuzzTarget(f *testing.F, scheme auth.Scheme) *fuzzTarget {
 			ft.closers[i]()
 		}
 	})
-	if err := ft.start(f.TempDir()); err != nil {
+	if err := ft.start(ft.tempDir(f)); err != nil {
 		f.Fatal(err)
 	}
 	return ft
 }
+
+// tempDir makes a directory for a service's store, in memory (/dev/shm)
+// when the machine has one: the store fsyncs every commit, and on a busy
+// disk that costs the campaign most of its inputs.
+func (ft *fuzzTarget) tempDir(tb testing.TB) string {
+	tb.Helper()
+	parent := ""
+	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
+		parent = "/dev/shm"
+	}
+	dir, err := os.MkdirTemp(parent, "nodezero-api-fuzz-")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ft.closers = append(ft.closers, func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// fuzzNow is the fuzzed service's clock, which stands still: what a
+// restart evaluates again comes out the same (some validation messages
+// carry the service's time), and the fixture's host never times out
+// however long a campaign runs.
+func fuzzNow() time.Time { return time.Date(2026, 11, 22, 5, 0, 0, 0, time.UTC) }
 
 // start replaces the target's service with a new one whose store is in dir.
 func (ft *fuzzTarget) start(dir string) error {
@@ -62,6 +108,16 @@ func (ft *fuzzTarget) start(dir string) error {
 		return err
 	}
 	ft.closers = append(ft.closers, h.close)
+	ft.h = h
+	if err := ft.restart(); err != nil { // on fuzzNow
+		return err
+	}
+	// The fixture is made in-process too: h.srv serves the first service.
+	h.client, err = v2.NewClient("http://fuzz.invalid", v2.WithAgentToken(h.tokens[auth.Agent]),
+		v2.WithUserToken(h.tokens[auth.User]), v2.WithHTTPClient(&http.Client{Transport: inProcess{h}}))
+	if err != nil {
+		return err
+	}
 	fx, err := h.makeFixture()
 	if err != nil {
 		return err
@@ -72,6 +128,35 @@ func (ft *fuzzTarget) start(dir string) error {
 	}
 	ft.h, ft.fx, ft.hdr, ft.broken = h, fx, map[string]string{ft.scheme.Header(): h.tokens[ft.scheme]}, false
 	return nil
+}
+
+// restart closes the service and starts another on the same store, as a
+// daemon restart does: the new one knows only what was committed.
+func (ft *fuzzTarget) restart() error {
+	h := ft.h
+	if err := h.svc.Close(); err != nil {
+		return err
+	}
+	svc, err := assisted.New(assisted.Config{Store: h.store, Now: fuzzNow, MonitorInterval: -1, MaxWait: time.Millisecond})
+	if err != nil {
+		return fmt.Errorf("assisted.New on the same store: %w", err)
+	}
+	ft.closers = append(ft.closers, func() { svc.Close() })
+	h.svc = svc
+	// Only serve() uses the new handler; h.srv keeps the old one, which
+	// nothing reaches during fuzzing.
+	h.handler = api.New(api.Config{Service: svc, Verifier: auth.NewVerifier(&h.key.PublicKey, nil), LogsDir: h.logsDir, MaxLogsSize: testMaxLogsSize})
+	return nil
+}
+
+// inProcess is a RoundTripper that serves each request with the
+// harness's current handler.
+type inProcess struct{ h *harness }
+
+func (p inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
+	rec := httptest.NewRecorder()
+	p.h.handler.ServeHTTP(rec, req)
+	return rec.Result(), nil
 }
 
 // within serves one request, or reports that none came within fuzzTimeout.
@@ -88,20 +173,77 @@ func (ft *fuzzTarget) within(method, path, rawQuery string, body []byte, hdr map
 	}
 }
 
-// run sends one fuzzed request and checks the property.
+// snapshot is what a user reads of the fixture: its cluster, infra-env,
+// hosts and manifests, as the API serves them. With checkIn false, the
+// facts an agent's check-in changes and the service keeps in memory only
+// are left out (takeSteps: checked_in_at, the agent's timestamp and
+// version; a restart counts every host as checked in at its start).
+func (ft *fuzzTarget) snapshot(t *testing.T, checkIn bool) string {
+	t.Helper()
+	user := map[string]string{"Authorization": ft.h.tokens[auth.User]}
+	var b strings.Builder
+	for _, p := range []string{clusterPat, infraEnvPat, infraEnvPat + "/hosts", clusterPat + "/manifests"} {
+		rec, ok := ft.within("GET", ft.fx.path(p), "", nil, user)
+		if !ok {
+			ft.broken = true
+			t.Fatalf("GET %s: no answer within %v: the input wedged the service", p, fuzzTimeout)
+		}
+		if rec.Code != http.StatusOK {
+			ft.broken = true
+			t.Fatalf("GET %s = %d %s, want 200", p, rec.Code, rec.Body)
+		}
+		body := rec.Body.Bytes()
+		if !checkIn {
+			var v any
+			if err := json.Unmarshal(body, &v); err != nil {
+				t.Fatalf("GET %s: %v", p, err)
+			}
+			dropKeys(v, "checked_in_at", "timestamp", "discovery_agent_version")
+			body, _ = json.MarshalIndent(v, "", " ")
+		}
+		fmt.Fprintf(&b, "%s\n%s\n", p, body)
+	}
+	return b.String()
+}
+
+// dropKeys deletes keys from every object in the JSON value v.
+func dropKeys(v any, keys ...string) {
+	switch x := v.(type) {
+	case map[string]any:
+		for _, k := range keys {
+			delete(x, k)
+		}
+		for _, e := range x {
+			dropKeys(e, keys...)
+		}
+	case []any:
+		for _, e := range x {
+			dropKeys(e, keys...)
+		}
+	}
+}
+
+// run sends one fuzzed request with the target's token and checks the
+// properties.
 func (ft *fuzzTarget) run(t *testing.T, method, pattern, rawQuery string, body []byte) {
 	t.Helper()
+	ft.runWith(t, method, pattern, rawQuery, body, nil)
+}
+
+// runWith is run with extra headers (the body's Content-Type, an agent
+// version) and a pattern whose parameters not filled from the fixture are
+// already in it.
+func (ft *fuzzTarget) runWith(t *testing.T, method, pattern, rawQuery string, body []byte, extra map[string]string) {
+	t.Helper()
 	if ft.broken {
-		dir, err := os.MkdirTemp("", "nodezero-api-fuzz-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ft.closers = append(ft.closers, func() { os.RemoveAll(dir) })
-		if err := ft.start(dir); err != nil {
+		if err := ft.start(ft.tempDir(t)); err != nil {
 			t.Fatalf("restart the service after a failed input: %v", err)
 		}
 	}
-	rec, ok := ft.within(method, ft.fx.path(pattern), rawQuery, body, ft.hdr)
+	hdr := maps.Clone(ft.hdr)
+	maps.Copy(hdr, extra)
+	before := ft.snapshot(t, true)
+	rec, ok := ft.within(method, ft.fx.path(pattern), rawQuery, body, hdr)
 	if !ok {
 		ft.broken = true
 		t.Fatalf("no answer within %v", fuzzTimeout)
@@ -109,29 +251,63 @@ func (ft *fuzzTarget) run(t *testing.T, method, pattern, rawQuery string, body [
 	if rec.Code >= 500 {
 		ft.broken = true // a panic may have left the model locked
 	}
-	checkFuzzResponse(t, rec, ft.emptyOK)
-	// The daemon still answers: /health, and a read that takes the model lock.
-	user := map[string]string{"Authorization": ft.h.tokens[auth.User]}
-	for _, p := range []string{"/health", ft.fx.path(clusterPat)} {
-		hr, ok := ft.within("GET", p, "", nil, user)
-		if !ok {
+	checkFuzzResponse(t, rec, ft.emptyOK, ft.fileOK)
+	checkNoLeak(t, rec, pattern, rawQuery, string(body), fmt.Sprint(extra))
+	// The daemon still answers: /health, and reads that take the model lock.
+	if hr, ok := ft.within("GET", "/health", "", nil, nil); !ok || hr.Code != http.StatusOK {
+		ft.broken = true
+		t.Fatalf("GET /health after the input: answered %v, want 200", ok)
+	}
+	if rec.Code >= 400 {
+		// update's contract (txn.go): fn checks its input before it
+		// changes anything.
+		if after := ft.snapshot(t, true); after != before {
 			ft.broken = true
-			t.Fatalf("GET %s after the input: no answer within %v: the input wedged the service", p, fuzzTimeout)
+			t.Fatalf("refused with %d %s, yet what a user reads changed:\n%s", rec.Code, rec.Body, cmp.Diff(before, after))
 		}
-		if hr.Code != http.StatusOK {
-			ft.broken = true
-			t.Fatalf("GET %s after the input = %d %s, want 200", p, hr.Code, hr.Body)
-		}
+		return
+	}
+	if ft.fresh {
+		ft.broken = true // the fixture may be used up; the checks below still run
+	}
+	// The evaluation an accepted change leads to may wait for the monitor;
+	// a restart runs it at once (New). Run it here too, then restart.
+	if err := ft.h.svc.Tick(context.Background()); err != nil {
+		ft.broken = true
+		t.Fatalf("Tick after an accepted input: %v", err)
+	}
+	after := ft.snapshot(t, false)
+	if err := ft.restart(); err != nil {
+		ft.broken = true
+		t.Fatalf("restart after an accepted input: %v", err)
+	}
+	if again := ft.snapshot(t, false); again != after {
+		ft.broken = true
+		t.Fatalf("accepted with %d, but a restart on the same store reads otherwise (-before restart +after):\n%s", rec.Code, cmp.Diff(after, again))
 	}
 }
 
-func checkFuzzResponse(t *testing.T, rec *httptest.ResponseRecorder, emptyOK bool) {
+func checkFuzzResponse(t *testing.T, rec *httptest.ResponseRecorder, emptyOK, fileOK bool) {
 	t.Helper()
 	body := rec.Body.Bytes()
 	if rec.Code >= 500 {
 		t.Fatalf("status %d, body %s: a client's input must not cause a 5xx", rec.Code, body)
 	}
 	if emptyOK && rec.Code < 300 && len(body) == 0 {
+		return
+	}
+	if rec.Code >= 300 && rec.Code < 400 {
+		// http.ServeMux redirects a path with . or .. segments to its
+		// clean form, which is then routed (and authorized) as usual.
+		if loc := rec.Header().Get("Location"); loc == "" || path.Clean(strings.SplitN(loc, "?", 2)[0]) != strings.SplitN(loc, "?", 2)[0] {
+			t.Fatalf("redirect %d to %q: only the mux's redirect to a clean path is expected", rec.Code, loc)
+		}
+		return
+	}
+	if fileOK && rec.Code < 300 {
+		if ct := rec.Header().Get("Content-Type"); ct != "application/octet-stream" || !strings.HasPrefix(rec.Header().Get("Content-Disposition"), "attachment; filename=") {
+			t.Fatalf("download %d: Content-Type %q, Content-Disposition %q", rec.Code, ct, rec.Header().Get("Content-Disposition"))
+		}
 		return
 	}
 	if rec.Code == http.StatusNoContent {
@@ -145,6 +321,26 @@ func checkFuzzResponse(t *testing.T, rec *httptest.ResponseRecorder, emptyOK boo
 	}
 	if rec.Code >= 400 {
 		checkErrorBody(t, rec.Code, rec.Header(), body)
+	}
+}
+
+// checkNoLeak fails when the reason of an error answer holds a fragment of
+// a database error (leaks, as TestInternalErrorHidden) that the request
+// itself did not carry.
+func checkNoLeak(t *testing.T, rec *httptest.ResponseRecorder, sent ...string) {
+	t.Helper()
+	if rec.Code < 400 {
+		return
+	}
+	var e v2.Error
+	if json.Unmarshal(rec.Body.Bytes(), &e) != nil {
+		return // checkFuzzResponse has failed already
+	}
+	reason, in := strings.ToLower(e.Reason), strings.ToLower(strings.Join(sent, "\n"))
+	for _, l := range leaks {
+		if strings.Contains(reason, l) && !strings.Contains(in, l) {
+			t.Fatalf("status %d: reason %q names the database (%q)", rec.Code, e.Reason, l)
+		}
 	}
 }
 
@@ -288,6 +484,7 @@ func FuzzProgress(f *testing.F) {
 		`{"current_stage":"Writing image to disk","progress_info":"42%"}`,
 		`{"current_stage":"Failed","progress_info":"disk gone"}`, `{"current_stage":"Done"}`)
 	ft := newFuzzTarget(f, auth.Agent)
+	ft.emptyOK = true // the swagger gives the 200 no body
 	f.Fuzz(func(t *testing.T, body []byte) {
 		ft.run(t, "PUT", hostPat+"/progress", "", body)
 	})
@@ -356,16 +553,135 @@ func FuzzUpdateManifest(f *testing.F) {
 	})
 }
 
-// FuzzManifestQuery fuzzes the query of a manifest's deletion, the same
-// folder and file_name a download reads.
+// FuzzManifestQuery fuzzes the query of a manifest's download and
+// deletion: the same folder and file_name, sent to both.
 func FuzzManifestQuery(f *testing.F) {
 	for _, q := range []string{"file_name=fixture.yaml", "folder=openshift&file_name=a.yaml", "folder=manifests&file_name=..%2Fx.yaml",
 		"file_name=%20.yaml", "folder=&file_name=a.json"} {
 		f.Add(q)
 	}
 	ft := newFuzzTarget(f, auth.User)
-	ft.emptyOK = true
+	ft.emptyOK, ft.fresh = true, true
 	f.Fuzz(func(t *testing.T, q string) {
+		ft.fileOK = true
+		ft.run(t, "GET", clusterPat+"/manifests/files", q, nil)
+		ft.fileOK = false
 		ft.run(t, "DELETE", clusterPat+"/manifests", q, nil)
+	})
+}
+
+func FuzzCompleteInstallation(f *testing.F) {
+	addSeeds(f, `{"is_success":true}`, `{"is_success":false,"error_info":"operator console failed"}`,
+		`{"is_success":true,"data":{"a":[1,{"b":null}]}}`, `{}`, `{"is_success":null}`)
+	ft := newFuzzTarget(f, auth.Agent)
+	f.Fuzz(func(t *testing.T, body []byte) {
+		ft.run(t, "POST", clusterPat+"/actions/complete-installation", "", body)
+	})
+}
+
+// fixtureIDs fills {cluster_id}, {infra_env_id} and {host_id} in a fuzzed
+// query with the fixture's ids, so that seeds can name the fixture's host.
+func (ft *fuzzTarget) fixtureIDs(q string) string { return ft.fx.path(q) }
+
+// FuzzUploadLogs fuzzes a log upload's query, Content-Type and multipart
+// body.
+func FuzzUploadLogs(f *testing.F) {
+	form := func(field, content string) (string, []byte) {
+		const boundary = "fuzzboundary"
+		return "multipart/form-data; boundary=" + boundary, []byte("--" + boundary + "\r\n" +
+			`Content-Disposition: form-data; name="` + field + `"; filename="logs.tar.gz"` + "\r\n" +
+			"Content-Type: application/octet-stream\r\n\r\n" + content + "\r\n--" + boundary + "--\r\n")
+	}
+	hostQ := "logs_type=host&infra_env_id={infra_env_id}&host_id={host_id}"
+	ct, body := form("upfile", "bundle")
+	f.Add(hostQ, ct, body)
+	f.Add("logs_type=controller", ct, body)
+	ct, body = form("note", "no file")
+	f.Add(hostQ, ct, body)
+	ct, body = form("upfile", "")
+	f.Add("logs_type=controller", ct, body)
+	f.Add("logs_type=host&host_id={host_id}", "application/json", []byte(`{}`))
+	f.Add("logs_type=all", ct, body)
+	ft := newFuzzTarget(f, auth.Agent)
+	ft.emptyOK = true
+	f.Fuzz(func(t *testing.T, q, contentType string, body []byte) {
+		ft.runWith(t, "POST", clusterPat+"/logs", ft.fixtureIDs(q), body, map[string]string{"Content-Type": contentType})
+	})
+}
+
+// queryRoutes are the GET routes that read a query, not counting events
+// and instructions (their own targets) or the manifest download
+// (FuzzManifestQuery). file: the route's success is a download.
+var queryRoutes = []struct {
+	pattern string
+	file    bool
+}{
+	{b + "/infra-envs", false},                    // cluster_id
+	{clusterPat + "/manifests", false},            // include_system_generated
+	{clusterPat + "/downloads/files", true},       // file_name
+	{clusterPat + "/downloads/credentials", true}, // file_name
+	{clusterPat + "/logs", true},                  // logs_type, host_id
+}
+
+// FuzzDownloadQuery fuzzes the query of every GET route that reads one and
+// has no target of its own.
+func FuzzDownloadQuery(f *testing.F) {
+	for _, s := range []struct {
+		route uint8
+		q     string
+	}{
+		{0, "cluster_id={cluster_id}"}, {0, "cluster_id=x%00y"}, {1, "include_system_generated=true"},
+		{1, "include_system_generated=maybe"}, {2, "file_name=install-config.yaml"}, {2, "file_name=../nodezero.db"},
+		{3, "file_name=kubeadmin-password"}, {3, "file_name=kubeconfig"}, {4, "logs_type=host&host_id={host_id}"},
+		{4, "logs_type=all"}, {4, "logs_type=controller"}, {4, "host_id=nobody"},
+	} {
+		f.Add(s.route, s.q)
+	}
+	ft := newFuzzTarget(f, auth.User)
+	f.Fuzz(func(t *testing.T, route uint8, q string) {
+		r := queryRoutes[int(route)%len(queryRoutes)]
+		ft.fileOK = r.file
+		ft.run(t, "GET", r.pattern, ft.fixtureIDs(q), nil)
+	})
+}
+
+// FuzzPathParams fuzzes the path of every route that has parameters, and
+// the agent-version header the registration and instructions routes keep:
+// the route's last parameter is the fuzzed id (escaped, as a client sends
+// it), the others the fixture's. Bodies are {}: the bodies have their own
+// targets.
+func FuzzPathParams(f *testing.F) {
+	var routes []api.Route
+	for _, r := range api.Routes() {
+		if strings.Contains(r.Pattern, "{") {
+			routes = append(routes, r)
+		}
+	}
+	ft := newFuzzTarget(f, auth.User)
+	for i := range routes {
+		f.Add(uint8(i), "00000000-0000-0000-0000-000000000000", "")
+	}
+	f.Add(uint8(0), ft.fx.clusterID, "quay.io/agent:v1")
+	f.Add(uint8(0), "../../health", "")
+	f.Add(uint8(1), "..", "")
+	f.Add(uint8(2), ".", "")
+	f.Add(uint8(0), "a/b", "\x00")
+	f.Add(uint8(0), strings.Repeat("9", 300), strings.Repeat("v", 300))
+	f.Fuzz(func(t *testing.T, which uint8, id, agentVersion string) {
+		r := routes[int(which)%len(routes)]
+		i := strings.LastIndex(r.Pattern, "{")
+		j := i + strings.Index(r.Pattern[i:], "}")
+		pattern := r.Pattern[:i] + url.PathEscape(id) + r.Pattern[j+1:]
+		var body []byte
+		if r.Method != "GET" && r.Method != "DELETE" {
+			body = []byte(`{}`)
+		}
+		extra := map[string]string{"discovery_agent_version": agentVersion}
+		for _, s := range r.Schemes {
+			extra[s.Header()] = ft.h.tokens[s]
+		}
+		ft.fileOK = r.Method == "GET" && strings.Contains(r.Pattern, "/downloads/") || strings.HasSuffix(r.Pattern, "/manifests/files") || r.Method == "GET" && strings.HasSuffix(r.Pattern, "/logs")
+		ft.emptyOK = r.Success == http.StatusNoContent || r.Method == "DELETE" || r.Method == "PUT" || strings.HasSuffix(r.Pattern, "/install-config")
+		ft.runWith(t, r.Method, pattern, "", body, extra)
 	})
 }

@@ -187,11 +187,14 @@ func dhcpVIPs(c *v2.Cluster) bool { return c.VIPDHCPAllocation != nil && *c.VIPD
 
 // connectivityParams lists every other host of the cluster that has sent an
 // inventory, with its NICs' MACs and addresses, as assisted-service's
-// connectivity-check command does. Hosts are in id order.
+// connectivity-check command does. Hosts are in id order. As there, hosts
+// discovering or disconnected (no network now) are left out: a host cut
+// off would otherwise fail the packet-loss validation of every host of its
+// role for as long as it is away, and keep them insufficient.
 func connectivityParams(c *clusterRec, self *hostRec) v2.ConnectivityCheckParams {
 	out := v2.ConnectivityCheckParams{}
 	for _, h := range c.sorted() {
-		if h == self || h.inv == nil {
+		if h == self || h.inv == nil || h.h.Status == v2.HostStatusDiscovering || h.h.Status == v2.HostStatusDisconnected {
 			continue
 		}
 		ch := &v2.ConnectivityCheckHost{HostID: h.h.ID}

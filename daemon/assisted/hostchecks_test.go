@@ -204,3 +204,32 @@ func jsonString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// TestConnectivityCheckSkipsDisconnectedHosts: as assisted-service's
+// connectivity-check command, a host is not asked to reach a disconnected
+// peer, which has no network now: a host cut off must not keep the others
+// insufficient (packet loss to it) while it is away.
+func TestConnectivityCheckSkipsDisconnectedHosts(t *testing.T) {
+	e := newEnv(t)
+	_, ie, hosts := e.readyCluster()
+	e.clock.Advance(4 * time.Minute) // past the 3 m disconnection timeout
+	e.checkIn(ie, hosts[0])
+	e.checkIn(ie, hosts[1])
+	if err := e.s.Tick(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st := e.host(ie, hosts[2]).Status; st != v2.HostStatusDisconnected {
+		t.Fatalf("silent host %s, want disconnected", st)
+	}
+	var cc v2.ConnectivityCheckParams
+	if err := v2.DecodeStepArg(v2.StepTypeConnectivityCheck, stepOf(t, e.checkIn(ie, hosts[0]), v2.StepTypeConnectivityCheck).Args, &cc); err != nil {
+		t.Fatal(err)
+	}
+	var peers []string
+	for _, h := range cc {
+		peers = append(peers, h.HostID)
+	}
+	if diff := cmp.Diff([]string{hosts[1]}, peers); diff != "" {
+		t.Errorf("connectivity-check peers with %s disconnected (-want +got):\n%s", hosts[2], diff)
+	}
+}

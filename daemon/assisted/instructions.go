@@ -70,6 +70,16 @@ func (s *Service) NextSteps(ctx context.Context, infraEnvID, hostID string, time
 	if wait > s.cfg.MaxWait {
 		wait = s.cfg.MaxWait
 	}
+	// A held request is no check-in: one is recorded when a request
+	// arrives or a held one wakes, never while it is held, since a host
+	// whose cable was pulled mid-request looks no different from one still
+	// waiting. So the wait is at most a third of the disconnection timeout
+	// (assisted's 60 s poll is a third of its 3 m): an agent that is there
+	// checks in often enough never to look disconnected, also in statuses
+	// with no repeating step (installing-in-progress).
+	if limit := s.cfg.DisconnectionTimeout / 3; limit > 0 && wait > limit {
+		wait = limit
+	}
 	// The wait is real time whatever the service's clock says (a test
 	// clock, a clock stepped by NTP): it holds a real request.
 	deadline := time.Now().Add(wait)

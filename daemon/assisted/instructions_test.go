@@ -271,3 +271,24 @@ func TestNextStepsUnknownHost(t *testing.T) {
 	_, err = e.s.NextSteps(e.ctx, ie, "nope", 0, 0, "")
 	wantKind(t, "NextSteps with a bad host id", err, KindBadRequest)
 }
+
+// TestNextStepsWaitCappedByDisconnection: a held request is no check-in
+// (the service records one when a request arrives or a held one wakes; a
+// host whose cable is pulled mid-request must not look connected while its
+// request is held), so the wait is capped at a third of the disconnection
+// timeout, as assisted's 60 s poll is a third of its 3 m: an agent that is
+// there checks in often enough never to look disconnected, in a status with
+// no repeating step too, whatever wait it asks for.
+func TestNextStepsWaitCappedByDisconnection(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.DisconnectionTimeout = 600 * time.Millisecond })
+	_, ie := e.cluster(nil)
+	id := e.register(ie)
+	await(t, e.nextStepsAsync(e.ctx, ie, id, time.Second), 10*time.Second) // takes the inventory step
+
+	// Nothing is due for a minute on the service's clock; the request
+	// asks to be held for a minute and is released after 200 ms.
+	r := await(t, e.nextStepsAsync(e.ctx, ie, id, time.Minute), 20*time.Second)
+	if len(r.steps.Instructions) != 0 || r.steps.NextInstructionSeconds != 0 {
+		t.Errorf("capped long poll = %+v, want no instructions and next 0 (ask again at once)", r.steps)
+	}
+}

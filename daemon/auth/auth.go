@@ -107,7 +107,8 @@ func NewVerifier(key *ecdsa.PublicKey, now func() time.Time) *Verifier {
 }
 
 // Verify checks the signature (ES256 only: "none", HS256 and every other
-// algorithm are refused) and the expiry, and returns the auth_scheme claim.
+// algorithm are refused), the expiry and the not-before and issued-at times,
+// and returns the auth_scheme claim.
 func (v *Verifier) Verify(token string) (Scheme, error) {
 	v.mu.Lock()
 	e, ok := v.cache[token]
@@ -132,7 +133,9 @@ func (v *Verifier) Verify(token string) (Scheme, error) {
 }
 
 func (v *Verifier) verify(token string) (Scheme, time.Time, error) {
-	p := jwt.NewParser(jwt.WithValidMethods([]string{"ES256"}), jwt.WithTimeFunc(v.now))
+	// jwt/v4, which assisted-service uses, also refuses a token issued in
+	// the future; v5 does so only when asked.
+	p := jwt.NewParser(jwt.WithValidMethods([]string{"ES256"}), jwt.WithTimeFunc(v.now), jwt.WithIssuedAt())
 	claims := jwt.MapClaims{}
 	_, err := p.ParseWithClaims(token, claims, func(*jwt.Token) (any, error) { return v.key, nil })
 	switch {
@@ -153,26 +156,46 @@ func (v *Verifier) verify(token string) (Scheme, time.Time, error) {
 }
 
 // Authorize decides a request to a route that accepts the given schemes, the
-// way go-openapi and assisted-service's agent-local authorizer do together:
-// the route's schemes are tried in order, the first whose header is present
-// authenticates (a bad or expired token there is ErrInvalid/ErrExpired, 401);
-// its token's auth_scheme claim must name that same scheme (else
-// ErrForbidden, 403). No header of the route's schemes is ErrMissing (401):
-// a token in another scheme's header is not looked at.
+// way go-openapi's RouteAuthenticators and assisted-service's agent-local
+// authorizer do together (reference/assisted-service.md §11):
+//
+//   - the route's schemes are tried in order; a scheme whose header is
+//     absent does not apply and is skipped;
+//   - a token that does not verify (another key, another algorithm, expired,
+//     not yet valid, malformed, "Bearer "-prefixed) is remembered and the
+//     next scheme is tried, as go-openapi keeps the last error and goes on;
+//   - the first token that verifies decides: its auth_scheme claim must name
+//     the scheme whose header carried it, else ErrForbidden (403), whatever
+//     the later headers hold;
+//   - no token verified: the last verification error (ErrInvalid or
+//     ErrExpired, 401), or ErrMissing (401) when no header of the route's
+//     schemes was sent. A token in another scheme's header is not looked at.
+//
+// Tokens are raw, as go-openapi's APIKeyAuth takes them: a "Bearer " prefix
+// makes the value an invalid token, as it does in assisted-service.
 func (v *Verifier) Authorize(h http.Header, allowed []Scheme) (Scheme, error) {
+	var last error
 	for _, s := range allowed {
 		raw := h.Get(s.Header())
 		if raw == "" {
 			continue
 		}
-		claim, err := v.Verify(strings.TrimPrefix(raw, "Bearer "))
+		if strings.HasPrefix(raw, "Bearer ") || strings.HasPrefix(raw, "Basic ") {
+			last = fmt.Errorf("%w: header %s carries an HTTP auth scheme; send the raw token", ErrInvalid, s.Header())
+			continue
+		}
+		claim, err := v.Verify(raw)
 		if err != nil {
-			return "", err
+			last = fmt.Errorf("header %s: %w", s.Header(), err)
+			continue
 		}
 		if claim != s {
 			return "", fmt.Errorf("%w: authClaim %s is unauthorized to access (route wants %s)", ErrForbidden, claim, s)
 		}
 		return s, nil
+	}
+	if last != nil {
+		return "", last
 	}
 	names := make([]string, len(allowed))
 	for i, s := range allowed {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,10 +43,17 @@ func TestVerify(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	noClaim, err := jwt.NewWithClaims(jwt.SigningMethodES256, jwt.MapClaims{"sub": "x"}).SignedString(key)
-	if err != nil {
-		t.Fatal(err)
+	es256 := func(claims jwt.MapClaims) string {
+		tok, err := jwt.NewWithClaims(jwt.SigningMethodES256, claims).SignedString(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
 	}
+	noClaim := es256(jwt.MapClaims{"sub": "x"})
+	good := sign(key, User, time.Time{})
+	parts := strings.Split(good, ".")
+	rs256Header := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"RS256","typ":"JWT"}`)) + "." + parts[1] + "." + parts[2]
 	for _, tc := range []struct {
 		name    string
 		token   string
@@ -60,6 +68,12 @@ func TestVerify(t *testing.T) {
 		{"alg none", none, "", ErrInvalid},
 		{"garbage", "not.a.jwt", "", ErrInvalid},
 		{"no auth_scheme claim", noClaim, "", ErrInvalid},
+		{"not yet valid", es256(jwt.MapClaims{ClaimAuthScheme: "userAuth", "nbf": now.Add(time.Minute).Unix()}), "", ErrInvalid},
+		{"valid from now on", es256(jwt.MapClaims{ClaimAuthScheme: "userAuth", "nbf": now.Unix()}), User, nil},
+		{"issued in the future", es256(jwt.MapClaims{ClaimAuthScheme: "userAuth", "iat": now.Add(time.Minute).Unix()}), "", ErrInvalid},
+		{"issued before", es256(jwt.MapClaims{ClaimAuthScheme: "userAuth", "iat": now.Add(-time.Minute).Unix()}), User, nil},
+		{"RS256 header on an ES256 signature", rs256Header, "", ErrInvalid},
+		{"signature stripped", parts[0] + "." + parts[1] + ".", "", ErrInvalid},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := v.Verify(tc.token)
@@ -77,6 +91,7 @@ func TestAuthorize(t *testing.T) {
 	for _, s := range Schemes {
 		tok[s], _ = Sign(key, s, time.Time{})
 	}
+	expired, _ := Sign(key, User, time.Now().Add(-time.Minute))
 	hdr := func(kv ...string) http.Header {
 		h := http.Header{}
 		for i := 0; i < len(kv); i += 2 {
@@ -94,12 +109,21 @@ func TestAuthorize(t *testing.T) {
 		{"agent on agent route", hdr("X-Secret-Key", tok[Agent]), []Scheme{Agent}, Agent, nil},
 		{"user on shared route", hdr("Authorization", tok[User]), []Scheme{User, Agent, Watcher}, User, nil},
 		{"watcher on shared route", hdr("Watcher-Authorization", tok[Watcher]), []Scheme{User, Agent, Watcher}, Watcher, nil},
-		{"bearer prefix tolerated", hdr("Authorization", "Bearer "+tok[User]), []Scheme{User}, User, nil},
+		{"bearer prefix refused, as assisted's APIKeyAuth does", hdr("Authorization", "Bearer "+tok[User]), []Scheme{User}, "", ErrInvalid},
+		{"basic scheme refused", hdr("Authorization", "Basic dXNlcjpwYXNz"), []Scheme{User}, "", ErrInvalid},
 		{"nothing", hdr(), []Scheme{User}, "", ErrMissing},
 		{"agent header on user-only route is not looked at", hdr("X-Secret-Key", tok[Agent]), []Scheme{User}, "", ErrMissing},
 		{"user token in agent header", hdr("X-Secret-Key", tok[User]), []Scheme{Agent}, "", ErrForbidden},
 		{"watcher token in user header", hdr("Authorization", tok[Watcher]), []Scheme{User, Watcher}, "", ErrForbidden},
 		{"bad token", hdr("Authorization", "x.y.z"), []Scheme{User}, "", ErrInvalid},
+		{"expired token", hdr("Authorization", expired), []Scheme{User}, "", ErrExpired},
+		// go-openapi passes over a token that does not verify and tries
+		// the route's next scheme.
+		{"expired first, good second", hdr("Authorization", expired, "Watcher-Authorization", tok[Watcher]), []Scheme{User, Watcher}, Watcher, nil},
+		{"bad first, nothing else", hdr("Authorization", "x.y.z", "X-Secret-Key", tok[Agent]), []Scheme{User, Watcher}, "", ErrInvalid},
+		// The first token that verifies decides.
+		{"wrong claim first, good second", hdr("Authorization", tok[Watcher], "Watcher-Authorization", tok[Watcher]), []Scheme{User, Watcher}, "", ErrForbidden},
+		{"good first, bad second", hdr("Authorization", tok[User], "Watcher-Authorization", "x.y.z"), []Scheme{User, Watcher}, User, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := v.Authorize(tc.h, tc.allowed)

@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -27,6 +28,10 @@ type Env struct {
 	ServiceBaseURL string // SERVICE_BASE_URL, e.g. http://192.168.111.20:8090/
 	AgentToken     string // PULL_SECRET_TOKEN: the agentAuth token
 	UserToken      string // USER_AUTH_TOKEN
+	// ServiceCACert is the CA file the API's clients trust when
+	// SERVICE_BASE_URL is https:// and the config image carried one
+	// (configimage.APICAPath under Root); "" otherwise.
+	ServiceCACert string
 }
 
 // Sequence is the boot sequence of one host. The service and the agent
@@ -208,6 +213,12 @@ func ReadEnv(root string) (Env, error) {
 		AgentToken: m["PULL_SECRET_TOKEN"], UserToken: m["USER_AUTH_TOKEN"]}
 	if env.ServiceBaseURL == "" {
 		return Env{}, fmt.Errorf("config: %s: SERVICE_BASE_URL is missing", path)
+	}
+	if strings.HasPrefix(strings.ToLower(env.ServiceBaseURL), "https:") {
+		ca := filepath.Join(root, configimage.APICAPath)
+		if _, err := os.Stat(ca); err == nil {
+			env.ServiceCACert = ca
+		}
 	}
 	return env, nil
 }

@@ -61,8 +61,9 @@ type Client struct {
 	timeout                             time.Duration
 	maxBody                             int64
 
-	insecure bool
-	caFile   string
+	insecure   bool
+	caFile     string
+	serverName string
 }
 
 // ClientOption configures a Client.
@@ -93,8 +94,14 @@ func WithInsecure(insecure bool) ClientOption { return func(c *Client) { c.insec
 // system pool (the agent's --cacert). It applies to the client's own transport.
 func WithCACertFile(path string) ClientOption { return func(c *Client) { c.caFile = path } }
 
-// WithHTTPClient replaces the HTTP client; WithInsecure and WithCACertFile are
-// then ignored.
+// WithTLSServerName checks the service's certificate against name instead
+// of the URL's host: node zero reaches its own API over loopback while the
+// certificate names the rendezvous IP. It applies to the client's own
+// transport.
+func WithTLSServerName(name string) ClientOption { return func(c *Client) { c.serverName = name } }
+
+// WithHTTPClient replaces the HTTP client; WithInsecure, WithCACertFile and
+// WithTLSServerName are then ignored.
 func WithHTTPClient(hc *http.Client) ClientOption { return func(c *Client) { c.http = hc } }
 
 // WithRequestTimeout replaces DefaultRequestTimeout; 0 means no timeout.
@@ -122,19 +129,31 @@ func NewClient(baseURL string, opts ...ClientOption) (*Client, error) {
 	}
 	if c.http == nil {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
-		// InsecureSkipVerify only on request: the agent's --insecure flag.
-		tlsConf := &tls.Config{InsecureSkipVerify: c.insecure}
-		if c.caFile != "" {
-			pool, err := certPool(c.caFile)
-			if err != nil {
-				return nil, fmt.Errorf("new client: %w", err)
-			}
-			tlsConf.RootCAs = pool
+		tlsConf, err := TLSConfig(c.caFile, c.serverName, c.insecure)
+		if err != nil {
+			return nil, fmt.Errorf("new client: %w", err)
 		}
 		tr.TLSClientConfig = tlsConf
 		c.http = &http.Client{Transport: tr}
 	}
 	return c, nil
+}
+
+// TLSConfig is a client's TLS configuration: the system pool plus the PEM
+// certificates in caFile (none when ""), the certificate checked against
+// serverName instead of the URL's host when not "", and no check at all
+// with insecure (the agent's --insecure, only on request). For callers
+// that build their own transport.
+func TLSConfig(caFile, serverName string, insecure bool) (*tls.Config, error) {
+	conf := &tls.Config{InsecureSkipVerify: insecure, ServerName: serverName}
+	if caFile != "" {
+		pool, err := certPool(caFile)
+		if err != nil {
+			return nil, err
+		}
+		conf.RootCAs = pool
+	}
+	return conf, nil
 }
 
 // certPool returns the system pool plus the PEM certificates in path.

@@ -2,6 +2,7 @@ package v2
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
@@ -454,6 +455,9 @@ func TestTLS(t *testing.T) {
 		{"unknown authority", nil, false},
 		{"insecure", []ClientOption{WithInsecure(true)}, true},
 		{"ca file", []ClientOption{WithCACertFile(caFile)}, true},
+		// httptest's certificate names 127.0.0.1, ::1 and example.com.
+		{"server name in the certificate", []ClientOption{WithCACertFile(caFile), WithTLSServerName("example.com")}, true},
+		{"server name not in the certificate", []ClientOption{WithCACertFile(caFile), WithTLSServerName("node-zero.invalid")}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -461,6 +465,10 @@ func TestTLS(t *testing.T) {
 			_, err := c.ListClusters(context.Background())
 			if (err == nil) != tc.wantOK {
 				t.Errorf("ListClusters() = %v, want success %v", err, tc.wantOK)
+			}
+			var certErr *tls.CertificateVerificationError
+			if err != nil && !errors.As(err, &certErr) {
+				t.Errorf("ListClusters() = %v, want a certificate verification error", err)
 			}
 		})
 	}

@@ -211,12 +211,13 @@ func containsString(list []string, s string) bool {
 	return false
 }
 
+// connectivityReport is the host's connectivity report, parsed once per
+// validation run (shared: read only).
 func (c *hostContext) connectivityReport() (*v2.ConnectivityReport, error) {
-	var r v2.ConnectivityReport
-	if err := json.Unmarshal([]byte(c.host.Connectivity), &r); err != nil {
-		return nil, err
+	if c.conn == nil && c.connErr == nil {
+		c.conn, c.connErr = parseConnectivity(c.host.ID, c.host.Connectivity)
 	}
-	return &r, nil
+	return c.conn, c.connErr
 }
 
 // hostMTUValid: with user-managed networking every MTU probe counts, else

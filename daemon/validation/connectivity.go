@@ -52,12 +52,12 @@ func ConnectivityGroups(c *v2.Cluster, hosts []HostEntry) (*Connectivity, error)
 		if h.Host.Connectivity == "" {
 			continue
 		}
-		var r v2.ConnectivityReport
-		if err := json.Unmarshal([]byte(h.Host.Connectivity), &r); err != nil {
+		r, err := parseConnectivity(h.Host.ID, h.Host.Connectivity)
+		if err != nil {
 			errs = append(errs, fmt.Errorf("parse connectivity report of host %s: %w", h.Host.ID, err))
 			continue
 		}
-		reports[i] = &r
+		reports[i] = r
 	}
 	minSize := 3
 	if controlPlaneCount(c) == 2 {

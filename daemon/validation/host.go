@@ -94,6 +94,10 @@ type hostContext struct {
 	req     RoleRequirements // for the host's effective role
 	minCPU  int64            // for any role
 	minRAM  int64            // MiB, for any role
+	// conn is the host's parsed connectivity report once a validation
+	// asked for it (connectivityReport), connErr why it does not parse.
+	conn    *v2.ConnectivityReport
+	connErr error
 }
 
 func (v *Validator) newHostContext(in HostInput) *hostContext {

@@ -1,7 +1,6 @@
 package validation
 
 import (
-	"encoding/json"
 	"net"
 	"sort"
 	"strings"
@@ -70,9 +69,8 @@ func (f *ClusterFacts) addPeers(hosts []HostEntry) {
 			}
 		}
 		if h.Host.Connectivity != "" {
-			var r v2.ConnectivityReport
-			if json.Unmarshal([]byte(h.Host.Connectivity), &r) == nil {
-				p.report = &r
+			if r, err := parseConnectivity(h.Host.ID, h.Host.Connectivity); err == nil {
+				p.report = r
 			}
 		}
 		f.peers[p.id] = p
@@ -138,8 +136,8 @@ func IPCollisions(hosts []HostEntry) map[string][]string {
 		if h.Host == nil || h.Host.Connectivity == "" {
 			continue
 		}
-		var r v2.ConnectivityReport
-		if json.Unmarshal([]byte(h.Host.Connectivity), &r) != nil {
+		r, err := parseConnectivity(h.Host.ID, h.Host.Connectivity)
+		if err != nil {
 			continue
 		}
 		seen := map[string]map[string]string{}

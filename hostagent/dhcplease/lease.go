@@ -160,7 +160,11 @@ func (l *Lease) set(key, val string) error {
 	var err error
 	switch key {
 	case "interface":
-		l.Interface, err = strconv.Unquote(val)
+		if l.Interface, err = strconv.Unquote(val); err == nil && !validInterface(l.Interface) {
+			// String could not write it back in a form ParseLease reads
+			// (a ';' or '}' inside the quotes ends the statement or block).
+			err = fmt.Errorf("%q is not an interface name", l.Interface)
+		}
 	case "fixed-address":
 		l.Address, err = parseV4(val)
 	case "option subnet-mask":
@@ -185,6 +189,20 @@ func (l *Lease) set(key, val string) error {
 	// Anything else (domain-name, dhcp-message-type, medium, filename…)
 	// carries nothing the step needs.
 	return err
+}
+
+// validInterface accepts the names dhclient is run with ("api",
+// "ingress") and kernel interface names: letters, digits and "-_.:@".
+func validInterface(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_.:@", r)) {
+			return false
+		}
+	}
+	return true
 }
 
 func parseUint32(s string) (uint32, error) {

@@ -3,11 +3,13 @@ package imagecheck
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/sha512"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"net/http"
 	"net/url"
@@ -303,6 +305,9 @@ func (s *session) imageManifest(ctx context.Context, repo, ref string) (*manifes
 	}
 	for _, d := range m.Manifests {
 		if d.Platform != nil && d.Platform.OS == "linux" && d.Platform.Architecture == runtime.GOARCH {
+			if !validDigest(d.Digest) { // it goes into the URL's path
+				return nil, fmt.Errorf("get manifest %s:%s: the index names %q, not a digest", repo, ref, d.Digest)
+			}
 			return s.fetchManifest(ctx, repo, d.Digest)
 		}
 	}
@@ -310,7 +315,21 @@ func (s *session) imageManifest(ctx context.Context, repo, ref string) (*manifes
 }
 
 // fetchBlob downloads the blob d, checks its digest and returns its size.
+// A digest that is not sha256 or sha512 cannot be checked and is refused
+// before anything is fetched, as podman refuses it: otherwise a registry
+// could count any bytes as the image.
 func (s *session) fetchBlob(ctx context.Context, repo string, d descriptor) (int64, error) {
+	var h hash.Hash
+	switch algo, _, _ := strings.Cut(d.Digest, ":"); {
+	case !validDigest(d.Digest):
+		return 0, fmt.Errorf("get blob %s@%s: not a digest", repo, d.Digest)
+	case algo == "sha256":
+		h = sha256.New()
+	case algo == "sha512":
+		h = sha512.New()
+	default:
+		return 0, fmt.Errorf("get blob %s@%s: unsupported digest algorithm %s", repo, d.Digest, algo)
+	}
 	resp, err := s.get(ctx, "/v2/"+repo+"/blobs/"+d.Digest, "")
 	if err != nil {
 		return 0, err
@@ -319,17 +338,11 @@ func (s *session) fetchBlob(ctx context.Context, repo string, d descriptor) (int
 	if resp.StatusCode != http.StatusOK {
 		return 0, fmt.Errorf("get blob %s@%s: %s", repo, d.Digest, resp.Status)
 	}
-	h := sha256.New()
-	var w io.Writer = io.Discard
-	sha := strings.HasPrefix(d.Digest, "sha256:")
-	if sha {
-		w = h
-	}
-	n, err := io.Copy(w, resp.Body)
+	n, err := io.Copy(h, resp.Body)
 	if err != nil {
 		return n, fmt.Errorf("get blob %s@%s: %w", repo, d.Digest, err)
 	}
-	if sha && "sha256:"+hex.EncodeToString(h.Sum(nil)) != d.Digest {
+	if _, want, _ := strings.Cut(d.Digest, ":"); hex.EncodeToString(h.Sum(nil)) != want {
 		return n, fmt.Errorf("get blob %s@%s: content does not match its digest", repo, d.Digest)
 	}
 	return n, nil

@@ -2,6 +2,7 @@ package inventory
 
 import (
 	"io"
+	"math"
 	"os"
 	"path"
 	"strings"
@@ -61,7 +62,7 @@ func (c *collector) disks() []*v2.Disk {
 			Path:                p,
 			DriveType:           c.driveType(d),
 			Serial:              unknownToEmpty(d.SerialNumber),
-			SizeBytes:           int64(d.SizeBytes),
+			SizeBytes:           sizeBytes(d),
 			Vendor:              unknownToEmpty(d.Vendor),
 			WWN:                 pureWWN(d.WWN, byID[p]),
 			Bootable:            c.bootable(p),
@@ -81,6 +82,15 @@ func (c *collector) disks() []*v2.Disk {
 		out = append(out, rec)
 	}
 	return out
+}
+
+// sizeBytes is ghw's size of d, or 0 (unknown) when sysfs gives a sector
+// count no disk has: past 8 EiB, int64 would make it negative.
+func sizeBytes(d *block.Disk) int64 {
+	if d.SizeBytes > math.MaxInt64 {
+		return 0
+	}
+	return int64(d.SizeBytes)
 }
 
 // diskID is by-id, else by-path, else the path.

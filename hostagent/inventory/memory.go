@@ -1,6 +1,7 @@
 package inventory
 
 import (
+	"math"
 	"strconv"
 	"strings"
 
@@ -49,8 +50,8 @@ func (c *collector) memTotal() int64 {
 		}
 		v, err := strconv.ParseInt(f[1], 10, 64)
 		mul, ok := unitMultiplier[strings.ToLower(f[2])]
-		if err != nil || !ok {
-			return 0
+		if err != nil || !ok || v < 0 || v > math.MaxInt64/mul {
+			return 0 // not a size a machine has: unknown, not negative
 		}
 		return v * mul
 	}

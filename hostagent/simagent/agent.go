@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/netip"
+	"sync"
 	"time"
 
 	v2 "github.com/nodezero/nodezero/daemon/v2"
@@ -18,7 +19,7 @@ import (
 // instructions and calls that came back empty are kept apart.
 const (
 	KindRegister      = "register"
-	KindNextSteps     = "next-steps (immediate)" // the answer held instructions
+	KindNextSteps     = "next-steps (immediate)" // the answer held instructions, at once or when work woke the hold
 	KindNextStepsHeld = "next-steps (held)"      // the answer was empty: the wait ran out
 	KindStepReply     = "step-reply"
 )
@@ -51,6 +52,9 @@ type Config struct {
 	// agent's --interval); 0 means 60 s.
 	RetryInterval time.Duration
 	Observer      Observer // nil: none
+	// Install is how the host runs the install step; its zero value
+	// refuses it.
+	Install InstallConfig
 }
 
 // Agent is one simulated host agent.
@@ -61,6 +65,9 @@ type Agent struct {
 	now       func() time.Time
 	// minPollGap is the floor between two GETs, as hostagent keeps.
 	minPollGap time.Duration
+
+	instMu sync.Mutex
+	inst   *installation // the install step, once started
 }
 
 // session holds the ids a registration hands out (next_step_runner_command).
@@ -93,7 +100,9 @@ func (a *Agent) Host() Host { return a.cfg.Host }
 
 // Run registers the host and answers instructions until ctx is done; when
 // the service ends a session (post_step_action "exit", a 404) it registers
-// again. It returns nil once ctx is cancelled.
+// again. When the install step reboots the host, the discovery agent is
+// gone: Run plays the installed host (installed) and returns. It returns
+// nil once ctx is cancelled or the installed host is done.
 func (a *Agent) Run(ctx context.Context) error {
 	short := backoff{initial: time.Second, factor: 2, max: a.cfg.RetryInterval}
 	for {
@@ -101,7 +110,12 @@ func (a *Agent) Run(ctx context.Context) error {
 			return nil // ctx done
 		}
 		started := a.now()
-		if !a.instructionLoop(ctx) {
+		end, disk := a.instructionLoop(ctx)
+		switch end {
+		case endCancelled:
+			return nil
+		case endRebooted:
+			a.installed(ctx, disk)
 			return nil
 		}
 		// A session that ends at once is not repeated in a hot loop.
@@ -159,16 +173,50 @@ func sessionOf(resp *v2.HostRegistrationResponse) (session, error) {
 
 func (a *Agent) sessionHostID() string { return a.sess.hostID }
 
+// endReason is why an instruction loop ended.
+type endReason int
+
+const (
+	endCancelled endReason = iota // ctx is done
+	endSession                    // the service ended the session: register again
+	endRebooted                   // the install step rebooted the host
+)
+
 // instructionLoop asks for instructions and answers them until the session
-// ends. It reports false when ctx is done.
-func (a *Agent) instructionLoop(ctx context.Context) bool {
+// ends. The install step runs beside it, as every step of the real agent
+// runs in its own goroutine; when it reboots the host the loop ends with
+// endRebooted and the disk the host boots.
+func (a *Agent) instructionLoop(parent context.Context) (endReason, *bootDisk) {
+	ctx, stop := context.WithCancel(parent)
+	defer stop()
+	var mu sync.Mutex
+	var booted *bootDisk
+	reboot := func(d *bootDisk) {
+		mu.Lock()
+		booted = d
+		mu.Unlock()
+		stop()
+	}
+	end := func(r endReason) (endReason, *bootDisk) {
+		stop()
+		a.waitInstall()
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case booted != nil && parent.Err() == nil:
+			return endRebooted, booted
+		case parent.Err() != nil:
+			return endCancelled, nil
+		}
+		return r, nil
+	}
 	// A fresh reply cache per session, as each real step runner has.
 	cache := map[v2.StepType]string{}
 	retry := backoff{initial: 500 * time.Millisecond, factor: 1.5, max: time.Minute}
 	var lastGet time.Time
 	for {
 		if gap := a.minPollGap - a.now().Sub(lastGet); gap > 0 && !sleep(ctx, gap) {
-			return false
+			return end(endCancelled)
 		}
 		lastGet = a.now()
 		// One request id per session: the GET and the replies it causes.
@@ -176,16 +224,16 @@ func (a *Agent) instructionLoop(ctx context.Context) bool {
 		steps, err := a.cfg.Client.NextSteps(sctx, a.sess.infraEnvID, a.sess.hostID, lastGet.Unix(), a.cfg.Wait)
 		took := a.now().Sub(lastGet)
 		if ctx.Err() != nil {
-			return false
+			return end(endCancelled)
 		}
 		if err != nil {
 			a.observe(KindNextSteps, took, err)
 			clear(cache) // the service may have lost state: send everything again
 			if v2.IsStatus(err, http.StatusNotFound) {
-				return true // register again
+				return end(endSession) // register again
 			}
 			if !sleep(ctx, retry.next()) {
-				return false
+				return end(endCancelled)
 			}
 			continue
 		}
@@ -196,19 +244,26 @@ func (a *Agent) instructionLoop(ctx context.Context) bool {
 		}
 		a.observe(kind, took, nil)
 		for _, st := range steps.Instructions {
-			if st != nil {
+			switch {
+			case st == nil:
+			case st.StepType == v2.StepTypeInstall:
+				a.installStep(sctx, st, reboot)
+			case st.StepType == v2.StepTypeStopInstallation:
+				stderr, code := a.stopInstall()
+				a.post(sctx, st, "", stderr, code, cache)
+			default:
 				a.reply(sctx, st, cache)
 			}
 		}
 		if ctx.Err() != nil {
-			return false
+			return end(endCancelled)
 		}
 		if steps.PostStepAction == v2.StepsPostStepActionExit {
-			return true
+			return end(endSession)
 		}
 		next := time.Duration(min(max(steps.NextInstructionSeconds, 0), 3600)) * time.Second
 		if !sleep(ctx, next) {
-			return false
+			return end(endCancelled)
 		}
 	}
 }
@@ -218,7 +273,13 @@ func (a *Agent) instructionLoop(ctx context.Context) bool {
 // failed post leaves the cache alone, so the next round sends it again.
 func (a *Agent) reply(ctx context.Context, st *v2.Step, cache map[v2.StepType]string) {
 	output, stderr, code := a.answer(st)
-	if code == 0 {
+	a.post(ctx, st, output, stderr, code, cache)
+}
+
+// post sends a step's result unless cache (nil: none) holds the same
+// successful output of its type.
+func (a *Agent) post(ctx context.Context, st *v2.Step, output, stderr string, code int, cache map[v2.StepType]string) {
+	if code == 0 && cache != nil {
 		if last, ok := cache[st.StepType]; ok && last == output {
 			return
 		}
@@ -230,7 +291,7 @@ func (a *Agent) reply(ctx context.Context, st *v2.Step, cache map[v2.StepType]st
 		return
 	}
 	a.observe(KindStepReply, a.now().Sub(start), err)
-	if err == nil && code == 0 {
+	if err == nil && code == 0 && cache != nil {
 		cache[st.StepType] = output
 	}
 }

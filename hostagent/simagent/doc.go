@@ -10,6 +10,10 @@
 // outputs only; nothing is ever sent to them. The only traffic is the
 // agents' requests to the service URL they are given.
 //
-// simagent imports only the wire-types package daemon/v2 and the standard
-// library.
+// The install step is the real installer (hostagent/installer) with a
+// sparse file for a disk and a simulated reboot, after which the host
+// reports the stages OpenShift would until it is installed (install.go).
+//
+// simagent imports only the wire-types package daemon/v2, the installer,
+// the disk speed check's argument decoder and the standard library.
 package simagent

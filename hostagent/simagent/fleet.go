@@ -34,6 +34,9 @@ type FleetConfig struct {
 	Ramp         time.Duration
 	AgentVersion string   // "" means DefaultAgentVersion
 	Observer     Observer // nil: none
+	// Install is how the hosts run the install step; its zero value
+	// refuses it.
+	Install InstallConfig
 }
 
 // Fleet is a running set of simulated agents.
@@ -63,14 +66,15 @@ func StartFleet(ctx context.Context, cfg FleetConfig) (*Fleet, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start fleet: %w", err)
 	}
-	// One transport for every agent, with an idle connection kept per
-	// agent: each agent has at most one request in flight, so connections
-	// are reused and never churned.
+	// One transport for every agent, with two idle connections kept per
+	// agent: each agent has at most two requests in flight (its long poll
+	// and, while it installs, the installer's), so connections are reused
+	// and never churned.
 	tr := &http.Transport{
 		Proxy:               nil, // loopback only: never through a proxy
 		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConns:        cfg.Hosts + 16,
-		MaxIdleConnsPerHost: cfg.Hosts + 16,
+		MaxIdleConns:        2*cfg.Hosts + 16,
+		MaxIdleConnsPerHost: 2*cfg.Hosts + 16,
 		IdleConnTimeout:     90 * time.Second,
 	}
 	client, err := v2.NewClient(cfg.URL, v2.WithAgentToken(cfg.Token), v2.WithAgentVersion(cfg.AgentVersion),
@@ -89,7 +93,7 @@ func StartFleet(ctx context.Context, cfg FleetConfig) (*Fleet, error) {
 			return nil, fmt.Errorf("start fleet: %w", err)
 		}
 		if agents[i], err = New(Config{Client: client, AgentVersion: cfg.AgentVersion, InfraEnvID: cfg.InfraEnvID,
-			Host: h, Wait: cfg.Wait, APIVIP: api, IngressVIP: ingress, Observer: cfg.Observer}); err != nil {
+			Host: h, Wait: cfg.Wait, APIVIP: api, IngressVIP: ingress, Observer: cfg.Observer, Install: cfg.Install}); err != nil {
 			return nil, fmt.Errorf("start fleet: %w", err)
 		}
 	}

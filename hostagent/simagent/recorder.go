@@ -3,6 +3,7 @@ package simagent
 import (
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -19,7 +20,14 @@ type series struct {
 	d        []time.Duration // successful requests
 	errors   int
 	firstErr string
+	byText   map[string]int // errors by text, at most maxErrorTexts of them
 }
+
+// maxErrorTexts bounds the distinct error texts a kind keeps; the rest are
+// counted under otherErrors.
+const maxErrorTexts = 20
+
+const otherErrors = "(other errors)"
 
 // NewRecorder returns an empty recorder.
 func NewRecorder() *Recorder { return &Recorder{kinds: map[string]*series{}} }
@@ -34,10 +42,16 @@ func (r *Recorder) Observe(kind string, d time.Duration, err error) {
 		r.kinds[kind] = s
 	}
 	if err != nil {
+		text := err.Error()
 		if s.errors == 0 {
-			s.firstErr = err.Error()
+			s.firstErr = text
+			s.byText = map[string]int{}
 		}
 		s.errors++
+		if _, ok := s.byText[text]; !ok && len(s.byText) >= maxErrorTexts {
+			text = otherErrors
+		}
+		s.byText[text]++
 		return
 	}
 	s.d = append(s.d, d)
@@ -50,13 +64,22 @@ type Summary struct {
 	Count      int // successful requests
 	Errors     int
 	FirstError string
+	// ErrorTexts counts the errors by text, most frequent first.
+	ErrorTexts []ErrorText
 	P50, P99   time.Duration
 	Max        time.Duration
 }
 
+// ErrorText is how often one error happened.
+type ErrorText struct {
+	Text  string
+	Count int
+}
+
 // kindOrder is the table order: the agent's requests in protocol order,
-// then any other kind by name.
-var kindOrder = []string{KindRegister, KindNextSteps, KindNextStepsHeld, KindStepReply}
+// then the install's, then any other kind by name.
+var kindOrder = []string{KindRegister, KindNextSteps, KindNextStepsHeld, KindStepReply,
+	KindIgnition, KindProgress, KindClusterHosts, KindGetCluster, KindComplete}
 
 // Summaries returns one summary per kind seen, in table order.
 func (r *Recorder) Summaries() []Summary {
@@ -76,20 +99,24 @@ func (r *Recorder) Summaries() []Summary {
 		if ra, rb := rank(a), rank(b); ra != rb {
 			return ra - rb
 		}
-		if a < b {
-			return -1
-		}
-		if a > b {
-			return 1
-		}
-		return 0
+		return strings.Compare(a, b)
 	})
 	out := make([]Summary, 0, len(names))
 	for _, k := range names {
 		s := r.kinds[k]
 		d := slices.Clone(s.d)
 		slices.Sort(d)
-		out = append(out, Summary{Kind: k, Count: len(d), Errors: s.errors, FirstError: s.firstErr,
+		var texts []ErrorText
+		for t, n := range s.byText {
+			texts = append(texts, ErrorText{Text: t, Count: n})
+		}
+		slices.SortFunc(texts, func(a, b ErrorText) int {
+			if a.Count != b.Count {
+				return b.Count - a.Count
+			}
+			return strings.Compare(a.Text, b.Text)
+		})
+		out = append(out, Summary{Kind: k, Count: len(d), Errors: s.errors, FirstError: s.firstErr, ErrorTexts: texts,
 			P50: Percentile(d, 50), P99: Percentile(d, 99), Max: Percentile(d, 100)})
 	}
 	return out

@@ -2,6 +2,7 @@ package simagent
 
 import (
 	"errors"
+	"fmt"
 	"net/netip"
 	"sync"
 	"testing"
@@ -58,9 +59,24 @@ func TestRecorder(t *testing.T) {
 	wg.Wait()
 	r.Observe(KindRegister, time.Hour, errors.New("connection refused"))
 	r.Observe(KindRegister, time.Hour, errors.New("later"))
+	r.Observe(KindRegister, time.Hour, errors.New("later"))
+	// Past maxErrorTexts distinct texts, the rest are lumped together.
+	for i := range maxErrorTexts {
+		r.Observe(KindProgress, time.Hour, fmt.Errorf("error %02d", i))
+	}
+	r.Observe(KindProgress, time.Hour, errors.New("one too many"))
+	r.Observe(KindProgress, time.Hour, errors.New("two too many"))
+	var progressTexts []ErrorText
+	for i := range maxErrorTexts {
+		progressTexts = append(progressTexts, ErrorText{fmt.Sprintf("error %02d", i), 1})
+	}
+	progressTexts = append([]ErrorText{{otherErrors, 2}}, progressTexts...)
 	want := []Summary{
-		{Kind: KindRegister, Count: 100, Errors: 2, FirstError: "connection refused", P50: time.Millisecond, P99: time.Millisecond, Max: time.Millisecond},
+		{Kind: KindRegister, Count: 100, Errors: 3, FirstError: "connection refused",
+			ErrorTexts: []ErrorText{{"later", 2}, {"connection refused", 1}},
+			P50:        time.Millisecond, P99: time.Millisecond, Max: time.Millisecond},
 		{Kind: KindStepReply, Count: 100, P50: 50 * time.Millisecond, P99: 99 * time.Millisecond, Max: 100 * time.Millisecond},
+		{Kind: KindProgress, Errors: maxErrorTexts + 2, FirstError: "error 00", ErrorTexts: progressTexts},
 		{Kind: "zz other", Count: 100, P50: time.Second, P99: time.Second, Max: time.Second},
 	}
 	if diff := cmp.Diff(want, r.Summaries()); diff != "" {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/hostagent/diskspeed"
 )
 
 // exitNotRun is the exit code of a step the agent cannot run: an unknown
@@ -53,8 +54,9 @@ func (a *Agent) answer(st *v2.Step) (output, stderr string, code int) {
 	case v2.StepTypeContainerImageAvailability:
 		out, err = pullImages(st.Args)
 	case v2.StepTypeInstallationDiskSpeedCheck:
-		var req v2.DiskSpeedCheckRequest
-		if err = v2.DecodeStepArg(st.StepType, st.Args, &req); err == nil {
+		// The request and a timeout, as the real step takes them.
+		var req diskspeed.Args
+		if req, err = diskspeed.DecodeArgs(st.Args); err == nil {
 			out = v2.DiskSpeedCheckResponse{Path: req.Path, IOSyncDuration: simSyncMs}
 		}
 	default:

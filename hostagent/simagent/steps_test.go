@@ -99,7 +99,7 @@ func TestAnswer(t *testing.T) {
 		},
 		{
 			name: "installation-disk-speed-check", step: v2.StepTypeInstallationDiskSpeedCheck,
-			args: arg(t, v2.DiskSpeedCheckRequest{Path: "/dev/sda"}),
+			args: append(arg(t, v2.DiskSpeedCheckRequest{Path: "/dev/sda"}), "480"),
 			out:  &v2.DiskSpeedCheckResponse{},
 			want: &v2.DiskSpeedCheckResponse{Path: "/dev/sda", IOSyncDuration: simSyncMs},
 		},

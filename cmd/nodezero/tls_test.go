@@ -1,0 +1,348 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nodezero/nodezero/configimage"
+	"github.com/nodezero/nodezero/daemon/auth"
+	"github.com/nodezero/nodezero/daemon/boot"
+	v2 "github.com/nodezero/nodezero/daemon/v2"
+)
+
+// Optional TLS for node zero's API: the service serves HTTPS with the
+// certificate it is given, clients that trust its CA work, others fail
+// on the certificate; the config image carries the files from the install
+// directory to node zero, which serves with them.
+
+// testCerts writes a CA and a certificate for ip into dir/tls/.
+func testCerts(t *testing.T, dir string, ip string) (ca, cert, key string) {
+	t.Helper()
+	c, err := makeAPICerts(netip.MustParseAddr(ip), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.write(dir); err != nil {
+		t.Fatal(err)
+	}
+	d := filepath.Join(dir, configimage.APITLSDir)
+	return filepath.Join(d, configimage.APICAFile), filepath.Join(d, configimage.APICertFile), filepath.Join(d, configimage.APIKeyFile)
+}
+
+func certError(err error) bool {
+	var ce *tls.CertificateVerificationError
+	return errors.As(err, &ce)
+}
+
+// TestServiceHTTPS: with a certificate the service speaks HTTPS (HTTP/1.1
+// only) and serves what it serves over HTTP: JSON, long-polls, a
+// multipart upload and a streamed download. A client without the CA, or
+// one speaking plain HTTP, is refused; a client that never finishes its
+// handshake is cut off.
+func TestServiceHTTPS(t *testing.T) {
+	t.Parallel()
+	ca, cert, key := testCerts(t, t.TempDir(), "127.0.0.1")
+	s := startServe(t, slowLimits, cert, key, v2.WithCACertFile(ca))
+	ctx := context.Background()
+
+	if err := s.user.Health(ctx); err != nil {
+		t.Fatalf("health over HTTPS with the CA: %v", err)
+	}
+	f := s.fixture(t)
+	if _, err := s.agent.NextSteps(ctx, f.infraEnvID, f.hostID, 0, time.Second); err != nil {
+		t.Errorf("instructions: %v", err)
+	}
+	if _, err := s.user.UpdateCluster(ctx, f.clusterID, v2.V2ClusterUpdateParams{Name: ptr("renamed")}); err != nil {
+		t.Errorf("update cluster: %v", err)
+	}
+	bundle := bytes.Repeat([]byte("controller logs\n"), 64<<10)
+	if err := s.agent.UploadLogs(ctx, f.clusterID, v2.LogsTarget{Type: v2.LogsTypeController}, "logs.tar.gz", bytes.NewReader(bundle)); err != nil {
+		t.Errorf("upload logs: %v", err)
+	}
+	var got bytes.Buffer
+	if err := s.user.DownloadClusterLogs(ctx, f.clusterID, v2.LogsTarget{Type: v2.LogsTypeController}, &got); err != nil {
+		t.Errorf("download logs: %v", err)
+	} else if !bytes.Equal(got.Bytes(), bundle) {
+		t.Errorf("downloaded %d bytes, want the %d uploaded", got.Len(), len(bundle))
+	}
+
+	t.Run("http/1.1 only", func(t *testing.T) {
+		conf, err := v2.TLSConfig(ca, "", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := &http.Transport{TLSClientConfig: conf, ForceAttemptHTTP2: true}
+		defer tr.CloseIdleConnections()
+		resp, err := (&http.Client{Transport: tr}).Get(s.url + "/health")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.ProtoMajor != 1 || resp.StatusCode != http.StatusOK {
+			t.Errorf("a client offering HTTP/2 got %s %d, want HTTP/1.1 200", resp.Proto, resp.StatusCode)
+		}
+	})
+	t.Run("without the CA", func(t *testing.T) {
+		c, err := v2.NewClient(s.url, v2.WithUserToken(s.tokens["userAuth"]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.CloseIdleConnections()
+		if _, err := c.ListClusters(ctx); !certError(err) {
+			t.Errorf("ListClusters without the CA = %v, want a certificate verification error", err)
+		}
+	})
+	t.Run("wrong name", func(t *testing.T) {
+		c, err := v2.NewClient(s.url, v2.WithCACertFile(ca), v2.WithTLSServerName("192.0.2.1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.CloseIdleConnections()
+		if err := c.Health(ctx); !certError(err) {
+			t.Errorf("Health checking the certificate for another address = %v, want a certificate verification error", err)
+		}
+	})
+	t.Run("plain http", func(t *testing.T) {
+		resp, err := http.Get("http://" + s.addr + "/health")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("plain HTTP to the HTTPS API = %d, want 400", resp.StatusCode)
+		}
+	})
+	t.Run("handshake never finished", func(t *testing.T) {
+		c, err := net.Dial("tcp", s.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := c.Write([]byte{0x16, 0x03, 0x01}); err != nil { // the start of a ClientHello
+			t.Fatal(err)
+		}
+		if err := awaitClose(c); err != nil {
+			t.Error(err)
+		}
+	})
+}
+
+// TestServiceTLSFiles: a key without its certificate, or a pair that
+// does not match, stops the service before it listens, naming the files.
+func TestServiceTLSFiles(t *testing.T) {
+	dir := t.TempDir()
+	_, cert, _ := testCerts(t, filepath.Join(dir, "a"), "127.0.0.1")
+	_, _, otherKey := testCerts(t, filepath.Join(dir, "b"), "127.0.0.1")
+	for name, files := range map[string][2]string{
+		"key missing":      {cert, ""},
+		"key of another":   {cert, otherKey},
+		"no such key file": {cert, filepath.Join(dir, "missing.key")},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := serverTLS(files[0], files[1])
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if files[1] != "" && !strings.Contains(err.Error(), files[1]) {
+				t.Errorf("error %q does not name the key file", err)
+			}
+		})
+	}
+}
+
+// TestConfigImageAPITLS is the chain: tls/ in the install directory, the
+// config image made from it (the key 0600, SERVICE_BASE_URL https://),
+// loaded into node zero's root, read back as the boot sequence does, and
+// node zero's service serving HTTPS with the carried certificate to a
+// client that trusts the carried CA and checks the rendezvous IP.
+func TestConfigImageAPITLS(t *testing.T) {
+	t.Parallel()
+	// nz.serve tunes the GC for node zero; the test binary gets its own
+	// settings back.
+	gc, mem := debug.SetGCPercent(100), debug.SetMemoryLimit(-1)
+	debug.SetGCPercent(gc)
+	t.Cleanup(func() {
+		debug.SetGCPercent(gc)
+		debug.SetMemoryLimit(mem)
+	})
+	dir := filepath.Join(t.TempDir(), "install")
+	copyDir(t, filepath.Join("..", "..", "configimage", "inputs", "testdata", "sno"), dir)
+	const rendezvous = "192.168.111.80" // sno's agent-config.yaml
+	testCerts(t, dir, rendezvous)
+	var out bytes.Buffer
+	if err := runCreateConfigImage(context.Background(), []string{"--dir", dir}, &out, &out); err != nil {
+		t.Fatalf("create config-image: %v\n%s", err, out.String())
+	}
+	img, err := os.ReadFile(filepath.Join(dir, "agentconfig.noarch.iso"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	members, err := configimage.Read(bytes.NewReader(img), int64(len(img)), configimage.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	modes := map[string]fs.FileMode{}
+	for _, m := range members {
+		modes[m.Path] = m.Mode
+	}
+	for path, want := range map[string]fs.FileMode{configimage.APICertPath: 0o644, configimage.APIKeyPath: 0o600, configimage.APICAPath: 0o644} {
+		if got, ok := modes[path]; !ok || got != want {
+			t.Errorf("config image member %s: mode %v (present %v), want %v", path, got, ok, want)
+		}
+	}
+
+	root := t.TempDir()
+	if _, err := configimage.Load(bytes.NewReader(img), int64(len(img)), root, configimage.Limits{}); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(filepath.Join(root, configimage.APIKeyPath)); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("key on the host: %v %v, want mode 0600", fi, err)
+	}
+	env, err := boot.ReadEnv(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "https://" + rendezvous + ":8090/"; env.ServiceBaseURL != want {
+		t.Errorf("SERVICE_BASE_URL = %q, want %q", env.ServiceBaseURL, want)
+	}
+	if want := filepath.Join(root, configimage.APICAPath); env.ServiceCACert != want {
+		t.Errorf("ServiceCACert = %q, want %q", env.ServiceCACert, want)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	nz := &nodeZero{root: root, listen: "127.0.0.1:0", dataDir: t.TempDir(), payload: t.TempDir(),
+		disconnect: time.Minute, checkEvery: time.Minute, status: func(string) {}, log: slog.New(slog.DiscardHandler)}
+	local, served, err := nz.serve(ctx, env)
+	if err != nil {
+		cancel()
+		t.Fatalf("node zero's service: %v", err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Errorf("service: %v", err)
+		}
+	})
+	defer local.CloseIdleConnections()
+	if !strings.HasPrefix(local.BaseURL(), "https://") {
+		t.Errorf("node zero's own client uses %s, want https://", local.BaseURL())
+	}
+	if _, err := local.ListClusters(ctx); err != nil {
+		t.Errorf("node zero's own client: %v", err)
+	}
+	// Another host: the carried CA, the certificate checked for the
+	// rendezvous IP (reached here over loopback).
+	peer, err := v2.NewClient(local.BaseURL(), v2.WithUserToken(env.UserToken), v2.WithCACertFile(env.ServiceCACert), v2.WithTLSServerName(env.NodeZeroIP.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer peer.CloseIdleConnections()
+	if _, err := peer.ListInfraEnvs(ctx, ""); err != nil {
+		t.Errorf("a host trusting the carried CA: %v", err)
+	}
+	stranger, err := v2.NewClient(local.BaseURL(), v2.WithUserToken(env.UserToken), v2.WithTLSServerName(env.NodeZeroIP.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stranger.CloseIdleConnections()
+	if _, err := stranger.ListInfraEnvs(ctx, ""); !certError(err) {
+		t.Errorf("a client without the CA = %v, want a certificate verification error", err)
+	}
+}
+
+// TestConfigImageAPITLSRefused: certificates the config image must not
+// carry stop `create config-image` with the file named.
+func TestConfigImageAPITLSRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		setup func(t *testing.T, dir string)
+		want  string
+	}{
+		{"for another address", func(t *testing.T, dir string) { testCerts(t, dir, "192.0.2.99") }, "tls/api.crt: not valid for node zero at the rendezvous IP 192.168.111.80"},
+		{"key missing", func(t *testing.T, dir string) {
+			testCerts(t, dir, "192.168.111.80")
+			os.Remove(filepath.Join(dir, "tls", "api.key"))
+		}, "tls/api.key: missing"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "install")
+			copyDir(t, filepath.Join("..", "..", "configimage", "inputs", "testdata", "sno"), dir)
+			tc.setup(t, dir)
+			var out bytes.Buffer
+			err := runCreateConfigImage(context.Background(), []string{"--dir", dir}, &out, &out)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("create config-image = %v, want an error with %q", err, tc.want)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "agentconfig.noarch.iso")); err == nil {
+				t.Error("a config image was written anyway")
+			}
+		})
+	}
+}
+
+// TestWaitForHTTPS: wait-for reaches an HTTPS node zero with --cacert,
+// and without it stops at once, saying to give it. A token of another
+// install makes the service answer (401) without any install to follow.
+func TestWaitForHTTPS(t *testing.T) {
+	t.Parallel()
+	ca, cert, key := testCerts(t, t.TempDir(), "127.0.0.1")
+	s := startServe(t, serviceLimits{MaxWait: time.Second}, cert, key, v2.WithCACertFile(ca))
+	otherKey, err := auth.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreign, err := auth.Sign(otherKey, auth.Watcher, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"bootstrap-complete", "--url", s.url, "--interval", "5ms", "--token", foreign}
+
+	out, done := wfRunWait(t, append(args, "--cacert", ca)...)
+	if err := wfResult(t, done, out); !errors.Is(err, errRefused) {
+		t.Errorf("wait-for with --cacert = %v, want node zero's answer: the token refused", err)
+	}
+	out, done = wfRunWait(t, args...)
+	if err := wfResult(t, done, out); !errors.Is(err, errUntrusted) || !strings.Contains(err.Error(), "--cacert") {
+		t.Errorf("wait-for without --cacert = %v, want errUntrusted naming --cacert", err)
+	}
+}
+
+// TestSandboxHTTPS runs a single-node sandbox install with --api-tls: the
+// whole chain, from the install directory's tls/ through the config image
+// to node zero's service, every host's agent and installer, and the
+// installed host's reports, over HTTPS.
+func TestSandboxHTTPS(t *testing.T) {
+	dir := t.TempDir()
+	sum, out, err := runSandboxBinary(t, dir, "--masters", "1", "--workers", "0", "--api-tls")
+	if err != nil || sum.Status != v2.ClusterStatusInstalled {
+		t.Fatalf("sandbox --api-tls: %v, cluster %s (%s)\n%s", err, sum.Status, sum.StatusInfo, out)
+	}
+	if !strings.HasPrefix(sum.URL, "https://") {
+		t.Errorf("sandbox API %s, want https://", sum.URL)
+	}
+	for _, h := range sum.Hosts {
+		if h.Status != v2.HostStatusInstalled {
+			t.Errorf("%s: %s (%s)", h.Name, h.Status, h.StatusInfo)
+		}
+		rv := readEnv(t, filepath.Join(h.Root, configimage.RendezvousEnvPath))
+		if !strings.HasPrefix(rv["SERVICE_BASE_URL"], "https://") {
+			t.Errorf("%s: SERVICE_BASE_URL %q, want https://", h.Name, rv["SERVICE_BASE_URL"])
+		}
+		if fi, err := os.Stat(filepath.Join(h.Root, configimage.APIKeyPath)); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: API key %v %v, want mode 0600", h.Name, fi, err)
+		}
+	}
+}

@@ -1,0 +1,63 @@
+package assisted
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	v2 "github.com/nodezero/nodezero/daemon/v2"
+)
+
+// FuzzPreparationReply: whatever an agent answers to a preparation check
+// (disk speed, image availability), with whatever exit code, decoding
+// either refuses it with a 400 or keeps results that are sound (a named
+// image, a known result, finite non-negative figures, a non-negative sync
+// duration) and that decode again the same once encoded.
+func FuzzPreparationReply(f *testing.F) {
+	types := []v2.StepType{v2.StepTypeInstallationDiskSpeedCheck, v2.StepTypeContainerImageAvailability}
+	f.Add(uint8(0), int64(0), `{"path":"/dev/disk/by-id/wwn-0x5000c500","io_sync_duration":4}`)
+	f.Add(uint8(0), int64(255), ``)
+	f.Add(uint8(0), int64(0), `{"path":"/dev/vda","io_sync_duration":-1}`)
+	f.Add(uint8(1), int64(2), `{"images":[{"name":"quay.io/a/b:1","result":"failure"},null]}`)
+	f.Add(uint8(1), int64(0), `{"images":[{"name":"quay.io/a/b:1","result":"success","size_bytes":1e300,"time":1e-300,"download_rate":1e308}]}`)
+	f.Add(uint8(1), int64(0), `{"images":[{"name":"","result":"success"}]}`)
+	f.Fuzz(func(t *testing.T, which uint8, code int64, out string) {
+		typ := types[int(which)%len(types)]
+		r, err := decodePreparationReply(&v2.StepReply{StepType: typ, ExitCode: code, Output: out})
+		if err != nil {
+			var ae *Error
+			if !errors.As(err, &ae) || ae.Kind != KindBadRequest || !strings.HasPrefix(ae.Error(), "output: ") {
+				t.Fatalf("%s %q: %v is not a 400 about the output", typ, out, err)
+			}
+			return
+		}
+		if r == nil {
+			return // the check is still running
+		}
+		var again string
+		switch typ {
+		case v2.StepTypeInstallationDiskSpeedCheck:
+			if r.diskSpeed == nil || r.diskSpeed.IOSyncDuration < 0 {
+				t.Fatalf("%q: kept disk speed %+v", out, r.diskSpeed)
+			}
+			again = v2.MustEncodeEmbedded(r.diskSpeed)
+		case v2.StepTypeContainerImageAvailability:
+			for _, im := range r.images {
+				if im == nil || im.Name == "" || !finiteNonNegative(im.SizeBytes, im.Time, im.DownloadRate) ||
+					im.Result != v2.ContainerImageAvailabilityResultSuccess && im.Result != v2.ContainerImageAvailabilityResultFailure {
+					t.Fatalf("%q: kept image %+v", out, im)
+				}
+			}
+			again = v2.MustEncodeEmbedded(v2.ContainerImageAvailabilityResponse{Images: r.images})
+		}
+		r2, err := decodePreparationReply(&v2.StepReply{StepType: typ, ExitCode: code, Output: again})
+		if err != nil || r2 == nil {
+			t.Fatalf("%s: kept %q does not decode again: %v", typ, again, err)
+		}
+		if diff := cmp.Diff(r, r2, cmp.AllowUnexported(checkReply{})); diff != "" {
+			t.Fatalf("%s: decoded again differs (-first +again):\n%s", typ, diff)
+		}
+	})
+}
