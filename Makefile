@@ -23,7 +23,7 @@ deps:
 test: deps lint build unit fuzz
 
 unit:
-	CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 20m $(PKGS)
+	CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 40m $(PKGS)
 
 ## lint: gofmt, go vet, staticcheck
 lint:
@@ -36,8 +36,8 @@ lint:
 bench: build bench-console
 	$(GO) test -run '^$$' -bench . -skip '^BenchmarkConsole$$' -benchmem -benchtime 2s $(PKGS)
 	$(BIN) loadtest --agents real --hosts 5 --runs 5
-	$(BIN) loadtest --agents sim --hosts 1000 --idle 30s
 	$(BIN) loadtest --agents sim --hosts 100
+	$(BIN) loadtest --agents sim --hosts 1000 --idle 30s --timeout 30m --install-timeout 60m
 
 ## bench-console: the console's first frame and idle CPU with 5 and 200 hosts (tmux; a few minutes)
 bench-console:
