@@ -146,13 +146,7 @@ func (s *Service) ListHosts(infraEnvID string) ([]*v2.Host, error) {
 	return out, err
 }
 
-// ListClusterHosts returns the hosts of a cluster (ListClusterHosts),
-// without their connectivity reports, as assisted-service answers it
-// unless asked with-connectivity. Every installing worker lists the hosts
-// every few seconds while it waits for the control plane, and a report
-// names every other host: with them, a hundred workers would pull the
-// square of the cluster in JSON every round (300 KiB per host at a
-// thousand hosts). The reports are in v2ListHosts and v2GetHost.
+// ListClusterHosts returns the hosts of a cluster (ListClusterHosts).
 func (s *Service) ListClusterHosts(clusterID string) ([]*v2.Host, error) {
 	var out []*v2.Host
 	var err error
@@ -163,9 +157,7 @@ func (s *Service) ListClusterHosts(clusterID string) ([]*v2.Host, error) {
 		}
 		out = make([]*v2.Host, 0, len(c.hosts))
 		for _, h := range c.sorted() {
-			v := s.hostView(h, c)
-			v.Connectivity = ""
-			out = append(out, v)
+			out = append(out, s.hostView(h, c))
 		}
 	})
 	return out, err
