@@ -37,7 +37,7 @@ bench: build bench-console
 	$(GO) test -run '^$$' -bench . -skip '^BenchmarkConsole$$' -benchmem -benchtime 2s $(PKGS)
 	$(BIN) loadtest --agents real --hosts 5 --runs 5
 	$(BIN) loadtest --agents sim --hosts 100
-	$(BIN) loadtest --agents sim --hosts 1000 --idle 30s --timeout 30m --install-timeout 60m
+	$(BIN) loadtest --agents sim --hosts 1000 --idle 30s --timeout 15m --install=false
 
 ## bench-console: the console's first frame and idle CPU with 5 and 200 hosts (tmux; a few minutes)
 bench-console:

@@ -22,11 +22,16 @@ import (
 	v2 "github.com/nodezero/nodezero/daemon/v2"
 )
 
-// `nodezero loadtest` measures the embedded service the way issue #2 states
-// its goals: a child `nodezero service` process (so its RSS and CPU are its
-// own), a cluster and an infra-env, then either real `nodezero agent`
-// processes on the test hardware trees or simulated agents
-// (hostagent/simagent) speaking real HTTP. Everything stays on 127.0.0.1.
+// `nodezero loadtest` measures the embedded service the way issues #2 and
+// #8 state their goals: a child `nodezero service` process (so its RSS and
+// CPU are its own), a cluster and an infra-env, then either real `nodezero
+// agent` processes on the test hardware trees or simulated agents
+// (hostagent/simagent) speaking real HTTP, until every host is known and
+// the cluster ready, and an idle window. Simulated agents then go on
+// through a whole install (loadtest_install.go): roles, the install
+// action, the real installer on simulated disks, the reboots and the
+// completion, until the cluster is installed. Everything stays on
+// 127.0.0.1.
 
 // loadtestOptions are the command's flags.
 type loadtestOptions struct {

@@ -195,21 +195,31 @@ func (r *ltReport) writeTable(w io.Writer) error {
 	}
 	last := r.Runs[len(r.Runs)-1]
 	fmt.Fprintf(w, "\nrequests (run %d)\n", len(r.Runs))
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	if err := ltWriteRequests(w, last.Requests); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\ngoals (issues #2, #8): %s\n", strings.Join(r.goals(), "; "))
+	return err
+}
+
+// ltWriteRequests prints the latency table and every error by text.
+func ltWriteRequests(w io.Writer, reqs []ltRequestReport) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "kind\tcount\terrors\tp50\tp99\tmax\t")
-	for _, q := range last.Requests {
+	for _, q := range reqs {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%.2f ms\t%.2f ms\t%.2f ms\t\n", q.Kind, q.Count, q.Errors, q.P50Ms, q.P99Ms, q.MaxMs)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	for _, q := range last.Requests {
+	for _, q := range reqs {
 		for _, e := range q.ErrorTexts {
-			fmt.Fprintf(w, "%s error ×%d: %s\n", q.Kind, e.Count, e.Text)
+			if _, err := fmt.Fprintf(w, "%s error ×%d: %s\n", q.Kind, e.Count, e.Text); err != nil {
+				return err
+			}
 		}
 	}
-	_, err := fmt.Fprintf(w, "\ngoals (issues #2, #8): %s\n", strings.Join(r.goals(), "; "))
-	return err
+	return nil
 }
 
 // goals compares the medians with the issue's goals.

@@ -195,6 +195,10 @@ func loadtestRun(ctx context.Context, o loadtestOptions, dir string, progress io
 	if fleet != nil && o.install {
 		ir, err := ltInstall(ctx, o, uc, svc, clusterID, infraEnvID, fleet.Hosts(), rec, alive, progress)
 		if err != nil {
+			// What the requests met so far says where the install stuck.
+			reqs, _ := ltRequests(rec)
+			fmt.Fprintf(progress, "loadtest: the install failed; requests so far:\n")
+			_ = ltWriteRequests(progress, reqs)
 			return rr, err
 		}
 		ir.SQLiteMiB = ltMiB(ltFileSizes(db, db+"-wal"))
@@ -205,16 +209,24 @@ func loadtestRun(ctx context.Context, o loadtestOptions, dir string, progress io
 		rr.PeakRSSMiB = ltMiB(last.hwm)
 	}
 	rr.CPUS = (last.cpu - before.cpu).Seconds()
+	rr.Requests, rr.Errors = ltRequests(rec)
+	return rr, nil
+}
+
+// ltRequests summarises the recorded requests and counts their errors.
+func ltRequests(rec *simagent.Recorder) ([]ltRequestReport, int) {
+	var out []ltRequestReport
+	errs := 0
 	for _, s := range rec.Summaries() {
 		q := ltRequestReport{Kind: s.Kind, Count: s.Count, Errors: s.Errors, FirstError: s.FirstError,
 			P50Ms: ltMs(s.P50), P99Ms: ltMs(s.P99), MaxMs: ltMs(s.Max)}
 		for _, e := range s.ErrorTexts {
 			q.ErrorTexts = append(q.ErrorTexts, ltErrorText{Text: e.Text, Count: e.Count})
 		}
-		rr.Requests = append(rr.Requests, q)
-		rr.Errors += s.Errors
+		out = append(out, q)
+		errs += s.Errors
 	}
-	return rr, nil
+	return out, errs
 }
 
 // ltGetClusterCounts returns the cluster from the cluster list: its status
@@ -269,10 +281,13 @@ func ltWaitAllKnown(ctx context.Context, o loadtestOptions, uc *v2.Client, clust
 	detected = time.Now()
 	t := time.Now()
 	hosts, err := uc.ListHosts(ctx, infraEnvID)
-	rec.Observe(ltKindListHosts, time.Since(t), err)
 	if errors.Is(err, v2.ErrResponseTooLarge) {
+		// Past a few hundred hosts the list, connectivity reports and
+		// all, outgrows the client: a limit of this optional read, not an
+		// answer of the service's to count.
 		return knownAt, detected, nil
 	}
+	rec.Observe(ltKindListHosts, time.Since(t), err)
 	if err != nil {
 		return knownAt, detected, err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,7 +40,8 @@ func TestLoadtestSim(t *testing.T) {
 	// window, so it has requests and CPU to measure. The install is
 	// quick: short writes, reboots and installer polls.
 	dir := t.TempDir()
-	args := []string{"--agents", "sim", "--hosts", "20", "--idle", "1s", "--wait", "100ms", "--startups", "2",
+	const hosts = 8 // three masters, five workers
+	args := []string{"--agents", "sim", "--hosts", fmt.Sprint(hosts), "--idle", "1s", "--wait", "100ms", "--startups", "2",
 		"--write", "200ms", "--reboot", "50ms", "--install-poll", "100ms", "--install-timeout", "2m",
 		"--bin", bin, "--dir", dir, "--json"}
 	if err := runLoadtest(ctx, args, &stdout, &stderr); err != nil {
@@ -49,9 +51,9 @@ func TestLoadtestSim(t *testing.T) {
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
 		t.Fatalf("report is not JSON: %v\n%s", err, stdout.String())
 	}
-	if rep.Mode != "sim" || rep.Hosts != 20 || len(rep.Runs) != 1 || len(rep.StartupSamplesMs) != 3 || rep.StartupMedianMs <= 0 {
-		t.Fatalf("report = mode %q, %d hosts, %d runs, startup samples %v (median %v); want sim, 20, 1, 3 samples",
-			rep.Mode, rep.Hosts, len(rep.Runs), rep.StartupSamplesMs, rep.StartupMedianMs)
+	if rep.Mode != "sim" || rep.Hosts != hosts || len(rep.Runs) != 1 || len(rep.StartupSamplesMs) != 3 || rep.StartupMedianMs <= 0 {
+		t.Fatalf("report = mode %q, %d hosts, %d runs, startup samples %v (median %v); want sim, %d, 1, 3 samples",
+			rep.Mode, rep.Hosts, len(rep.Runs), rep.StartupSamplesMs, rep.StartupMedianMs, hosts)
 	}
 	run := rep.Runs[0]
 	// Every figure but OtherCores, which is 0 on a quiet machine.
@@ -91,16 +93,16 @@ func TestLoadtestSim(t *testing.T) {
 	for _, q := range run.Requests {
 		counts[q.Kind] = q.Count
 	}
-	if counts[simagent.KindRegister] < 20 || counts[simagent.KindIgnition] != 20 || counts[ltKindRole] != 20 || counts[simagent.KindComplete] != 1 {
-		t.Errorf("requests %v: want a registration, an ignition and a role per host (20), one completion", counts)
+	if counts[simagent.KindRegister] < hosts || counts[simagent.KindIgnition] != hosts || counts[ltKindRole] != hosts || counts[simagent.KindComplete] != 1 {
+		t.Errorf("requests %v: want a registration, an ignition and a role per host (%d), one completion", counts, hosts)
 	}
-	checkInstallOrder(t, filepath.Join(dir, "run-1", "nodezero.db"))
+	checkInstallOrder(t, filepath.Join(dir, "run-1", "nodezero.db"), hosts)
 }
 
 // checkInstallOrder reads a run's events: every host reached Done, and the
 // bootstrap host (node zero) rebooted after every worker had, as the
 // installer makes it wait for them.
-func checkInstallOrder(t *testing.T, db string) {
+func checkInstallOrder(t *testing.T, db string, hosts int) {
 	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(ctx, db, store.Options{})
@@ -140,8 +142,8 @@ func checkInstallOrder(t *testing.T, db string) {
 			done++
 		}
 	}
-	if done != 20 || len(rebooted) != 20 {
-		t.Fatalf("%d hosts reached Done and %d rebooted, want 20", done, len(rebooted))
+	if done != hosts || len(rebooted) != hosts {
+		t.Fatalf("%d hosts reached Done and %d rebooted, want %d", done, len(rebooted), hosts)
 	}
 	for host, seq := range rebooted {
 		if strings.HasPrefix(host, "sim-worker-") && seq > rebooted[bootstrap] {

@@ -40,8 +40,8 @@ func hostBelongsToMajorityGroup(c *hostContext) (Status, string) {
 	case c.cluster.ConnectivityMajorityGroups == "":
 		return StatusPending, "Machine Network CIDR or Connectivity Majority Groups missing"
 	}
-	var conn Connectivity
-	if err := json.Unmarshal([]byte(c.cluster.ConnectivityMajorityGroups), &conn); err != nil {
+	conn, err := parseMajorityGroups(c.cluster.ConnectivityMajorityGroups)
+	if err != nil {
 		return StatusError, "Parse error for connectivity majority group"
 	}
 	l3 := isUMN(c.cluster) || userManagedLB(c.cluster)
@@ -102,7 +102,7 @@ func (c *hostContext) belongsToL2Group(groups map[string][]string) Status {
 	return StatusSuccess
 }
 
-func (c *hostContext) belongsToL3Group(conn Connectivity) Status {
+func (c *hostContext) belongsToL3Group(conn *Connectivity) Status {
 	var v4, v6 bool
 	for _, list := range [][]string{clusterNetworkCIDRs(c.cluster), serviceNetworkCIDRs(c.cluster), machineNetworkCIDRs(c.cluster)} {
 		for _, s := range list {

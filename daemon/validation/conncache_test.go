@@ -53,6 +53,8 @@ func TestParseConnectivityCaches(t *testing.T) {
 }
 
 func TestParseConnectivityStaysWithinBudget(t *testing.T) {
+	defer func(b int) { connCacheBytes = b }(connCacheBytes)
+	connCacheBytes = 4 << 20
 	peers := make([]string, 2000)
 	for i := range peers {
 		peers[i] = fmt.Sprintf("peer-%05d-%s", i, strings.Repeat("x", 200))
@@ -71,5 +73,52 @@ func TestParseConnectivityStaysWithinBudget(t *testing.T) {
 	}
 	if sum != connCache.bytes || sum > connCacheBytes {
 		t.Errorf("cache holds %d bytes of text (counted %d), want at most %d", sum, connCache.bytes, connCacheBytes)
+	}
+}
+
+func TestParseMajorityGroupsCaches(t *testing.T) {
+	a := `{"majority_groups":{"IPv4":["h1","h2","h3"]},"l3_connected_addresses":{"h1":["10.0.0.1"]}}`
+	g1, err := parseMajorityGroups(a)
+	if err != nil || len(g1.MajorityGroups["IPv4"]) != 3 || g1.L3ConnectedAddresses["h1"][0] != "10.0.0.1" {
+		t.Fatalf("parseMajorityGroups = %+v, %v", g1, err)
+	}
+	if g2, _ := parseMajorityGroups(strings.Clone(a)); g2 != g1 {
+		t.Error("the same groups were parsed again")
+	}
+	g3, err := parseMajorityGroups(`{"majority_groups":{"IPv4":["h1"]}}`)
+	if err != nil || g3 == g1 || len(g3.MajorityGroups["IPv4"]) != 1 {
+		t.Errorf("changed groups gave %+v, %v; want them parsed anew", g3, err)
+	}
+	if _, err := parseMajorityGroups("{"); err == nil {
+		t.Error("parseMajorityGroups of bad JSON succeeded")
+	}
+}
+
+func TestAggregateMemo(t *testing.T) {
+	var m aggregateMemo[*int]
+	calls := 0
+	compute := func() *int { calls++; n := calls; return &n }
+	inv := &v2.Inventory{Hostname: "a"}
+	hosts := []HostEntry{{Host: &v2.Host{ID: "h1", Connectivity: "r1"}, Inventory: inv}, {Host: &v2.Host{ID: "h2"}}}
+	first := m.get(hosts, 3, compute)
+	// Equal inputs, in new values: the last result.
+	same := []HostEntry{{Host: &v2.Host{ID: "h1", Connectivity: strings.Clone("r1"), Role: v2.HostRoleWorker}, Inventory: inv}, {Host: &v2.Host{ID: "h2"}}}
+	if got := m.get(same, 3, compute); got != first || calls != 1 {
+		t.Fatalf("equal inputs computed again (%d calls)", calls)
+	}
+	changes := []struct {
+		name  string
+		hosts []HostEntry
+		extra int64
+	}{
+		{"a new report", []HostEntry{{Host: &v2.Host{ID: "h1", Connectivity: "r2"}, Inventory: inv}, {Host: &v2.Host{ID: "h2"}}}, 3},
+		{"a new inventory", []HostEntry{{Host: &v2.Host{ID: "h1", Connectivity: "r2"}, Inventory: &v2.Inventory{Hostname: "a"}}, {Host: &v2.Host{ID: "h2"}}}, 3},
+		{"a host less", []HostEntry{{Host: &v2.Host{ID: "h2"}}}, 3},
+		{"another setting", []HostEntry{{Host: &v2.Host{ID: "h2"}}}, 1},
+	}
+	for i, c := range changes {
+		if m.get(c.hosts, c.extra, compute); calls != i+2 {
+			t.Errorf("%s: %d computations, want %d", c.name, calls, i+2)
+		}
 	}
 }

@@ -39,6 +39,22 @@ const (
 // A host whose report does not parse counts as having reported nothing;
 // the result is still complete and err names such hosts, for the log.
 func ConnectivityGroups(c *v2.Cluster, hosts []HostEntry) (*Connectivity, error) {
+	r := groupsMemo.get(hosts, controlPlaneCount(c), func() groupsResult {
+		conn, err := connectivityGroups(c, hosts)
+		return groupsResult{conn, err}
+	})
+	return r.conn, r.err
+}
+
+// groupsMemo is ConnectivityGroups' last result (see aggregateMemo).
+var groupsMemo aggregateMemo[groupsResult]
+
+type groupsResult struct {
+	conn *Connectivity
+	err  error
+}
+
+func connectivityGroups(c *v2.Cluster, hosts []HostEntry) (*Connectivity, error) {
 	list := make([]HostEntry, 0, len(hosts))
 	for _, h := range hosts {
 		if h.Host != nil {

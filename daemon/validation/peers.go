@@ -87,6 +87,13 @@ func (f *ClusterFacts) addPeers(hosts []HostEntry) {
 // given the same static address). Loopback and link-local addresses are
 // left out.
 func IPCollisions(hosts []HostEntry) map[string][]string {
+	return collisionsMemo.get(hosts, 0, func() map[string][]string { return ipCollisions(hosts) })
+}
+
+// collisionsMemo is IPCollisions' last result (see aggregateMemo).
+var collisionsMemo aggregateMemo[map[string][]string]
+
+func ipCollisions(hosts []HostEntry) map[string][]string {
 	macs := map[string]map[string]bool{}
 	note := func(ip string, ms ...string) {
 		if macs[ip] == nil {

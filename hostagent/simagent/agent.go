@@ -138,13 +138,12 @@ func (a *Agent) register(ctx context.Context) error {
 	for {
 		start := a.now()
 		resp, err := a.cfg.Client.RegisterHost(v2.WithRequestID(ctx, v2.NewRequestID()), a.cfg.InfraEnvID, params)
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
 		if err == nil {
 			a.sess, err = sessionOf(resp)
 		}
-		a.observe(KindRegister, a.now().Sub(start), err)
+		if !a.record(ctx, KindRegister, start, err) {
+			return ctx.Err()
+		}
 		if err == nil {
 			return nil
 		}
@@ -287,10 +286,9 @@ func (a *Agent) post(ctx context.Context, st *v2.Step, output, stderr string, co
 	start := a.now()
 	err := a.cfg.Client.PostStepReply(ctx, a.sess.infraEnvID, a.sess.hostID,
 		v2.StepReply{StepType: st.StepType, StepID: st.StepID, ExitCode: int64(code), Output: output, Error: stderr})
-	if ctx.Err() != nil {
+	if !a.record(ctx, KindStepReply, start, err) {
 		return
 	}
-	a.observe(KindStepReply, a.now().Sub(start), err)
 	if err == nil && code == 0 && cache != nil {
 		cache[st.StepType] = output
 	}
@@ -300,6 +298,17 @@ func (a *Agent) observe(kind string, d time.Duration, err error) {
 	if a.cfg.Observer != nil {
 		a.cfg.Observer.Observe(kind, d, err)
 	}
+}
+
+// record observes a request that started at start, unless it failed
+// because ctx ended (the agent stopping is no error of the service's); an
+// answer that arrived is recorded even when ctx ended meanwhile. It
+// reports whether ctx is still going.
+func (a *Agent) record(ctx context.Context, kind string, start time.Time, err error) bool {
+	if err == nil || ctx.Err() == nil {
+		a.observe(kind, a.now().Sub(start), err)
+	}
+	return ctx.Err() == nil
 }
 
 // backoff yields capped, ±25 % jittered, exponentially growing delays.

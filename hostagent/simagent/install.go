@@ -341,21 +341,16 @@ func (a *Agent) completeWhenFinalizing(ctx context.Context, clusterID string) {
 	for {
 		start := a.now()
 		c, err := a.cfg.Client.GetCluster(ctx, clusterID)
-		if ctx.Err() != nil {
+		if !a.record(ctx, KindGetCluster, start, err) {
 			return
 		}
-		a.observe(KindGetCluster, a.now().Sub(start), err)
 		if err == nil {
 			switch c.Status {
 			case v2.ClusterStatusFinalizing:
 				ok := true
 				start = a.now()
 				_, err := a.cfg.Client.CompleteInstallation(ctx, clusterID, v2.CompletionParams{IsSuccess: &ok})
-				if ctx.Err() != nil {
-					return
-				}
-				a.observe(KindComplete, a.now().Sub(start), err)
-				if err == nil {
+				if !a.record(ctx, KindComplete, start, err) || err == nil {
 					return
 				}
 			case v2.ClusterStatusInstalled, v2.ClusterStatusError, v2.ClusterStatusCancelled:
@@ -377,10 +372,9 @@ func (a *Agent) retry(ctx context.Context, f func() error, kind string, ok int) 
 	for {
 		start := a.now()
 		err := f()
-		if ctx.Err() != nil {
+		if !a.record(ctx, kind, start, err) {
 			return false
 		}
-		a.observe(kind, a.now().Sub(start), err)
 		code := v2.StatusCode(err)
 		switch {
 		case err == nil, code == ok:
@@ -403,8 +397,8 @@ type observedService struct {
 	obs Observer
 }
 
-func (s *observedService) observe(kind string, start time.Time, err error) {
-	if s.obs != nil {
+func (s *observedService) observe(ctx context.Context, kind string, start time.Time, err error) {
+	if s.obs != nil && (err == nil || ctx.Err() == nil) {
 		s.obs.Observe(kind, time.Since(start), err)
 	}
 }
@@ -412,26 +406,20 @@ func (s *observedService) observe(kind string, start time.Time, err error) {
 func (s *observedService) UpdateProgress(ctx context.Context, stage v2.HostStage, info string) error {
 	start := time.Now()
 	err := s.c.UpdateHostInstallProgress(ctx, s.req.InfraEnvID, s.req.HostID, v2.HostProgress{CurrentStage: stage, ProgressInfo: info})
-	if ctx.Err() == nil {
-		s.observe(KindProgress, start, err)
-	}
+	s.observe(ctx, KindProgress, start, err)
 	return err
 }
 
 func (s *observedService) HostIgnition(ctx context.Context) ([]byte, error) {
 	start := time.Now()
 	b, err := s.c.DownloadHostIgnition(ctx, s.req.InfraEnvID, s.req.HostID)
-	if ctx.Err() == nil {
-		s.observe(KindIgnition, start, err)
-	}
+	s.observe(ctx, KindIgnition, start, err)
 	return b, err
 }
 
 func (s *observedService) ClusterHosts(ctx context.Context) ([]*v2.Host, error) {
 	start := time.Now()
 	hs, err := s.c.ListClusterHosts(ctx, s.req.ClusterID)
-	if ctx.Err() == nil {
-		s.observe(KindClusterHosts, start, err)
-	}
+	s.observe(ctx, KindClusterHosts, start, err)
 	return hs, err
 }
