@@ -293,7 +293,7 @@ func (b *bundle) issues(o Options) {
 
 // file collects one file, its last MaxFile bytes when it is larger.
 func (b *bundle) file(o Options, name, p string) {
-	data, from, err := readTail(p, o.MaxFile)
+	data, from, err := ReadTail(p, o.MaxFile)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		b.note("missing   %s", name)
@@ -335,7 +335,7 @@ func (b *bundle) links(o Options, name, dir string) {
 func (b *bundle) mounts(o Options) {
 	const name = "proc/mounts"
 	for _, p := range []string{"proc/mounts", "proc/self/mounts"} {
-		data, from, err := readTail(filepath.Join(o.HardwareRoot, p), o.MaxFile)
+		data, from, err := ReadTail(filepath.Join(o.HardwareRoot, p), o.MaxFile)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
@@ -360,10 +360,10 @@ func (b *bundle) manifest(req v2.LogsGatherCmdRequest, now time.Time) string {
 	return s.String()
 }
 
-// readTail reads p, or its last limit bytes when it is larger, and
+// ReadTail reads p, or its last limit bytes when it is larger, and
 // returns where the part read starts. Files whose size stat does not know
-// (/proc) are read up to limit.
-func readTail(p string, limit int64) ([]byte, int64, error) {
+// (/proc) are read up to limit. `nodezero gather` reads its files so too.
+func ReadTail(p string, limit int64) ([]byte, int64, error) {
 	f, err := os.Open(p)
 	if err != nil {
 		return nil, 0, err

@@ -3,13 +3,14 @@ package gather
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/nodezero/nodezero/hostagent/logsgather"
 )
 
 // maxTreeFiles bounds the files collected from one directory tree.
@@ -59,32 +60,6 @@ func resolve(root, rel string) (string, error) {
 		parts = append(strings.Split(filepath.Clean(target), "/"), parts...)
 	}
 	return filepath.Join(root, cur), nil
-}
-
-// readTail reads p, or its last limit bytes when it is larger, and returns
-// from where. Files stat cannot size (/proc) are read up to limit.
-func readTail(p string, limit int64) ([]byte, int64, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, 0, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, 0, fmt.Errorf("%s is not a regular file", p)
-	}
-	var from int64
-	if fi.Size() > limit {
-		from = fi.Size() - limit
-		if _, err := f.Seek(from, io.SeekStart); err != nil {
-			return nil, 0, err
-		}
-	}
-	data, err := io.ReadAll(io.LimitReader(f, limit))
-	return data, from, err
 }
 
 // format is how a file's secrets are found, from its name.
@@ -163,7 +138,7 @@ func (g *gatherer) file(section, rel string) {
 
 // collect reads p and adds it as name, redacted by its format.
 func (g *gatherer) collect(name, p string) {
-	data, from, err := readTail(p, g.o.MaxFile)
+	data, from, err := logsgather.ReadTail(p, g.o.MaxFile)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		g.b.note(name, StatusMissing, "")
