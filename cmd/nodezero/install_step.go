@@ -74,28 +74,12 @@ func addInstallStep(steps *hostagent.Steps, c *v2.Client, o installOptions) {
 // scheduled its reboot. A resumed installation that fails has reported
 // Failed: the agent then registers as usual.
 func resumeInstall(ctx context.Context, c *v2.Client, o installOptions) bool {
-	j, err := installer.ReadJournal(o.Root)
-	if err != nil && o.Logger != nil {
-		o.Logger.Warn("install journal unreadable", "err", err, "stage", "install")
-	}
-	if j == nil {
-		if err != nil {
-			_ = installer.RemoveJournal(o.Root)
-		}
-		return false
-	}
-	cfg, err := o.config(c, j.Request)
-	if err != nil {
-		o.log().Error("cannot resume the installation", "err", err, "stage", "install")
-		_ = installer.RemoveJournal(o.Root)
-		return false
-	}
-	err = installer.Resume(ctx, cfg)
+	err := installer.Resume(ctx, o.Root, func(req v2.InstallCmdRequest) (installer.Config, error) { return o.config(c, req) })
 	switch {
 	case err == nil:
 		return true
 	case errors.Is(err, installer.ErrNothingToResume):
-		o.log().Info("no installation to resume", "err", err, "stage", "install")
+		o.log().Debug("no installation to resume", "err", err, "stage", "install")
 	default:
 		o.log().Error("resumed installation ended", "err", err, "stage", "install")
 	}

@@ -180,7 +180,6 @@ type install struct {
 // When ctx ends (the installation was stopped) Run returns its error at
 // once, without a Failed report.
 func Run(ctx context.Context, cfg Config) error {
-	cfg = cfg.withDefaults()
 	j := &Journal{Request: cfg.Request, StartedAt: time.Now().UTC()}
 	return run(ctx, cfg, j, "")
 }

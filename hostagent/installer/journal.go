@@ -96,24 +96,32 @@ func rootOr(root string) string {
 // resumable are the host statuses an installation can be resumed from.
 var resumable = []v2.HostStatus{v2.HostStatusInstalling, v2.HostStatusInstallingInProgress}
 
-// Resume continues the installation the journal under cfg.Root records.
-// It asks the service where the host stands (retrying for ReportRetry, as
+// Resume continues the installation the journal under root records, with
+// the configuration newConfig makes for its request (as Step does). It
+// asks the service where the host stands (retrying for ReportRetry, as
 // node zero may be starting too), skips the stages already reported,
 // writes the disk again unless the journal says it was written, and goes
-// on as Run does. cfg.Request is taken from the journal.
+// on as Run does.
 //
-// It returns ErrNothingToResume, having removed the journal, when the
-// service has the host in any other status; other errors are Run's.
-func Resume(ctx context.Context, cfg Config) error {
-	cfg = cfg.withDefaults()
-	j, err := ReadJournal(cfg.Root)
+// It returns ErrNothingToResume, having removed the journal, when there is
+// none to use or the service has the host in any other status than
+// installing; other errors are Run's.
+func Resume(ctx context.Context, root string, newConfig func(v2.InstallCmdRequest) (Config, error)) error {
+	j, err := ReadJournal(root)
 	if err != nil {
-		_ = RemoveJournal(cfg.Root) // unreadable: it cannot be resumed
+		_ = RemoveJournal(root) // unreadable: it cannot be resumed
 		return fmt.Errorf("%w: %v", ErrNothingToResume, err)
 	}
 	if j == nil {
 		return ErrNothingToResume
 	}
+	cfg, err := newConfig(j.Request)
+	if err != nil {
+		_ = RemoveJournal(root)
+		return fmt.Errorf("%w: %v", ErrNothingToResume, err)
+	}
+	cfg.Root = root
+	cfg = cfg.withDefaults()
 	if cfg.Service == nil {
 		return errors.New("resume install: config needs a Service")
 	}

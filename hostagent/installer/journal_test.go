@@ -111,7 +111,7 @@ func TestResume(t *testing.T) {
 			if err := j.save(cfg.Root); err != nil {
 				t.Fatal(err)
 			}
-			if err := Resume(context.Background(), cfg); err != nil {
+			if err := Resume(context.Background(), cfg.Root, func(req v2.InstallCmdRequest) (Config, error) { cfg.Request = req; return cfg, nil }); err != nil {
 				t.Fatal(err)
 			}
 			if w.Calls() != tc.wantWrites {
@@ -141,7 +141,7 @@ func TestResumeNothingToResume(t *testing.T) {
 			if err := (&Journal{Request: req}).save(cfg.Root); err != nil {
 				t.Fatal(err)
 			}
-			err := Resume(context.Background(), cfg)
+			err := Resume(context.Background(), cfg.Root, func(req v2.InstallCmdRequest) (Config, error) { cfg.Request = req; return cfg, nil })
 			if !errors.Is(err, ErrNothingToResume) {
 				t.Fatalf("Resume with the host %s = %v, want ErrNothingToResume", status, err)
 			}
@@ -155,7 +155,7 @@ func TestResumeNothingToResume(t *testing.T) {
 	}
 	t.Run("no journal", func(t *testing.T) {
 		cfg := testConfig(t, v2.InstallCmdRequest{}, &fakeService{}, &fakeWriter{}, &fakeRebooter{})
-		if err := Resume(context.Background(), cfg); !errors.Is(err, ErrNothingToResume) {
+		if err := Resume(context.Background(), cfg.Root, func(req v2.InstallCmdRequest) (Config, error) { cfg.Request = req; return cfg, nil }); !errors.Is(err, ErrNothingToResume) {
 			t.Fatalf("Resume without a journal = %v", err)
 		}
 	})
@@ -168,7 +168,7 @@ func TestResumeNothingToResume(t *testing.T) {
 		if err := os.WriteFile(path, []byte(`{"request":`), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if err := Resume(context.Background(), cfg); !errors.Is(err, ErrNothingToResume) {
+		if err := Resume(context.Background(), cfg.Root, func(req v2.InstallCmdRequest) (Config, error) { cfg.Request = req; return cfg, nil }); !errors.Is(err, ErrNothingToResume) {
 			t.Fatalf("Resume with a corrupt journal = %v", err)
 		}
 		if _, err := os.Stat(path); !os.IsNotExist(err) {
