@@ -13,13 +13,11 @@ import (
 	"math/big"
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"text/template"
 	"time"
 
@@ -72,39 +70,6 @@ func (o sandboxOptions) stderr() io.Writer {
 		return io.Discard
 	}
 	return o.errOut
-}
-
-// sandboxHost is one host of the sandbox.
-type sandboxHost struct {
-	Name, Role, NIC, MAC string
-	Addr                 netip.Addr
-	hw, root, disks, log string
-	args                 []string
-
-	mu      sync.Mutex
-	boots   int         // processes started (boots and restarts)
-	crashes int         // processes that died of a signal and were restarted
-	proc    *os.Process // the running process, nil between two
-	exit    error       // the last process's end, when it did not reboot
-}
-
-// kill sends SIGKILL to the host's running process, as a crash would end
-// it; the supervisor restarts it as systemd does (Restart=always). It
-// reports whether a process was running.
-func (h *sandboxHost) kill() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.proc == nil {
-		return false
-	}
-	return h.proc.Signal(syscall.SIGKILL) == nil
-}
-
-// counts returns the processes started and those killed.
-func (h *sandboxHost) counts() (boots, crashes int) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.boots, h.crashes
 }
 
 // sandboxSummary is what a sandbox run leaves in DIR/summary.json.
@@ -434,113 +399,6 @@ func isTerminal(w io.Writer) bool {
 	}
 	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 	return err == nil
-}
-
-// superviseHost runs a host's `nodezero run`, starting it again each time
-// it reboots, until ctx ends.
-func superviseHost(ctx context.Context, bin string, h *sandboxHost, say func(string, ...any)) {
-	for {
-		logf, err := os.OpenFile(h.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-		if err != nil {
-			h.setExit(err)
-			return
-		}
-		h.mu.Lock()
-		h.boots++
-		boot := h.boots
-		h.mu.Unlock()
-		fmt.Fprintf(logf, "==== boot %d ====\n", boot)
-		cmd := exec.Command(bin, h.args...)
-		cmd.Stdout, cmd.Stderr = logf, logf
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		if err := cmd.Start(); err != nil {
-			logf.Close()
-			h.setExit(err)
-			return
-		}
-		h.mu.Lock()
-		h.proc = cmd.Process
-		h.mu.Unlock()
-		done := make(chan error, 1)
-		go func() {
-			err := cmd.Wait()
-			h.mu.Lock()
-			h.proc = nil
-			h.mu.Unlock()
-			done <- err
-		}()
-		select {
-		case <-ctx.Done():
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			select {
-			case <-done:
-			case <-time.After(10 * time.Second):
-				_ = cmd.Process.Kill()
-				<-done
-			}
-			logf.Close()
-			return
-		case err = <-done:
-		}
-		logf.Close()
-		var ee *exec.ExitError
-		if errors.As(err, &ee) && ee.ExitCode() == exitReboot {
-			say("%s rebooted into its installed disk", h.Name)
-			continue
-		}
-		if ws, ok := exitSignal(ee); ok {
-			// The daemon's unit restarts it whatever ended it
-			// (Restart=always); a signal is how a crash shows here.
-			h.mu.Lock()
-			h.crashes++
-			h.mu.Unlock()
-			say("%s: its nodezero process was killed (%s); restarting it as systemd would", h.Name, ws)
-			if !sleepCtx(ctx, sandboxRestartDelay) {
-				return
-			}
-			continue
-		}
-		if err == nil {
-			err = errors.New("exited")
-		}
-		say("%s: its nodezero process ended: %v (log %s)", h.Name, err, h.log)
-		h.setExit(err)
-		return
-	}
-}
-
-// sandboxRestartDelay is the pause before a killed host process starts
-// again (the unit's RestartSec is 3 s; the sandbox is in a hurry).
-const sandboxRestartDelay = 200 * time.Millisecond
-
-// exitSignal returns the signal that ended a process, if one did.
-func exitSignal(ee *exec.ExitError) (syscall.Signal, bool) {
-	if ee == nil {
-		return 0, false
-	}
-	ws, ok := ee.Sys().(syscall.WaitStatus)
-	if !ok || !ws.Signaled() {
-		return 0, false
-	}
-	return ws.Signal(), true
-}
-
-// sleepCtx waits d or until ctx is done; it reports whether d elapsed.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
-
-func (h *sandboxHost) setExit(err error) {
-	h.mu.Lock()
-	h.exit = err
-	h.mu.Unlock()
 }
 
 // watchSandbox follows the install through node zero's API, printing what
