@@ -319,11 +319,23 @@ var envLineRE = regexp.MustCompile(`^(\s*(?:export\s+)?)([A-Za-z_][A-Za-z0-9_.\-
 // Env redacts the values of secret variables in an env file, keeping their
 // names: USER_AUTH_TOKEN=<redacted>.
 func (r *Redactor) Env(b []byte) ([]byte, int) {
+	return r.assignments(b, envLineRE, func(_, name string) bool { return SecretName(name) })
+}
+
+// assignments redacts the values of the lines re matches (groups: indent,
+// name, separator, value, trailing space) whose name secret says is one,
+// in the INI section it is in ("" before any).
+func (r *Redactor) assignments(b []byte, re *regexp.Regexp, secret func(section, name string) bool) ([]byte, int) {
 	n := 0
 	lines := strings.Split(string(b), "\n")
+	section := ""
 	for i, line := range lines {
-		m := envLineRE.FindStringSubmatch(line)
-		if m == nil || !SecretName(m[2]) {
+		if t := strings.TrimSpace(line); strings.HasPrefix(t, "[") && strings.HasSuffix(t, "]") {
+			section = strings.ToLower(strings.Trim(t, "[] "))
+			continue
+		}
+		m := re.FindStringSubmatch(line)
+		if m == nil || !secret(section, m[2]) {
 			continue
 		}
 		v := unquote(m[4])
@@ -345,28 +357,9 @@ var keyfileLineRE = regexp.MustCompile(`^(\s*)([^=#;\[\s][^=]*?)(\s*=\s*)(.*?)(\
 // keyfile psk, password, wep-key0, private-key-password, pin, every
 // setting of [vpn-secrets]; the setting names stay.
 func (r *Redactor) Keyfile(b []byte) ([]byte, int) {
-	n := 0
-	lines := strings.Split(string(b), "\n")
-	section := ""
-	for i, line := range lines {
-		t := strings.TrimSpace(line)
-		if strings.HasPrefix(t, "[") && strings.HasSuffix(t, "]") {
-			section = strings.ToLower(strings.Trim(t, "[] "))
-			continue
-		}
-		m := keyfileLineRE.FindStringSubmatch(line)
-		if m == nil || !(SecretName(m[2]) || section == "vpn-secrets") {
-			continue
-		}
-		v := unquote(m[4])
-		if v == "" || v == Redacted {
-			continue
-		}
-		r.Learn(v)
-		lines[i] = m[1] + m[2] + m[3] + Redacted + m[5]
-		n++
-	}
-	return []byte(strings.Join(lines, "\n")), n
+	return r.assignments(b, keyfileLineRE, func(section, name string) bool {
+		return SecretName(name) || section == "vpn-secrets"
+	})
 }
 
 // unquote strips one pair of matching quotes.
