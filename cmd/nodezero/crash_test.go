@@ -182,7 +182,7 @@ var crashPoints = []crashPoint{
 	{"node zero waiting for the controller", crashNodeZero, stageIn(crashNodeZero, 0, v2.HostStageWaitingForBootkube, v2.HostStageWaitingForController), stagePast(crashNodeZero, -1, v2.HostStageWaitingForController), nil},
 	{"node zero rebooting", crashNodeZero, stageIn(crashNodeZero, 0, v2.HostStageRebooting), stagePast(crashNodeZero, -1, v2.HostStageRebooting), nil},
 	{"node zero booted from its disk", crashNodeZero, stageIn(crashNodeZero, 0, v2.HostStageConfiguring, v2.HostStageJoined), stagePast(crashNodeZero, -1, v2.HostStageJoined), nil},
-	{"a worker booted from its disk", crashNodeZero, stageIn("worker-1", 0, v2.HostStageRebooting, v2.HostStageConfiguring, v2.HostStageJoined), stagePast("worker-1", -1, v2.HostStageJoined), nil},
+	{"a worker booted from its disk", crashNodeZero, stageIn("worker-1", 0, v2.HostStageRebooting, v2.HostStageWaitingForIgnition, v2.HostStageConfiguring, v2.HostStageJoined), stagePast("worker-1", -1, v2.HostStageJoined), nil},
 	{"finalizing: node zero done, the cluster finishing", crashNodeZero,
 		func(v *crashView) bool {
 			return clusterIn(v2.ClusterStatusFinalizing)(v) || clusterIn(v2.ClusterStatusInstalling)(v) && stageIn(crashNodeZero, 0, v2.HostStageDone)(v)
@@ -435,6 +435,9 @@ func crashInstall(t *testing.T, n int, pending []crashPoint) ([]crashPoint, []cr
 	o := sandboxOptions{
 		dir: dir, hw: hw, disks: shmDisks(t, dir), bin: nodezeroBinary(t), logLevel: "info",
 		masters: 3, workers: 2, imageSize: 48 << 20, timeout: 5 * time.Minute, checkEvery: 10 * time.Second,
+		// A booted host's Configuring and Joined last as long as this, so
+		// that the points there are windows the harness can hit.
+		settle: 1500 * time.Millisecond,
 		stdout: writerFunc(func(p []byte) (int, error) { outMu.Lock(); defer outMu.Unlock(); return out.Write(p) }),
 		started: func(c *v2.Client, hosts []*sandboxHost) {
 			h.c = c

@@ -119,6 +119,9 @@ type installedOptions struct {
 	// Configuring, but never Joined (a control-plane host that never
 	// joins).
 	neverJoin bool
+	// settle is how long the host stays in Configuring and in Joined; a
+	// real node spends minutes there, the sandbox none unless asked.
+	settle time.Duration
 	// service runs node zero's service again (node zero only); nil on
 	// other hosts.
 	service func(ctx context.Context, env boot.Env) (*v2.Client, <-chan error, error)
@@ -178,6 +181,9 @@ func runInstalled(ctx context.Context, d *bootDisk, o installedOptions) error {
 		if err := report(v2.HostStageConfiguring, "simulated: the node applies its machine config"); err != nil {
 			return err
 		}
+		if !sleepCtx(ctx, o.settle) {
+			return ctx.Err()
+		}
 	}
 	if o.neverJoin {
 		log.Warn("fault injected: this host never joins the control plane")
@@ -185,6 +191,9 @@ func runInstalled(ctx context.Context, d *bootDisk, o installedOptions) error {
 	}
 	if err := report(v2.HostStageJoined, "simulated: the node joined the cluster"); err != nil {
 		return err
+	}
+	if !sleepCtx(ctx, o.settle) {
+		return ctx.Err()
 	}
 	if err := report(v2.HostStageDone, "simulated: the node is Ready"); err != nil {
 		return err

@@ -64,6 +64,7 @@ func runRun(ctx context.Context, args []string, _, stderr io.Writer) error {
 	rebootDelay := fs.Duration("reboot-delay", -1, "delay between the install and the reboot (default: the installer's, 1m for control-plane hosts and workers, none for a single node)")
 	cpTimeout := fs.Duration("control-plane-timeout", 0, "how long the bootstrap host waits for the other control-plane hosts to join before it gives up without rebooting (default 60m)")
 	neverJoin := fs.Bool("fault-never-join", false, "tests: once installed, this host never reports Joined")
+	settle := fs.Duration("settle", 0, "sandbox: how long a host booted from its installed disk stays in Configuring and in Joined (the in-cluster work the sandbox simulates)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -124,7 +125,7 @@ func runRun(ctx context.Context, args []string, _, stderr io.Writer) error {
 			return err
 		}
 		if bd != nil {
-			o := installedOptions{root: r, payload: *payload, neverJoin: *neverJoin, status: sd.Status, log: log}
+			o := installedOptions{root: r, payload: *payload, neverJoin: *neverJoin, settle: *settle, status: sd.Status, log: log}
 			if bd.Role == v2.HostRoleBootstrap {
 				o.service = nz.serve
 			}

@@ -57,6 +57,7 @@ type sandboxOptions struct {
 	timeout, checkEvery, cpTimeout  time.Duration
 	keepRunning, netns              bool
 	neverJoin                       string // a host that never joins (tests)
+	settle                          time.Duration
 	apiTLS                          bool   // node zero's API over HTTPS, with certificates made here
 	// started, when set, is called once every host has started, with the
 	// API client and the hosts (the crash tests kill processes through it).
@@ -117,6 +118,7 @@ func runSandbox(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.StringVar(&o.bin, "bin", "", "the nodezero binary the hosts run (default: this one)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "the hosts' log level")
 	fs.StringVar(&o.neverJoin, "fault-never-join", "", "tests: this host, once installed, never joins")
+	fs.DurationVar(&o.settle, "settle", 0, "how long a host booted from its installed disk stays in Configuring and in Joined")
 	console := fs.String("console", "auto", "show node zero's dashboard while the install runs: yes, no, or auto (when stdout is a terminal)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -282,6 +284,9 @@ func sandbox(ctx context.Context, o sandboxOptions) (err error) {
 		}
 		if h.Name == o.neverJoin {
 			h.args = append(h.args, "--fault-never-join")
+		}
+		if o.settle > 0 {
+			h.args = append(h.args, "--settle", o.settle.String())
 		}
 	}
 
