@@ -58,7 +58,7 @@ type sandboxOptions struct {
 	keepRunning, netns              bool
 	neverJoin                       string // a host that never joins (tests)
 	settle                          time.Duration
-	apiTLS                          bool   // node zero's API over HTTPS, with certificates made here
+	apiTLS                          bool // node zero's API over HTTPS, with certificates made here
 	// started, when set, is called once every host has started, with the
 	// API client and the hosts (the crash tests kill processes through it).
 	started        func(c *v2.Client, hosts []*sandboxHost)
