@@ -3,7 +3,7 @@ GO          ?= go
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 PKGS        := ./...
 BIN         := bin/nodezero
-FUZZTIME    ?= 10s
+FUZZTIME    ?= 5s
 VERSION     ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
 .PHONY: all build test unit lint deps bench bench-console fuzz fuzz-long faults run sandbox generate clean
