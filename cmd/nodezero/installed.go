@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -155,7 +156,20 @@ func runInstalled(ctx context.Context, d *bootDisk, o installedOptions) error {
 			err := agent.UpdateHostInstallProgress(ctx, d.InfraEnvID, d.HostID, v2.HostProgress{CurrentStage: stage, ProgressInfo: info})
 			var apiErr *v2.APIError
 			if errors.As(err, &apiErr) && apiErr.StatusCode == 409 {
-				return nil // already there: a restart of this host
+				// Already there (a restart of this host), unless node zero
+				// no longer counts this host in: then it must not say it
+				// is installed.
+				// (v2GetHost is the user's; the agent lists its infra-env.)
+				hs, lerr := agent.ListHosts(ctx, d.InfraEnvID)
+				if lerr != nil {
+					return lerr
+				}
+				for _, h := range hs {
+					if h.ID == d.HostID && slices.Contains(outOfInstall, h.Status) {
+						return permanent{fmt.Errorf("%w: node zero has the host %s (%s)", errRefusedStage, h.Status, h.StatusInfo)}
+					}
+				}
+				return nil
 			}
 			if errors.As(err, &apiErr) && apiErr.StatusCode < 500 && apiErr.StatusCode != 408 && apiErr.StatusCode != 429 {
 				return permanent{err}
@@ -171,32 +185,41 @@ func runInstalled(ctx context.Context, d *bootDisk, o installedOptions) error {
 	}
 	log.Info("installed disk verified: image digest and Ignition (role, hostname, host id) match", "disk", d.Disk)
 
-	if d.Role == v2.HostRoleWorker {
-		if err := report(v2.HostStageWaitingForIgnition, "Ignition read from the installed disk (simulated machine-config server)"); err != nil {
-			return err
-		}
+	// The stages the in-cluster controller would report, in order; a host
+	// settles in Configuring and Joined (o.settle).
+	type step struct {
+		stage  v2.HostStage
+		info   string
+		settle bool
 	}
-	sno := d.ControlPlaneCount == 1
-	if !sno {
-		if err := report(v2.HostStageConfiguring, "simulated: the node applies its machine config"); err != nil {
+	var steps []step
+	if d.Role == v2.HostRoleWorker {
+		steps = append(steps, step{v2.HostStageWaitingForIgnition, "Ignition read from the installed disk (simulated machine-config server)", false})
+	}
+	if d.ControlPlaneCount != 1 { // a single node: Joined and Done only
+		steps = append(steps, step{v2.HostStageConfiguring, "simulated: the node applies its machine config", true})
+	}
+	steps = append(steps, step{v2.HostStageJoined, "simulated: the node joined the cluster", true},
+		step{v2.HostStageDone, "simulated: the node is Ready", false})
+	for _, st := range steps {
+		if st.stage == v2.HostStageJoined && o.neverJoin {
+			log.Warn("fault injected: this host never joins the control plane")
+			return wait(ctx, served)
+		}
+		err := report(st.stage, st.info)
+		if errors.Is(err, errRefusedStage) {
+			// Node zero no longer counts this host in: it keeps its
+			// disk, and says why instead of claiming it is installed.
+			log.Error("this host booted its installed disk, but node zero refused its progress: it is not part of the cluster", "err", err)
+			o.status("Installed disk booted, but node zero refused this host: " + err.Error())
+			return wait(ctx, served)
+		}
+		if err != nil {
 			return err
 		}
-		if !sleepCtx(ctx, o.settle) {
+		if st.settle && !sleepCtx(ctx, o.settle) {
 			return ctx.Err()
 		}
-	}
-	if o.neverJoin {
-		log.Warn("fault injected: this host never joins the control plane")
-		return wait(ctx, served)
-	}
-	if err := report(v2.HostStageJoined, "simulated: the node joined the cluster"); err != nil {
-		return err
-	}
-	if !sleepCtx(ctx, o.settle) {
-		return ctx.Err()
-	}
-	if err := report(v2.HostStageDone, "simulated: the node is Ready"); err != nil {
-		return err
 	}
 	log.Info("host installed")
 	o.status("Host installed (simulated OpenShift)")
@@ -321,6 +344,14 @@ func retry(ctx context.Context, log *slog.Logger, what string, fn func() error) 
 		delay = min(2*delay, 5*time.Second)
 	}
 }
+
+// errRefusedStage: node zero refused a stage because the host is out of
+// the install (error, cancelled).
+var errRefusedStage = errors.New("node zero refused the stage")
+
+// outOfInstall are the host statuses in which node zero takes no more
+// progress from the host.
+var outOfInstall = []v2.HostStatus{v2.HostStatusError, v2.HostStatusCancelled, v2.HostStatusResetting, v2.HostStatusResettingPendingUserAction}
 
 // permanent is an error retrying cannot fix.
 type permanent struct{ error }

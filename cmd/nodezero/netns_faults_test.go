@@ -814,6 +814,9 @@ func TestNetnsCutOffWhileWriting(t *testing.T) {
 	})
 	t.Logf("worker-0, back on the network: %s", outcome)
 	logWrite(t, "worker-0", w0log)
+	if out, runs := f.output(w0); runs == 2 && (!strings.Contains(out, "node zero refused its progress") || strings.Contains(out, `msg="host installed"`)) {
+		t.Errorf("worker-0 booted its disk while in error and did not say node zero refused it (or said it was installed):\n%s", out)
+	}
 	if _, runs := f.output(w0); runs == 1 {
 		if d, err := readBootDisk(w0.Root); d != nil || err != nil {
 			t.Errorf("worker-0 stopped its install but set its disk to boot: %+v %v", d, err)
