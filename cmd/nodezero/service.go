@@ -38,6 +38,7 @@ func runService(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	hostConfigDir := fs.String("host-config-dir", "", "the config image's host configs (/etc/assisted/hostconfig on node zero): the installation disk follows their root device hints and the service validates them (off when empty)")
 	tlsCert := fs.String("tls-cert", "", "serve HTTPS with this PEM certificate (chain); needs --tls-key (default: HTTP)")
 	tlsKey := fs.String("tls-key", "", "the PEM private key of --tls-cert")
+	connsPerClient := fs.Int("conns-per-client", defaultLimits.ConnsPerClient, "the most connections one client IP address may hold open (0: no cap; raise it when many hosts reach node zero through one NAT address)")
 	pprofAddr := fs.String("pprof", "", "serve Go's net/http/pprof profiles on this address, e.g. 127.0.0.1:6060 (off by default; for load tests)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -84,8 +85,15 @@ func runService(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		defer stop()
 	}
+	if *connsPerClient < 0 {
+		return fmt.Errorf("--conns-per-client %d: want 0 (no cap) or more", *connsPerClient)
+	}
+	limits := serviceLimits{ConnsPerClient: *connsPerClient}
+	if *connsPerClient == 0 {
+		limits.ConnsPerClient = -1 // no cap (zero would mean the default)
+	}
 	return serve(ctx, serviceConfig{
-		Dir: *dir, Listen: *listen, PublicKeyPEM: pem, HostConfigs: hostConfigs, Logger: log,
+		Dir: *dir, Listen: *listen, PublicKeyPEM: pem, HostConfigs: hostConfigs, Logger: log, Limits: limits,
 		MonitorInterval: *monitor, DisconnectionTimeout: *disconnect, EvaluationDelay: *evalDelay,
 		TLSCertFile: *tlsCert, TLSKeyFile: *tlsKey,
 		Listening: func(addr net.Addr) {
