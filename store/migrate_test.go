@@ -106,11 +106,11 @@ func baseApplied(t *testing.T) []appliedMigration {
 
 func TestOpenFresh(t *testing.T) {
 	s := openTest(t, Options{})
-	want := []appliedMigration{{1, "0001_init.sql"}, {2, "0002_manifests.sql"}, {3, "0003_cluster_files.sql"}}
+	want := []appliedMigration{{1, "0001_init.sql"}, {2, "0002_manifests.sql"}, {3, "0003_cluster_files.sql"}, {4, "0004_host_connectivity.sql"}}
 	if diff := cmp.Diff(want, applied(t, s)); diff != "" {
 		t.Errorf("schema_migrations (-want +got):\n%s", diff)
 	}
-	for _, table := range []string{"clusters", "infra_envs", "hosts", "steps", "events", "manifests", "cluster_files"} {
+	for _, table := range []string{"clusters", "infra_envs", "hosts", "steps", "events", "manifests", "cluster_files", "host_connectivity"} {
 		if !tableExists(t, s, table) {
 			t.Errorf("table %s missing after fresh open", table)
 		}

@@ -57,8 +57,8 @@ func (s agentService) HostIgnition(ctx context.Context) ([]byte, error) {
 	return s.c.DownloadHostIgnition(ctx, s.req.InfraEnvID, s.req.HostID)
 }
 
-func (s agentService) ClusterHosts(ctx context.Context) ([]*v2.Host, error) {
-	return s.c.ListClusterHosts(ctx, s.req.ClusterID)
+func (s agentService) ClusterHosts(ctx context.Context, role v2.HostRole) ([]*v2.Host, error) {
+	return s.c.ListClusterHostsQuery(ctx, s.req.ClusterID, v2.HostsQuery{Role: role})
 }
 
 // addInstallStep registers the install step, talking to the service

@@ -171,7 +171,7 @@ func ltWaitInstalled(ctx context.Context, o loadtestOptions, uc *v2.Client, clus
 // (Rebooting 3)" for an error message, or "" when the hosts cannot be
 // listed.
 func ltHostProgress(ctx context.Context, uc *v2.Client, clusterID string) string {
-	hosts, err := uc.ListClusterHosts(ctx, clusterID)
+	hosts, err := uc.ListClusterHostsQuery(ctx, clusterID, v2.HostsQuery{})
 	if err != nil {
 		return ""
 	}

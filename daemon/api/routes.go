@@ -90,7 +90,16 @@ func (s *server) registerCluster(r *request) (any, error) {
 
 func (s *server) listClusters(*request) (any, error) { return s.svc().ListClusters(), nil }
 
+// getCluster takes exclude-hosts: the cluster without its hosts, as the
+// installer's waits read it.
 func (s *server) getCluster(r *request) (any, error) {
+	exclude, err := queryBool(r, "exclude-hosts")
+	if err != nil {
+		return nil, err
+	}
+	if exclude {
+		return s.svc().GetClusterExcludingHosts(r.param("cluster_id"))
+	}
 	return s.svc().GetCluster(r.param("cluster_id"))
 }
 
@@ -111,8 +120,25 @@ func (s *server) deregisterCluster(r *request) (any, error) {
 	return nil, nil
 }
 
+// listClusterHosts takes assisted's query parameters: role and status
+// filter; with-inventory and with-connectivity add those documents, which
+// are left out otherwise.
 func (s *server) listClusterHosts(r *request) (any, error) {
-	return s.svc().ListClusterHosts(r.param("cluster_id"))
+	q := assisted.HostQuery{Status: v2.HostStatus(r.URL.Query().Get("status"))}
+	switch role := v2.HostRole(r.URL.Query().Get("role")); role {
+	case "", v2.HostRoleMaster, v2.HostRoleArbiter, v2.HostRoleWorker, v2.HostRoleAutoAssign:
+		q.Role = role
+	default:
+		return nil, &httpError{http.StatusBadRequest, fmt.Sprintf("query role: %q is not one of master, arbiter, worker, auto-assign", role)}
+	}
+	var err error
+	if q.WithInventory, err = queryBool(r, "with-inventory"); err != nil {
+		return nil, err
+	}
+	if q.WithConnectivity, err = queryBool(r, "with-connectivity"); err != nil {
+		return nil, err
+	}
+	return s.svc().ListClusterHosts(r.param("cluster_id"), q)
 }
 
 // installCluster starts an installation; the logs of an earlier attempt

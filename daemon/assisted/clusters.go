@@ -174,7 +174,8 @@ func (s *Service) newCluster(p *v2.ClusterCreateParams) (*clusterRec, error) {
 	return &clusterRec{c: c, pullSecret: p.PullSecret, hosts: map[hostKey]*hostRec{}}, nil
 }
 
-// GetCluster returns a cluster with its hosts (v2GetCluster).
+// GetCluster returns a cluster with its hosts (v2GetCluster), which carry
+// their inventories and connectivity reports as in assisted-service.
 func (s *Service) GetCluster(id string) (*v2.Cluster, error) {
 	var out *v2.Cluster
 	var err error
@@ -182,6 +183,27 @@ func (s *Service) GetCluster(id string) (*v2.Cluster, error) {
 		var c *clusterRec
 		if c, err = s.clusterByID(id); err == nil {
 			out = s.clusterView(c, true)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := s.withConnectivity(out.Hosts, store.HostFilter{ClusterID: id}); err != nil {
+		return nil, internal(err, "read the hosts' connectivity reports")
+	}
+	return out, nil
+}
+
+// GetClusterExcludingHosts returns a cluster without its hosts (but with
+// their counts): v2GetCluster?exclude_hosts=true, which assisted-installer's
+// waits use.
+func (s *Service) GetClusterExcludingHosts(id string) (*v2.Cluster, error) {
+	var out *v2.Cluster
+	var err error
+	s.view(func() {
+		var c *clusterRec
+		if c, err = s.clusterByID(id); err == nil {
+			out = s.clusterView(c, false)
 		}
 	})
 	return out, err

@@ -67,7 +67,7 @@ func hostEntries(c *clusterRec) []validation.HostEntry {
 	hs := c.sorted()
 	out := make([]validation.HostEntry, len(hs))
 	for i, h := range hs {
-		out[i] = validation.HostEntry{Host: &h.h, Inventory: h.inv}
+		out[i] = validation.HostEntry{Host: &h.h, Inventory: h.inv, Conn: h.conn}
 	}
 	return out
 }
@@ -106,6 +106,7 @@ func (t *txn) derive(c *clusterRec) {
 		}
 	}
 	t.majorityGroups(c, entries)
+	t.countProbeTargets(c)
 	c.facts = t.s.val.Facts(&c.c, entries)
 	// A host's hostname-unique result flips when the count of its name
 	// crosses one; network and version changes touch every host.
@@ -139,7 +140,7 @@ func (t *txn) refreshHost(h *hostRec) {
 	if view.CheckedInAt.Time().Before(t.s.start) {
 		view.CheckedInAt = v2.DateTime(t.s.start)
 	}
-	in := validation.HostInput{Host: &view, Inventory: h.inv, Now: now}
+	in := validation.HostInput{Host: &view, Inventory: h.inv, Conn: h.conn, Now: now}
 	if c != nil {
 		if c.facts == nil {
 			c.facts = t.s.val.Facts(&c.c, hostEntries(c))

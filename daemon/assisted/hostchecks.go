@@ -194,7 +194,7 @@ func dhcpVIPs(c *v2.Cluster) bool { return c.VIPDHCPAllocation != nil && *c.VIPD
 func connectivityParams(c *clusterRec, self *hostRec) v2.ConnectivityCheckParams {
 	out := v2.ConnectivityCheckParams{}
 	for _, h := range c.sorted() {
-		if h == self || h.inv == nil || h.h.Status == v2.HostStatusDiscovering || h.h.Status == v2.HostStatusDisconnected {
+		if h == self || !probeTarget(h) {
 			continue
 		}
 		ch := &v2.ConnectivityCheckHost{HostID: h.h.ID}
@@ -263,9 +263,14 @@ func verifyVIPsRequest(c *v2.Cluster) v2.VerifyVIPsRequest {
 // typed model as assisted-service does (unknown fields dropped), ready to be
 // kept on the host or the cluster.
 type checkReply struct {
-	doc      string // the re-encoded document
-	verified v2.VerifyVIPsResponse
-	dhcp     *v2.DHCPAllocationResponse
+	doc string // the re-encoded document
+	// A connectivity report, decoded (until PostStepReply compacts it) and
+	// compacted; sum is the SHA-256 of the agent's output.
+	connectivity *v2.ConnectivityReport
+	conn         *validation.ConnReport
+	sum          [32]byte
+	verified     v2.VerifyVIPsResponse
+	dhcp         *v2.DHCPAllocationResponse
 	// The preparation checks are kept whatever their exit code: a failed
 	// measurement or pull is a result.
 	diskSpeed *v2.DiskSpeedCheckResponse
@@ -306,6 +311,8 @@ func decodeCheckReply(r *v2.StepReply) (*checkReply, error) {
 	}
 	out := &checkReply{}
 	switch x := v.(type) {
+	case *v2.ConnectivityReport:
+		out.connectivity = x
 	case *v2.DHCPAllocationResponse:
 		for field, a := range map[string]string{"api_vip_address": x.APIVIPAddress, "ingress_vip_address": x.IngressVIPAddress} {
 			if ip, err := netip.ParseAddr(a); err != nil || !ip.Is4() {
@@ -397,7 +404,8 @@ func (t *txn) keepCheckReply(h *hostRec, typ v2.StepType, r *checkReply) {
 	var field *string
 	switch typ {
 	case v2.StepTypeConnectivityCheck:
-		field = &h.h.Connectivity
+		t.keepConnectivity(h, r)
+		return
 	case v2.StepTypeFreeNetworkAddresses:
 		field = &h.h.FreeAddresses
 	case v2.StepTypeNTPSynchronizer:

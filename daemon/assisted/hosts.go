@@ -11,6 +11,7 @@ import (
 	"github.com/nodezero/nodezero/daemon/machine"
 	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/daemon/validation"
+	"github.com/nodezero/nodezero/store"
 )
 
 // RegisterHost registers an agent's host, or re-registers a known one
@@ -87,6 +88,10 @@ func (s *Service) RegisterHost(ctx context.Context, infraEnvID string, p *v2.Hos
 			NextStepRunnerCommand: &v2.HostRegistrationResponseNextStepRunnerCommand{Args: []string{string(cmd)}},
 		}
 	})
+	// A host registering again may have a report.
+	if err := s.withConnectivity([]*v2.Host{&out.Host}, store.HostFilter{}); err != nil {
+		return nil, internal(err, "read the host's connectivity report")
+	}
 	return out, nil
 }
 
@@ -111,7 +116,7 @@ func newHost(infraEnvID string, p *v2.HostCreateParams, c *clusterRec, now time.
 	return &hostRec{h: h}
 }
 
-// GetHost returns one host (v2GetHost).
+// GetHost returns one host (v2GetHost), with its connectivity report.
 func (s *Service) GetHost(infraEnvID, hostID string) (*v2.Host, error) {
 	var out *v2.Host
 	var err error
@@ -121,10 +126,17 @@ func (s *Service) GetHost(infraEnvID, hostID string) (*v2.Host, error) {
 			out = s.hostView(h, s.clusters[h.clusterID()])
 		}
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	if err := s.withConnectivity([]*v2.Host{out}, store.HostFilter{}); err != nil {
+		return nil, internal(err, "read the host's connectivity report")
+	}
+	return out, nil
 }
 
-// ListHosts returns the hosts of an infra-env (v2ListHosts).
+// ListHosts returns the hosts of an infra-env (v2ListHosts), with their
+// connectivity reports.
 func (s *Service) ListHosts(infraEnvID string) ([]*v2.Host, error) {
 	var out []*v2.Host
 	var err error
@@ -143,11 +155,21 @@ func (s *Service) ListHosts(infraEnvID string) ([]*v2.Host, error) {
 			out = append(out, s.hostView(h, s.clusters[h.clusterID()]))
 		}
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	if err := s.withConnectivity(out, store.HostFilter{InfraEnvID: infraEnvID}); err != nil {
+		return nil, internal(err, "read the hosts' connectivity reports")
+	}
+	return out, nil
 }
 
-// ListClusterHosts returns the hosts of a cluster (ListClusterHosts).
-func (s *Service) ListClusterHosts(clusterID string) ([]*v2.Host, error) {
+// ListClusterHosts returns the hosts of a cluster that q selects
+// (ListClusterHosts). As in assisted-service, inventories and connectivity
+// reports are left out unless q asks for them, and free_addresses always:
+// every waiting installer lists the hosts every few seconds, and a
+// thousand hosts' reports are 300 MB.
+func (s *Service) ListClusterHosts(clusterID string, q HostQuery) ([]*v2.Host, error) {
 	var out []*v2.Host
 	var err error
 	s.view(func() {
@@ -157,10 +179,24 @@ func (s *Service) ListClusterHosts(clusterID string) ([]*v2.Host, error) {
 		}
 		out = make([]*v2.Host, 0, len(c.hosts))
 		for _, h := range c.sorted() {
-			out = append(out, s.hostView(h, c))
+			if (q.Role != "" && h.h.Role != q.Role) || (q.Status != "" && h.h.Status != q.Status) {
+				continue
+			}
+			v := s.hostView(h, c)
+			v.FreeAddresses = ""
+			if !q.WithInventory {
+				v.Inventory = ""
+			}
+			out = append(out, v)
 		}
 	})
-	return out, err
+	if err != nil || !q.WithConnectivity {
+		return out, err
+	}
+	if err := s.withConnectivity(out, store.HostFilter{ClusterID: clusterID}); err != nil {
+		return nil, internal(err, "read the hosts' connectivity reports")
+	}
+	return out, nil
 }
 
 func (s *Service) hostByID(infraEnvID, hostID string) (*hostRec, error) {

@@ -138,9 +138,13 @@ func (s *Service) takeSteps(ctx context.Context, infraEnvID, hostID string, time
 		}
 		for _, st := range plan.steps {
 			last, given := h.agent.issued[st]
-			due := !given || (plan.repeat && !slices.Contains(plan.once, st) && now.Sub(last) >= s.cfg.StepInterval)
+			interval := s.cfg.StepInterval
+			if st == v2.StepTypeConnectivityCheck && s.probeTargetsChanged(h) {
+				interval = min(interval, connectivityRecheck)
+			}
+			due := !given || (plan.repeat && !slices.Contains(plan.once, st) && now.Sub(last) >= interval)
 			if longPoll && !due {
-				if wait := s.cfg.StepInterval - now.Sub(last); next == 0 || wait < next {
+				if wait := interval - now.Sub(last); next == 0 || wait < next {
 					next = wait
 				}
 				continue
@@ -164,7 +168,18 @@ func (s *Service) takeSteps(ctx context.Context, infraEnvID, hostID string, time
 				h.agent.pending = map[string]v2.StepType{}
 			}
 			h.agent.pending[step.StepID] = st
-			stored, _ := json.Marshal(step.Args)
+			if st == v2.StepTypeConnectivityCheck {
+				if c := s.clusters[h.clusterID()]; c != nil {
+					h.agent.probeTargets = c.probeTargets
+				}
+			}
+			var stored []byte
+			if st != v2.StepTypeConnectivityCheck {
+				// Nothing reads a step's args back; connectivity-check's
+				// list every other host (150 KB at a thousand hosts),
+				// which each issue would write again.
+				stored, _ = json.Marshal(step.Args)
+			}
 			t.addStep(store.Step{InfraEnvID: infraEnvID, HostID: hostID, StepID: step.StepID, StepType: string(st), Args: stored, IssuedAt: now})
 		}
 		switch {
@@ -239,7 +254,11 @@ func (s *Service) PostStepReply(ctx context.Context, infraEnvID, hostID string, 
 			return err
 		}
 	}
-	check, err := decodeCheckReply(r)
+	decode := decodeCheckReply
+	if r.StepType == v2.StepTypeConnectivityCheck {
+		decode = func(r *v2.StepReply) (*checkReply, error) { return s.decodeConnectivity(infraEnvID, hostID, r) }
+	}
+	check, err := decode(r)
 	if err != nil {
 		return err
 	}

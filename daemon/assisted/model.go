@@ -37,9 +37,12 @@ type clusterRec struct {
 	prepAttempt int64
 
 	// Aggregates for host validations, recomputed by derive.
-	facts      *validation.ClusterFacts
-	nameCounts map[string]int
-	factsKey   string
+	// probeTargets counts the hosts a connectivity check probes
+	// (connectivityParams).
+	probeTargets int
+	facts        *validation.ClusterFacts
+	nameCounts   map[string]int
+	factsKey     string
 }
 
 // clusterDoc is the persisted form of a cluster: the API object plus what
@@ -68,6 +71,15 @@ type hostRec struct {
 	inv     *v2.Inventory       // parsed h.Inventory; nil until the first inventory
 	results []validation.Result // last evaluation, also in h.ValidationsInfo
 	agent   agentSession        // not persisted
+
+	// conn is the host's connectivity report as the validations read it;
+	// nil until the first. Its text is the store's alone
+	// (store.HostConnectivity): h.Connectivity stays empty in memory and
+	// is filled in from the store when a client asks (connectivity.go).
+	conn *validation.ConnReport
+	// connSum is the SHA-256 of the last connectivity output the agent
+	// posted (not persisted): the same output again is not decoded.
+	connSum [32]byte
 }
 
 // agentSession is what the service knows of a host's agent between requests.
@@ -76,6 +88,9 @@ type agentSession struct {
 	issued    map[v2.StepType]time.Time // when each step type was last handed out
 	issuedFor v2.HostStatus             // the status those steps were for
 	pending   map[string]v2.StepType    // step id → type, handed out and not answered
+	// probeTargets is the cluster's count of probe targets when the last
+	// connectivity check was handed out (see connectivityDue).
+	probeTargets int
 }
 
 func (r *clusterRec) row() (store.Cluster, error) {
@@ -134,12 +149,14 @@ func (r *hostRec) name() string {
 	return r.h.ID
 }
 
-// loadHost rebuilds a host record from its row.
+// loadHost rebuilds a host record from its row (its connectivity report is
+// loaded apart, from its own row).
 func loadHost(row store.Host) (*hostRec, error) {
 	r := &hostRec{}
 	if err := json.Unmarshal(row.Doc, &r.h); err != nil {
 		return nil, fmt.Errorf("host %s: %w", row.ID, err)
 	}
+	r.h.Connectivity = "" // a doc from before migration 0004 has none left; never trust one
 	if r.h.Inventory != "" {
 		inv := new(v2.Inventory)
 		if err := json.Unmarshal([]byte(r.h.Inventory), inv); err != nil {

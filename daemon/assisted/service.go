@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -109,6 +110,8 @@ type Service struct {
 
 	prepSeq atomic.Int64 // numbers installation preparations
 
+	decodeSlots chan struct{} // bounds the connectivity reports decoded at once
+
 	evalPending map[string]*clusterRec // clusters the evaluator owes a pass; guarded by mu
 	evalSignal  chan struct{}
 
@@ -124,7 +127,7 @@ func New(cfg Config) (*Service, error) {
 		return nil, errors.New("assisted: no store")
 	}
 	cfg.setDefaults()
-	s := &Service{cfg: cfg, log: cfg.Logger, store: cfg.Store, start: cfg.Now()}
+	s := &Service{cfg: cfg, log: cfg.Logger, store: cfg.Store, start: cfg.Now(), decodeSlots: make(chan struct{}, runtime.GOMAXPROCS(0))}
 	req := cfg.Requirements
 	if req == nil {
 		r, err := validation.DefaultRequirements()
@@ -232,6 +235,15 @@ func (s *Service) load(ctx context.Context) error {
 			}
 			if c := clusters[r.clusterID()]; c != nil {
 				c.addHost(r)
+			}
+		}
+		reports, err := tx.HostsConnectivity(store.HostFilter{})
+		if err != nil {
+			return err
+		}
+		for _, rep := range reports {
+			if h := hosts[hostKey{rep.InfraEnvID, rep.HostID}]; h != nil {
+				h.conn = s.val.ParseConnectivity(rep.Report)
 			}
 		}
 		return nil

@@ -94,7 +94,8 @@ type snapshot struct {
 
 func (e *env) snapshot(clusterID string) snapshot {
 	e.t.Helper()
-	hosts, err := e.s.ListClusterHosts(clusterID)
+	// Everything a host has: the snapshot is compared with GetHost's.
+	hosts, err := e.s.ListClusterHosts(clusterID, HostQuery{WithInventory: true, WithConnectivity: true})
 	if err != nil {
 		e.t.Fatalf("ListClusterHosts: %v", err)
 	}

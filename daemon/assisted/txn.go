@@ -24,6 +24,7 @@ type txn struct {
 	evs   []store.Event
 
 	manifests []func(*store.Tx) error // manifest rows, see manifestOp
+	reports   []func(*store.Tx) error // connectivity report rows (connectivity.go)
 
 	coalesce bool                   // an agent's request: cluster-wide work goes to the evaluator
 	staleC   map[string]*clusterRec // aggregates to recompute
@@ -248,6 +249,7 @@ func (t *txn) commit() *commit {
 			return tx.PutHost(row)
 		})
 	}
+	ops = append(ops, t.reports...)
 	ops = append(ops, t.manifests...)
 	ops = append(ops, t.dels...)
 	ops = append(ops, t.steps...)

@@ -99,6 +99,19 @@ func (c *Client) GetCluster(ctx context.Context, clusterID string) (*Cluster, er
 	return c.clusterCall(ctx, "get cluster", http.MethodGet, p("/clusters/%s", clusterID), nil)
 }
 
+// GetClusterExcludingHosts reads one cluster without its hosts
+// (v2GetCluster?exclude-hosts=true), as assisted-installer's waits do: a
+// thousand hosts with their reports are 300 MB. A service that ignores the
+// parameter answers with the hosts.
+func (c *Client) GetClusterExcludingHosts(ctx context.Context, clusterID string) (*Cluster, error) {
+	var out Cluster
+	q := url.Values{"exclude-hosts": {"true"}}
+	if err := c.do(ctx, call{method: http.MethodGet, path: p("/clusters/%s", clusterID), query: q, out: &out}); err != nil {
+		return nil, fmt.Errorf("get cluster: %w", err)
+	}
+	return &out, nil
+}
+
 // UpdateCluster patches a cluster (V2UpdateCluster, 201).
 func (c *Client) UpdateCluster(ctx context.Context, clusterID string, params V2ClusterUpdateParams) (*Cluster, error) {
 	return c.clusterCall(ctx, "update cluster", http.MethodPatch, p("/clusters/%s", clusterID), params)

@@ -84,10 +84,45 @@ func (c *Client) DownloadHostIgnition(ctx context.Context, infraEnvID, hostID st
 	return out, nil
 }
 
-// ListClusterHosts lists a cluster's hosts (ListClusterHosts).
+// ListClusterHosts lists a cluster's hosts with their inventories, without
+// their connectivity reports (ListClusterHosts?with-inventory=true): what
+// a console shows. ListClusterHostsQuery asks for less, or for more.
 func (c *Client) ListClusterHosts(ctx context.Context, clusterID string) (HostList, error) {
+	return c.ListClusterHostsQuery(ctx, clusterID, HostsQuery{WithInventory: true})
+}
+
+// HostsQuery are ListClusterHosts' query parameters. The service leaves
+// out inventories and connectivity reports unless asked: a thousand hosts'
+// reports are 300 MB.
+type HostsQuery struct {
+	Role             HostRole   // only hosts of this role ("": any)
+	Status           HostStatus // only hosts in this status ("": any)
+	WithInventory    bool
+	WithConnectivity bool
+}
+
+func (q HostsQuery) values() url.Values {
+	v := url.Values{}
+	if q.Role != "" {
+		v.Set("role", string(q.Role))
+	}
+	if q.Status != "" {
+		v.Set("status", string(q.Status))
+	}
+	if q.WithInventory {
+		v.Set("with-inventory", "true")
+	}
+	if q.WithConnectivity {
+		v.Set("with-connectivity", "true")
+	}
+	return v
+}
+
+// ListClusterHostsQuery lists the cluster's hosts that q selects, with the
+// documents it asks for (ListClusterHosts).
+func (c *Client) ListClusterHostsQuery(ctx context.Context, clusterID string, q HostsQuery) (HostList, error) {
 	var out HostList
-	if err := c.do(ctx, call{method: http.MethodGet, path: p("/clusters/%s/hosts", clusterID), out: &out}); err != nil {
+	if err := c.do(ctx, call{method: http.MethodGet, path: p("/clusters/%s/hosts", clusterID), query: q.values(), out: &out}); err != nil {
 		return nil, fmt.Errorf("list cluster hosts: %w", err)
 	}
 	return out, nil

@@ -171,30 +171,29 @@ func (c *hostContext) unreachablePeers(l3 bool) string {
 
 // reaches: from's report has a successful probe to to.
 func reaches(from, to *peer, nets []*net.IPNet, l3 bool) bool {
-	if from.report == nil {
+	r := from.report
+	if r == nil {
 		return false
 	}
-	for _, rh := range from.report.RemoteHosts {
-		if rh == nil || rh.HostID != to.id {
+	id, ok := names.lookup(to.id)
+	if !ok {
+		return false
+	}
+	for i, p := range r.peers {
+		if p.id != id {
 			continue
 		}
 		if l3 {
-			for _, x := range rh.L3Connectivity {
-				if x != nil && x.Successful {
-					return true
-				}
+			if r.anyReached(i, reachedL3) {
+				return true
 			}
 			continue
 		}
-		if len(nets) == 0 {
-			for _, x := range rh.L2Connectivity {
-				if x != nil && x.Successful {
-					return true
-				}
-			}
+		if len(nets) == 0 && r.anyReached(i, reachedL2) {
+			return true
 		}
 		for _, n := range nets {
-			if l2Reaches(rh, n) {
+			if r.l2Reaches(i, n) {
 				return true
 			}
 		}
@@ -211,13 +210,13 @@ func containsString(list []string, s string) bool {
 	return false
 }
 
-// connectivityReport is the host's connectivity report, parsed once per
-// validation run (shared: read only).
-func (c *hostContext) connectivityReport() (*v2.ConnectivityReport, error) {
-	if c.conn == nil && c.connErr == nil {
-		c.conn, c.connErr = parseConnectivity(c.host.ID, c.host.Connectivity)
+// connectivityReport is the host's compacted connectivity report, or an
+// error when its text did not parse.
+func (c *hostContext) connectivityReport() (*ConnReport, error) {
+	if c.conn.Broken() {
+		return nil, errBrokenReport
 	}
-	return c.conn, c.connErr
+	return c.conn, nil
 }
 
 // hostMTUValid: with user-managed networking every MTU probe counts, else
@@ -232,7 +231,7 @@ func hostMTUValid(c *hostContext) (Status, string) {
 		return StatusSuccess, "Day2 host is not required to be connected to other hosts in the cluster"
 	case c.sno:
 		return statusHidden, ""
-	case c.host.Connectivity == "":
+	case c.conn == nil:
 		return StatusPending, "Missing MTU report information"
 	}
 	r, err := c.connectivityReport()
@@ -250,22 +249,14 @@ func hostMTUValid(c *hostContext) (Status, string) {
 			nets = append(nets, n)
 		}
 	}
-	for _, rh := range r.RemoteHosts {
-		if rh == nil {
-			continue
-		}
-		for _, m := range rh.MTUReport {
-			if m == nil || m.MTUSuccessful {
+	for _, m := range r.mtuBroken {
+		if !umn {
+			remote := net.ParseIP(m.addr)
+			if remote == nil || !inAny(nets, remote) || !c.nicInNetworks(m.nic, nets, remote.To4() == nil) {
 				continue
 			}
-			if !umn {
-				remote := net.ParseIP(m.RemoteIPAddress)
-				if remote == nil || !inAny(nets, remote) || !c.nicInNetworks(m.OutgoingNic, nets, remote.To4() == nil) {
-					continue
-				}
-			}
-			return StatusFailure, fmt.Sprintf("MTU is broken. Interface: %s, remote IP address: %s", m.OutgoingNic, m.RemoteIPAddress)
 		}
+		return StatusFailure, fmt.Sprintf("MTU is broken. Interface: %s, remote IP address: %s", m.nic, m.addr)
 	}
 	return StatusSuccess, "MTU is ok"
 }
@@ -300,7 +291,7 @@ func (c *hostContext) nicInNetworks(name string, nets []*net.IPNet, v6 bool) boo
 type timingTest struct {
 	what      string // "network latency" or "packet loss"
 	threshold func(RoleRequirements) *float64
-	measure   func(*v2.L3Connectivity) float64
+	measure   func(slowProbe) float64
 	unit      string
 	pass      string
 	missing   string
@@ -310,7 +301,7 @@ type timingTest struct {
 var latencyTest = timingTest{
 	what:      "network latency",
 	threshold: func(r RoleRequirements) *float64 { return r.NetworkLatencyThresholdMs },
-	measure:   func(l *v2.L3Connectivity) float64 { return l.AverageRTTMs },
+	measure:   func(p slowProbe) float64 { return p.rtt },
 	unit:      " ms",
 	pass:      "Network latency requirement has been satisfied.",
 	missing:   "Missing network latency information.",
@@ -320,7 +311,7 @@ var latencyTest = timingTest{
 var packetLossTest = timingTest{
 	what:      "packet loss",
 	threshold: func(r RoleRequirements) *float64 { return r.PacketLossPercentage },
-	measure:   func(l *v2.L3Connectivity) float64 { return l.PacketLossPercentage },
+	measure:   func(p slowProbe) float64 { return p.loss },
 	unit:      "%",
 	pass:      "Packet loss requirement has been satisfied.",
 	missing:   "Missing packet loss information.",
@@ -345,35 +336,33 @@ func (c *hostContext) timing(t timingTest) (Status, string) {
 	if c.facts.hostCount <= 1 || limit == nil || c.role == v2.HostRoleAutoAssign || isDay2Host(c.host) {
 		return StatusSuccess, t.pass
 	}
-	if c.host.Connectivity == "" {
+	if c.conn == nil {
 		return StatusPending, t.missing
 	}
 	r, err := c.connectivityReport()
 	if err != nil {
 		return StatusError, "Parse error while attempting to process the connectivity report"
 	}
+	// Only the slow probes can fail a threshold (ConnReport keeps those
+	// above the lowest threshold of any role), in report order.
 	seen := map[string]bool{}
 	var bad []string
 	more := false
-	for _, rh := range r.RemoteHosts {
-		if rh == nil {
-			continue
-		}
-		p := c.facts.peers[rh.HostID]
+	for _, probe := range r.slow {
+		p := c.facts.peers[names.str(probe.peer)]
 		if p == nil || p.role != c.role {
 			continue
 		}
-		for _, l3 := range rh.L3Connectivity {
-			if l3 == nil || t.measure(l3) <= *limit || seen[l3.RemoteIPAddress] {
-				continue
-			}
-			seen[l3.RemoteIPAddress] = true
-			if len(bad) > maxNamedPeers {
-				more = true
-				continue
-			}
-			bad = append(bad, fmt.Sprintf("%s at %s (%.2f%s)", p.label(), l3.RemoteIPAddress, t.measure(l3), t.unit))
+		addr := addrs.str(probe.addr)
+		if t.measure(probe) <= *limit || seen[addr] {
+			continue
 		}
+		seen[addr] = true
+		if len(bad) > maxNamedPeers {
+			more = true
+			continue
+		}
+		bad = append(bad, fmt.Sprintf("%s at %s (%.2f%s)", p.label(), addr, t.measure(probe), t.unit))
 	}
 	if len(bad) == 0 {
 		return StatusSuccess, t.pass

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	v2 "github.com/nodezero/nodezero/daemon/v2"
 )
 
@@ -387,6 +389,10 @@ func TestHostCheckValidations(t *testing.T) {
 				tc.setup(t, s)
 			}
 			rep := s.run()
+			// The service hands reports over compacted: the same results.
+			if diff := cmp.Diff(rep.Results, s.runCompact(t).Results); diff != "" {
+				t.Errorf("results from compacted reports differ (-text +compact):\n%s", diff)
+			}
 			id := string(tc.id)
 			for _, r := range rep.Results {
 				if r.ID != id {

@@ -8,25 +8,17 @@ import (
 	v2 "github.com/nodezero/nodezero/daemon/v2"
 )
 
-// connCacheBytes bounds the text of the connectivity reports kept parsed.
-// A report lists every other host, so a cluster's reports grow with the
-// square of its size: about 300 MiB of text at a thousand hosts. The
-// cluster facts hold every current host's parsed report anyway (peers),
-// and these are the same objects, so the cache costs memory only for the
-// reports of hosts gone or reported again, which this bounds; 512 MiB
-// covers the full mesh of about 1,300 hosts. Past that the cache keeps
-// what fits and the rest is parsed on every use. A variable for tests.
-var connCacheBytes = 512 << 20
+// connCacheBytes bounds the text of the connectivity reports kept
+// compacted for callers that pass reports as text (HostEntry.Conn nil,
+// Host.Connectivity set: tests and tools; the service passes ConnReports).
+// A variable for tests.
+var connCacheBytes = 64 << 20
 
-// connCache memoises each host's parsed connectivity report. The same
-// report is read by every validation of its host (latency, packet loss,
-// MTU), by the cluster facts and majority groups of every evaluation and
-// by every monitor round, and it changes only when the agent posts a new
-// one: parsing a hundred-peer report takes a few hundred µs, and it was
-// done several times per host per request. An entry is used only while
-// the host's text is the one it was parsed from (equal strings, usually
-// the very same bytes), so nothing needs invalidating. The parsed reports
-// are shared: read them, never change them.
+// connCache memoises each host's compacted report by its text: the same
+// report is read by every validation of its host, by the cluster facts and
+// the majority groups. An entry is used only while the host's text is the
+// one it was compacted from, so nothing needs invalidating. Reports
+// compacted here keep every L3 probe (no Validator, no thresholds).
 var connCache = struct {
 	sync.Mutex
 	hosts map[string]connEntry
@@ -35,24 +27,33 @@ var connCache = struct {
 
 type connEntry struct {
 	text   string
-	report *v2.ConnectivityReport
+	report *ConnReport
 }
 
-// parseConnectivity returns host id's connectivity report text parsed,
-// from the cache when it holds the same text.
-func parseConnectivity(id, text string) (*v2.ConnectivityReport, error) {
+// report returns the host's compacted connectivity report: Conn, else its
+// text compacted, else nil (none yet).
+func (h HostEntry) report() *ConnReport {
+	if h.Conn != nil {
+		return h.Conn
+	}
+	if h.Host == nil || h.Host.Connectivity == "" {
+		return nil
+	}
+	return parseConnectivity(h.Host.ID, h.Host.Connectivity)
+}
+
+// parseConnectivity returns host id's report text compacted, from the cache
+// when it holds the same text.
+func parseConnectivity(id, text string) *ConnReport {
 	connCache.Lock()
 	e, ok := connCache.hosts[id]
 	connCache.Unlock()
 	if ok && e.text == text {
-		return e.report, nil
+		return e.report
 	}
-	r := new(v2.ConnectivityReport)
-	if err := json.Unmarshal([]byte(text), r); err != nil {
-		return nil, err
-	}
+	r := parseConnReport(text, keepAll)
 	if len(text) > connCacheBytes/4 {
-		return r, nil // one report must not push out the rest
+		return r // one report must not push out the rest
 	}
 	connCache.Lock()
 	defer connCache.Unlock()
@@ -60,8 +61,7 @@ func parseConnectivity(id, text string) (*v2.ConnectivityReport, error) {
 		connCache.bytes -= len(old.text)
 		delete(connCache.hosts, id)
 	}
-	// Make room by dropping arbitrary hosts (map order): a cluster too big
-	// for the budget gains nothing from a finer policy.
+	// Make room by dropping arbitrary hosts (map order).
 	for k, old := range connCache.hosts {
 		if connCache.bytes+len(text) <= connCacheBytes {
 			break
@@ -71,7 +71,7 @@ func parseConnectivity(id, text string) (*v2.ConnectivityReport, error) {
 	}
 	connCache.hosts[id] = connEntry{text: text, report: r}
 	connCache.bytes += len(text)
-	return r, nil
+	return r
 }
 
 // groupsCache holds the last cluster.connectivity_majority_groups parsed:
@@ -106,19 +106,19 @@ func parseMajorityGroups(text string) (*Connectivity, error) {
 
 // connInput is what the connectivity aggregates (majority groups, address
 // collisions) read of one host: its report and its inventory's addresses.
-// Inventories are replaced, never changed in place, so the pointer stands
-// for the content; equal report strings are usually the same bytes, which
-// compare at once.
+// Inventories and reports are replaced, never changed in place, so their
+// pointers stand for their content.
 type connInput struct {
-	id, conn string
-	inv      *v2.Inventory
+	id   string
+	conn *ConnReport
+	inv  *v2.Inventory
 }
 
 func connInputsOf(hosts []HostEntry) []connInput {
 	out := make([]connInput, len(hosts))
 	for i, h := range hosts {
 		if h.Host != nil {
-			out[i] = connInput{id: h.Host.ID, conn: h.Host.Connectivity, inv: h.Inventory}
+			out[i] = connInput{id: h.Host.ID, conn: h.report(), inv: h.Inventory}
 		}
 	}
 	return out

@@ -62,15 +62,12 @@ func connectivityGroups(c *v2.Cluster, hosts []HostEntry) (*Connectivity, error)
 		}
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].Host.ID < list[j].Host.ID })
-	reports := make([]*v2.ConnectivityReport, len(list))
+	reports := make([]*ConnReport, len(list))
 	var errs []error
 	for i, h := range list {
-		if h.Host.Connectivity == "" {
-			continue
-		}
-		r, err := parseConnectivity(h.Host.ID, h.Host.Connectivity)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("parse connectivity report of host %s: %w", h.Host.ID, err))
+		r := h.report()
+		if r.Broken() {
+			errs = append(errs, fmt.Errorf("parse connectivity report of host %s: %w", h.Host.ID, errBrokenReport))
 			continue
 		}
 		reports[i] = r
@@ -82,12 +79,12 @@ func connectivityGroups(c *v2.Cluster, hosts []HostEntry) (*Connectivity, error)
 	out := &Connectivity{MajorityGroups: map[string][]string{}, L3ConnectedAddresses: map[string][]string{}}
 	for _, cidr := range inventoryNetworks(list, true) {
 		_, n, _ := net.ParseCIDR(cidr) // inventoryNetworks returns parsed networks
-		adj := connectivityMatrix(list, reports, func(rh *v2.ConnectivityRemoteHost, _ int) bool { return l2Reaches(rh, n) })
+		adj := connectivityMatrix(list, reports, func(r *ConnReport, peer, _ int) bool { return r.l2Reaches(peer, n) })
 		out.MajorityGroups[cidr] = majorityGroup(list, adj, minSize)
 	}
 	for _, v4 := range []bool{true, false} {
 		addrs := hostAddresses(list, v4)
-		adj := connectivityMatrix(list, reports, func(rh *v2.ConnectivityRemoteHost, to int) bool { return l3ReachesAll(rh, addrs[to]) })
+		adj := connectivityMatrix(list, reports, func(r *ConnReport, peer, to int) bool { return l3ReachesAll(r, peer, addrs[to]) })
 		key := familyKeyIPv4
 		if !v4 {
 			key = familyKeyIPv6
@@ -107,42 +104,22 @@ func (c *Connectivity) Marshal() (string, error) {
 	return string(b), nil
 }
 
-// l2Reaches: a successful L2 probe to an address in n; for IPv6, where NDP
-// replies get lost, a successful L3 probe in n also counts (as in assisted).
-func l2Reaches(rh *v2.ConnectivityRemoteHost, n *net.IPNet) bool {
-	for _, l2 := range rh.L2Connectivity {
-		if l2 != nil && l2.Successful && inNet(n, l2.RemoteIPAddress) {
-			return true
-		}
-	}
-	if n.IP.To4() == nil {
-		for _, l3 := range rh.L3Connectivity {
-			if l3 != nil && l3.Successful && inNet(n, l3.RemoteIPAddress) {
-				return true
-			}
-		}
-	}
-	return false
-}
+// errBrokenReport: a stored connectivity report that does not parse.
+var errBrokenReport = errors.New("the report does not parse")
 
 // l3ReachesAll: every address of the family the remote host has was
 // reached over L3 (and it has at least one).
-func l3ReachesAll(rh *v2.ConnectivityRemoteHost, addrs map[string]bool) bool {
-	if len(addrs) == 0 {
+func l3ReachesAll(r *ConnReport, peer int, want map[string]bool) bool {
+	if len(want) == 0 {
 		return false
 	}
-	found := map[string]bool{}
-	for _, l3 := range rh.L3Connectivity {
-		if l3 != nil && l3.Successful && addrs[l3.RemoteIPAddress] {
-			found[l3.RemoteIPAddress] = true
+	found := 0
+	r.l3Addrs(peer, func(a string) {
+		if want[a] {
+			found++
 		}
-	}
-	return len(found) == len(addrs)
-}
-
-func inNet(n *net.IPNet, addr string) bool {
-	ip := net.ParseIP(addr)
-	return ip != nil && n.Contains(ip)
+	})
+	return found == len(want)
 }
 
 // hostAddresses returns, per host, its inventory addresses of one family.
@@ -170,10 +147,12 @@ func hostAddresses(list []HostEntry, v4 bool) []map[string]bool {
 
 // connectivityMatrix returns, per host index, the set of hosts it reaches
 // (by reaches) and that reach it back; every host is in its own set.
-func connectivityMatrix(list []HostEntry, reports []*v2.ConnectivityReport, reaches func(*v2.ConnectivityRemoteHost, int) bool) []hostSet {
-	index := make(map[string]int, len(list))
+func connectivityMatrix(list []HostEntry, reports []*ConnReport, reaches func(r *ConnReport, peer, to int) bool) []hostSet {
+	index := make(map[uint32]int, len(list))
 	for i, h := range list {
-		index[h.Host.ID] = i
+		if id, ok := names.lookup(h.Host.ID); ok {
+			index[id] = i
+		}
 	}
 	n := len(list)
 	out := make([]hostSet, n)
@@ -184,12 +163,9 @@ func connectivityMatrix(list []HostEntry, reports []*v2.ConnectivityReport, reac
 		if r == nil {
 			continue
 		}
-		for _, rh := range r.RemoteHosts {
-			if rh == nil {
-				continue
-			}
-			to, ok := index[rh.HostID]
-			if ok && reaches(rh, to) {
+		for p, peer := range r.peers {
+			to, ok := index[peer.id]
+			if ok && reaches(r, p, to) {
 				out[from].add(to)
 			}
 		}
@@ -210,30 +186,28 @@ func connectivityMatrix(list []HostEntry, reports []*v2.ConnectivityReport, reac
 
 // l3ConnectedAddresses: per host, the addresses of it that every other
 // host reached over L3, sorted (assisted GatherL3ConnectedAddresses).
-func l3ConnectedAddresses(list []HostEntry, reports []*v2.ConnectivityReport) map[string][]string {
+func l3ConnectedAddresses(list []HostEntry, reports []*ConnReport) map[string][]string {
 	counts := map[string]map[string]int{}
 	for i, r := range reports {
 		if r == nil {
 			continue
 		}
-		for _, rh := range r.RemoteHosts {
-			if rh == nil || rh.HostID == list[i].Host.ID {
+		self, selfNamed := names.lookup(list[i].Host.ID)
+		for p, peer := range r.peers {
+			if selfNamed && peer.id == self {
 				continue
 			}
-			seen := map[string]bool{}
-			for _, l3 := range rh.L3Connectivity {
-				if l3 != nil && l3.Successful {
-					seen[l3.RemoteIPAddress] = true
-				}
-			}
+			var seen []string
+			r.l3Addrs(p, func(a string) { seen = append(seen, a) })
 			if len(seen) == 0 {
 				continue
 			}
-			if counts[rh.HostID] == nil {
-				counts[rh.HostID] = map[string]int{}
+			id := names.str(peer.id)
+			if counts[id] == nil {
+				counts[id] = map[string]int{}
 			}
-			for a := range seen {
-				counts[rh.HostID][a]++
+			for _, a := range seen {
+				counts[id][a]++
 			}
 		}
 	}

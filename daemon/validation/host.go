@@ -94,14 +94,13 @@ type hostContext struct {
 	req     RoleRequirements // for the host's effective role
 	minCPU  int64            // for any role
 	minRAM  int64            // MiB, for any role
-	// conn is the host's parsed connectivity report once a validation
-	// asked for it (connectivityReport), connErr why it does not parse.
-	conn    *v2.ConnectivityReport
-	connErr error
+	// conn is the host's compacted connectivity report; nil: none yet.
+	conn *ConnReport
 }
 
 func (v *Validator) newHostContext(in HostInput) *hostContext {
 	c := &hostContext{v: v, host: in.Host, inv: in.Inventory, cluster: in.Cluster, facts: in.Facts, now: in.Now}
+	c.conn = HostEntry{Host: in.Host, Conn: in.Conn}.report()
 	if c.now.IsZero() {
 		c.now = time.Now()
 	}
@@ -115,7 +114,7 @@ func (v *Validator) newHostContext(in HostInput) *hostContext {
 		}
 	}
 	if c.facts == nil {
-		c.facts = v.Facts(c.cluster, []HostEntry{{Host: c.host, Inventory: c.inv}})
+		c.facts = v.Facts(c.cluster, []HostEntry{{Host: c.host, Inventory: c.inv, Conn: c.conn}})
 	}
 	c.role = EffectiveRole(c.host)
 	if c.cluster != nil {

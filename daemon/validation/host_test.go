@@ -4,7 +4,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/nodezero/nodezero/configimage/manifests"
+
 	v2 "github.com/nodezero/nodezero/daemon/v2"
 )
 
@@ -33,6 +35,48 @@ func (s *hostScene) run() Report {
 		s.in.Facts = s.v.Facts(s.in.Cluster, all)
 	}
 	return s.v.ValidateHost(s.in)
+}
+
+// runCompact is run with every report handed over compacted by the
+// Validator (HostEntry.Conn, with its thresholds) rather than as text, the
+// way the service hands them over. It leaves s as it was.
+func (s *hostScene) runCompact(t *testing.T) Report {
+	t.Helper()
+	compact := func(h *v2.Host) (*v2.Host, *ConnReport) {
+		if h.Connectivity == "" {
+			return h, nil
+		}
+		c := *h
+		c.Connectivity = ""
+		return &c, s.v.ParseConnectivity(h.Connectivity)
+	}
+	in := s.in
+	var self HostEntry
+	in.Host, in.Conn = compact(s.in.Host)
+	self = HostEntry{Host: in.Host, Inventory: in.Inventory, Conn: in.Conn}
+	all := []HostEntry{self}
+	textAll := []HostEntry{{Host: s.in.Host, Inventory: s.in.Inventory}}
+	for _, o := range s.others {
+		h, conn := compact(o.Host)
+		all = append(all, HostEntry{Host: h, Inventory: o.Inventory, Conn: conn})
+		textAll = append(textAll, o)
+	}
+	if s.in.Cluster != nil {
+		c := *s.in.Cluster
+		in.Cluster = &c
+		in.Facts = s.v.Facts(in.Cluster, all)
+		// Unmemoised: cases change inventories in place, which the memo
+		// (keyed by pointer) does not expect.
+		want, werr := connectivityGroups(s.in.Cluster, textAll)
+		got, gerr := connectivityGroups(in.Cluster, all)
+		if diff := cmp.Diff(want, got); diff != "" || (werr == nil) != (gerr == nil) {
+			t.Errorf("majority groups from compacted reports (-text +compact):\n%s\nerrors %v, %v", diff, werr, gerr)
+		}
+		if diff := cmp.Diff(ipCollisions(textAll), ipCollisions(all)); diff != "" {
+			t.Errorf("address collisions from compacted reports (-text +compact):\n%s", diff)
+		}
+	}
+	return s.v.ValidateHost(in)
 }
 
 func TestHostValidations(t *testing.T) {

@@ -17,7 +17,7 @@ type peer struct {
 	name   string
 	role   v2.HostRole
 	addrs  []net.IP
-	report *v2.ConnectivityReport // nil: none yet, or it does not parse
+	report *ConnReport // nil: none yet, or it does not parse
 }
 
 // label names a peer in messages: its hostname, else its ID.
@@ -68,10 +68,8 @@ func (f *ClusterFacts) addPeers(hosts []HostEntry) {
 				}
 			}
 		}
-		if h.Host.Connectivity != "" {
-			if r, err := parseConnectivity(h.Host.ID, h.Host.Connectivity); err == nil {
-				p.report = r
-			}
+		if r := h.report(); r != nil && !r.bad {
+			p.report = r
 		}
 		f.peers[p.id] = p
 	}
@@ -140,35 +138,15 @@ func ipCollisions(hosts []HostEntry) map[string][]string {
 	// Connectivity reports: per reporting host and outgoing interface, the
 	// MAC each remote address answered from.
 	for _, h := range hosts {
-		if h.Host == nil || h.Host.Connectivity == "" {
+		if h.Host == nil {
 			continue
 		}
-		r, err := parseConnectivity(h.Host.ID, h.Host.Connectivity)
-		if err != nil {
+		r := h.report()
+		if r == nil || r.bad {
 			continue
 		}
-		seen := map[string]map[string]string{}
-		for _, rh := range r.RemoteHosts {
-			if rh == nil {
-				continue
-			}
-			for _, l2 := range rh.L2Connectivity {
-				if l2 == nil || l2.RemoteMAC == "" || l2.RemoteIPAddress == "" {
-					continue
-				}
-				ip := net.ParseIP(l2.RemoteIPAddress)
-				if ip == nil || ip.IsLoopback() || ip.IsLinkLocalUnicast() {
-					continue
-				}
-				if seen[l2.OutgoingNic] == nil {
-					seen[l2.OutgoingNic] = map[string]string{}
-				}
-				prev, ok := seen[l2.OutgoingNic][ip.String()]
-				if ok && !strings.EqualFold(prev, l2.RemoteMAC) {
-					note(ip.String(), prev, l2.RemoteMAC)
-				}
-				seen[l2.OutgoingNic][ip.String()] = l2.RemoteMAC
-			}
+		for _, x := range r.collisions {
+			note(x.ip, x.mac1, x.mac2)
 		}
 	}
 	out := make(map[string][]string, len(macs))

@@ -235,6 +235,18 @@ func mergeRole(own, base *rawRole) RoleRequirements {
 	return r
 }
 
+// all returns every version's requirements.
+func (r *Requirements) all() []VersionRequirements {
+	out := []VersionRequirements{r.def}
+	for _, e := range r.exact {
+		out = append(out, e)
+	}
+	for _, e := range r.min {
+		out = append(out, e.req)
+	}
+	return out
+}
+
 // ForVersion returns the requirements for an OpenShift version: the entry
 // with exactly that version, else the highest min_version entry at or below
 // it (compared on major.minor.patch, pre-release suffix dropped), else the

@@ -43,10 +43,13 @@ type Validator struct {
 	ReleaseImage string
 }
 
-// HostEntry is a host with its parsed inventory (nil before the first one).
+// HostEntry is a host with its parsed inventory (nil before the first one)
+// and its compacted connectivity report (nil: none yet, or, with
+// Host.Connectivity set, compact that text).
 type HostEntry struct {
 	Host      *v2.Host
 	Inventory *v2.Inventory
+	Conn      *ConnReport
 }
 
 // HostInput is everything one host's validations read.
@@ -54,6 +57,10 @@ type HostInput struct {
 	Host      *v2.Host
 	Inventory *v2.Inventory // parsed host.inventory; nil when none has arrived
 	Cluster   *v2.Cluster   // nil for a host bound to no cluster
+	// Conn is the host's compacted connectivity report
+	// (Validator.CompactConnectivity); nil: none yet, or, with
+	// Host.Connectivity set, compact that text.
+	Conn *ConnReport
 	// Facts are the cluster-wide aggregates from Validator.Facts over the
 	// cluster's hosts, this one included. Nil counts as a cluster with no
 	// other host.

@@ -59,7 +59,7 @@ func (f *fakeService) HostIgnition(context.Context) ([]byte, error) {
 	return f.ignition, nil
 }
 
-func (f *fakeService) ClusterHosts(context.Context) ([]*v2.Host, error) {
+func (f *fakeService) ClusterHosts(context.Context, v2.HostRole) ([]*v2.Host, error) {
 	f.mu.Lock()
 	n := f.hostsCalls
 	f.hostsCalls++

@@ -21,8 +21,12 @@ type Service interface {
 	UpdateProgress(ctx context.Context, stage v2.HostStage, info string) error
 	// HostIgnition returns this host's ignition.
 	HostIgnition(ctx context.Context) ([]byte, error)
-	// ClusterHosts returns every host of the cluster, with its progress.
-	ClusterHosts(ctx context.Context) ([]*v2.Host, error)
+	// ClusterHosts returns the cluster's hosts of role ("": every host),
+	// with their progress (ListClusterHosts?role=; the waits read one
+	// role's hosts, and at a thousand hosts listing all every round is
+	// most of the service's work). Inventories and connectivity reports
+	// are not needed.
+	ClusterHosts(ctx context.Context, role v2.HostRole) ([]*v2.Host, error)
 }
 
 // WriteFunc writes the OS image and ignition to device, calling progress

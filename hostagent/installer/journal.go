@@ -129,7 +129,7 @@ func Resume(ctx context.Context, root string, newConfig func(v2.InstallCmdReques
 	log := cfg.Logger.With(slog.String(keySubsystem, "installer"), slog.String(keyHost, j.Request.HostID))
 	var host *v2.Host
 	err = retry(ctx, cfg.ReportRetry, log, "read the host's install progress", func(ctx context.Context) error {
-		hosts, err := cfg.Service.ClusterHosts(ctx)
+		hosts, err := cfg.Service.ClusterHosts(ctx, "")
 		if err != nil {
 			return err
 		}

@@ -124,7 +124,7 @@ func mastersJoined(hosts []*v2.Host, self string, controlPlaneCount int64) joinS
 // stops the installation.
 func (in *install) waitMastersInstalled(ctx context.Context) error {
 	err := poll(ctx, in.cfg.Poll, in.log, func(ctx context.Context) (bool, error) {
-		hosts, err := in.cfg.Service.ClusterHosts(ctx)
+		hosts, err := in.cfg.Service.ClusterHosts(ctx, "") // mastersInstalled looks for this host too
 		if err != nil {
 			return false, err
 		}
@@ -157,7 +157,7 @@ func (in *install) waitMastersJoined(ctx context.Context) error {
 	var listed bool
 	var lastErr error
 	err := poll(wctx, in.cfg.Poll, in.log, func(ctx context.Context) (bool, error) {
-		hosts, err := in.cfg.Service.ClusterHosts(ctx)
+		hosts, err := in.cfg.Service.ClusterHosts(ctx, v2.HostRoleMaster) // mastersJoined reads masters only
 		if err != nil {
 			lastErr = err
 			return false, err
@@ -208,7 +208,7 @@ func workersWritten(hosts []*v2.Host) bool {
 // waitWorkersWritten blocks the bootstrap host until workersWritten holds.
 func (in *install) waitWorkersWritten(ctx context.Context) error {
 	err := poll(ctx, in.cfg.Poll, in.log, func(ctx context.Context) (bool, error) {
-		hosts, err := in.cfg.Service.ClusterHosts(ctx)
+		hosts, err := in.cfg.Service.ClusterHosts(ctx, v2.HostRoleWorker) // workersWritten reads workers only
 		if err != nil {
 			return false, err
 		}

@@ -340,7 +340,7 @@ func (a *Agent) installed(ctx context.Context, d *bootDisk) {
 func (a *Agent) completeWhenFinalizing(ctx context.Context, clusterID string) {
 	for {
 		start := a.now()
-		c, err := a.cfg.Client.GetCluster(ctx, clusterID)
+		c, err := a.cfg.Client.GetClusterExcludingHosts(ctx, clusterID)
 		if !a.record(ctx, KindGetCluster, start, err) {
 			return
 		}
@@ -417,9 +417,15 @@ func (s *observedService) HostIgnition(ctx context.Context) ([]byte, error) {
 	return b, err
 }
 
-func (s *observedService) ClusterHosts(ctx context.Context) ([]*v2.Host, error) {
+// ClusterHosts asks for what the installer's waits read: roles, statuses
+// and progress, no inventories or reports.
+func (s *observedService) ClusterHosts(ctx context.Context, role v2.HostRole) ([]*v2.Host, error) {
+	return s.list(ctx, v2.HostsQuery{Role: role})
+}
+
+func (s *observedService) list(ctx context.Context, q v2.HostsQuery) ([]*v2.Host, error) {
 	start := time.Now()
-	hs, err := s.c.ListClusterHosts(ctx, s.req.ClusterID)
+	hs, err := s.c.ListClusterHostsQuery(ctx, s.req.ClusterID, q)
 	s.observe(ctx, KindClusterHosts, start, err)
 	return hs, err
 }

@@ -1,0 +1,143 @@
+package assisted
+
+import (
+	"context"
+	"crypto/sha256"
+	"time"
+
+	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/store"
+)
+
+// Connectivity reports. A host's report names every other host of the
+// cluster: at a thousand hosts that is 300 KB of JSON per host, 300 MB for
+// the cluster, repeated by every agent every minute. The service keeps
+// each report compacted to what the validations read
+// (validation.ConnReport, a dozen bytes per remote host) and writes its
+// text to a row of its own, only when it changes; clients that ask for a
+// host's connectivity get the text from there.
+
+// decodeConnectivity decodes and compacts a connectivity-check output, or
+// returns (nil, nil) when the host posted the same output last time (or
+// the step failed). It runs before the model lock is taken.
+func (s *Service) decodeConnectivity(infraEnvID, hostID string, r *v2.StepReply) (*checkReply, error) {
+	if r.ExitCode != 0 {
+		return nil, nil
+	}
+	sum := sha256.Sum256([]byte(r.Output))
+	same := false
+	s.mu.RLock()
+	if h := s.hosts[hostKey{infraEnvID, hostID}]; h != nil {
+		same = h.conn != nil && h.connSum == sum
+	}
+	s.mu.RUnlock()
+	if same {
+		return nil, nil
+	}
+	// A decoded report is several times its text: a thousand agents
+	// posting at once would hold a gigabyte of them. A few at a time
+	// keep the CPUs busy all the same.
+	s.decodeSlots <- struct{}{}
+	defer func() { <-s.decodeSlots }()
+	out, err := decodeCheckReply(r)
+	if err != nil || out == nil {
+		return out, err
+	}
+	out.conn, out.sum, out.connectivity = s.val.CompactConnectivity(out.connectivity), sum, nil
+	return out, nil
+}
+
+// keepConnectivity makes r the host's report: compacted in memory, its text
+// in the store. The host's own row is not written again (its doc holds no
+// report); its validations are re-evaluated.
+func (t *txn) keepConnectivity(h *hostRec, r *checkReply) {
+	h.conn, h.connSum = r.conn, r.sum
+	k, doc := h.key(), r.doc
+	t.reports = append(t.reports, func(tx *store.Tx) error { return tx.PutHostConnectivity(k.infraEnvID, k.id, doc) })
+	t.touchHost(h)
+}
+
+// HostQuery narrows ListClusterHosts as its query parameters do in
+// assisted-service: Role and Status filter (exact match, "" any);
+// WithInventory and WithConnectivity keep those two documents, which the
+// list otherwise leaves out. free_addresses is never listed.
+type HostQuery struct {
+	Role                            v2.HostRole
+	Status                          v2.HostStatus
+	WithInventory, WithConnectivity bool
+}
+
+// withConnectivity fills in the connectivity reports of hosts from the
+// store: those of f, matched by infra-env and id. It runs after the view
+// that made hosts, so the store holds at least what the view showed.
+func (s *Service) withConnectivity(hosts []*v2.Host, f store.HostFilter) error {
+	if len(hosts) == 0 {
+		return nil
+	}
+	ctx := context.Background()
+	if len(hosts) == 1 {
+		h := hosts[0]
+		return s.store.View(ctx, func(tx *store.Tx) (err error) {
+			h.Connectivity, err = tx.HostConnectivityReport(h.InfraEnvID, h.ID)
+			return err
+		})
+	}
+	byKey := make(map[hostKey]*v2.Host, len(hosts))
+	for _, h := range hosts {
+		byKey[hostKey{h.InfraEnvID, h.ID}] = h
+	}
+	return s.store.View(ctx, func(tx *store.Tx) error {
+		reports, err := tx.HostsConnectivity(f)
+		if err != nil {
+			return err
+		}
+		for _, r := range reports {
+			if h := byKey[hostKey{r.InfraEnvID, r.HostID}]; h != nil {
+				h.Connectivity = r.Report
+			}
+		}
+		return nil
+	})
+}
+
+// connectivityRecheck is how soon a host checks its connectivity again
+// when the hosts to probe have changed since its last check (StepInterval
+// otherwise). While a cluster's hosts come up, the first checks miss the
+// hosts whose inventories arrive later; waiting the full minute for the
+// next round kept a thousand hosts from being known for a minute.
+const connectivityRecheck = 3 * time.Second
+
+// countProbeTargets counts the hosts a connectivity check of c would probe
+// (connectivityParams: an inventory, neither discovering nor
+// disconnected), and when the count moves wakes the agents whose last
+// check probed another count, so a held instructions request comes back
+// for a new check. Callers hold the model lock inside a txn.
+func (t *txn) countProbeTargets(c *clusterRec) {
+	n := 0
+	for _, h := range c.hosts {
+		if probeTarget(h) {
+			n++
+		}
+	}
+	if n == c.probeTargets {
+		return
+	}
+	c.probeTargets = n
+	for _, h := range c.hosts {
+		if _, ok := h.agent.issued[v2.StepTypeConnectivityCheck]; ok && h.agent.probeTargets != n {
+			t.wakeHost(h)
+		}
+	}
+}
+
+func probeTarget(h *hostRec) bool {
+	return h.inv != nil && h.h.Status != v2.HostStatusDiscovering && h.h.Status != v2.HostStatusDisconnected
+}
+
+// probeTargetsChanged reports whether h's cluster has another count of
+// hosts to probe than h's last connectivity check had. Callers hold the
+// model lock.
+func (s *Service) probeTargetsChanged(h *hostRec) bool {
+	c := s.clusters[h.clusterID()]
+	return c != nil && c.probeTargets != h.agent.probeTargets
+}
