@@ -14,6 +14,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -58,6 +59,9 @@ type server struct {
 	log    *slog.Logger
 	routes []Route
 	logs   *logStore // nil without Config.LogsDir
+	// bigReplies bounds the large step replies handled at once (see
+	// postStepReply).
+	bigReplies chan struct{}
 }
 
 // New returns the API handler.
@@ -68,7 +72,7 @@ func New(cfg Config) http.Handler {
 	if cfg.MaxBody == 0 {
 		cfg.MaxBody = DefaultMaxBody
 	}
-	s := &server{cfg: cfg, log: cfg.Logger}
+	s := &server{cfg: cfg, log: cfg.Logger, bigReplies: make(chan struct{}, 2*runtime.GOMAXPROCS(0))}
 	if cfg.LogsDir != "" {
 		s.logs = newLogStore(cfg.LogsDir, cfg.MaxLogsSize, cfg.Logger)
 	}

@@ -259,7 +259,21 @@ func (s *server) nextSteps(r *request) (any, error) {
 	return s.svc().NextSteps(r.Context(), r.param("infra_env_id"), r.param("host_id"), ts, wait, r.Header.Get("discovery_agent_version"))
 }
 
+// postStepReply takes an agent's step output. A large one (a connectivity
+// report names every other host: 300 KB at a thousand hosts) waits for
+// one of a few slots before its body is read, and keeps it until it is
+// committed: when a thousand agents answer at once, their bodies wait in
+// the kernel's socket buffers instead of the heap, and the service works
+// through them a few at a time, which is as fast as its CPUs allow anyway.
 func (s *server) postStepReply(r *request) (any, error) {
+	if r.ContentLength < 0 || r.ContentLength > SmallBody {
+		select {
+		case s.bigReplies <- struct{}{}:
+			defer func() { <-s.bigReplies }()
+		case <-r.Context().Done():
+			return nil, r.Context().Err()
+		}
+	}
 	var p v2.StepReply
 	if err := r.decode(&p); err != nil {
 		return nil, err

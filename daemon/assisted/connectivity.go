@@ -34,11 +34,8 @@ func (s *Service) decodeConnectivity(infraEnvID, hostID string, r *v2.StepReply)
 	if same {
 		return nil, nil
 	}
-	// A decoded report is several times its text: a thousand agents
-	// posting at once would hold a gigabyte of them. A few at a time
-	// keep the CPUs busy all the same.
-	s.decodeSlots <- struct{}{}
-	defer func() { <-s.decodeSlots }()
+	// A decoded report is several times its text; the API lets only a
+	// few large replies in at once (daemon/api postStepReply).
 	out, err := decodeCheckReply(r)
 	if err != nil || out == nil {
 		return out, err
@@ -100,18 +97,23 @@ func (s *Service) withConnectivity(hosts []*v2.Host, f store.HostFilter) error {
 	})
 }
 
-// connectivityRecheck is how soon a host checks its connectivity again
-// when the hosts to probe have changed since its last check (StepInterval
-// otherwise). While a cluster's hosts come up, the first checks miss the
-// hosts whose inventories arrive later; waiting the full minute for the
-// next round kept a thousand hosts from being known for a minute.
-const connectivityRecheck = 3 * time.Second
+// Config.ProbeSettle is how long the hosts to probe must stay the same
+// before a connectivity check goes out to a long-polling agent. While a cluster's hosts come up, their
+// inventories arrive one after another; a check handed out in between
+// lists only some of the hosts and must be done again, and at a thousand
+// hosts every round is 300 MB of reports. So a host's check waits until
+// the set has settled, and a host whose last check probed another count
+// checks again as soon as it has. An agent that polls without waiting
+// (assisted's own) gets every step of its status each time, as assisted
+// hands them out.
 
 // countProbeTargets counts the hosts a connectivity check of c would probe
 // (connectivityParams: an inventory, neither discovering nor
-// disconnected), and when the count moves wakes the agents whose last
-// check probed another count, so a held instructions request comes back
-// for a new check. Callers hold the model lock inside a txn.
+// disconnected). When the count moves after it had settled, it wakes the
+// agents whose last check probed another count: their held instructions
+// requests come back and wait out the settling (takeSteps), and those
+// that arrive while it is unsettled wait the same way. Callers hold the
+// model lock inside a txn.
 func (t *txn) countProbeTargets(c *clusterRec) {
 	n := 0
 	for _, h := range c.hosts {
@@ -122,7 +124,12 @@ func (t *txn) countProbeTargets(c *clusterRec) {
 	if n == c.probeTargets {
 		return
 	}
-	c.probeTargets = n
+	now := time.Now()
+	settled := now.Sub(c.probeChanged) >= t.s.cfg.ProbeSettle
+	c.probeTargets, c.probeChanged = n, now
+	if !settled {
+		return // the agents woken when it moved wait for it to settle
+	}
 	for _, h := range c.hosts {
 		if _, ok := h.agent.issued[v2.StepTypeConnectivityCheck]; ok && h.agent.probeTargets != n {
 			t.wakeHost(h)
@@ -130,14 +137,21 @@ func (t *txn) countProbeTargets(c *clusterRec) {
 	}
 }
 
-func probeTarget(h *hostRec) bool {
-	return h.inv != nil && h.h.Status != v2.HostStatusDiscovering && h.h.Status != v2.HostStatusDisconnected
+// connectivityWait returns how long h's connectivity check must wait for
+// its cluster's hosts to settle (0: not at all), and whether its last
+// check probed another count than the settled one. Callers hold the model
+// lock.
+func (s *Service) connectivityWait(h *hostRec) (wait time.Duration, stale bool) {
+	c := s.clusters[h.clusterID()]
+	if c == nil {
+		return 0, false
+	}
+	if d := s.cfg.ProbeSettle - time.Since(c.probeChanged); d > 0 {
+		return d, false
+	}
+	return 0, c.probeTargets != h.agent.probeTargets
 }
 
-// probeTargetsChanged reports whether h's cluster has another count of
-// hosts to probe than h's last connectivity check had. Callers hold the
-// model lock.
-func (s *Service) probeTargetsChanged(h *hostRec) bool {
-	c := s.clusters[h.clusterID()]
-	return c != nil && c.probeTargets != h.agent.probeTargets
+func probeTarget(h *hostRec) bool {
+	return h.inv != nil && h.h.Status != v2.HostStatusDiscovering && h.h.Status != v2.HostStatusDisconnected
 }

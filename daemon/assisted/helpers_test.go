@@ -79,7 +79,7 @@ func newEnv(t testing.TB, mod ...func(*Config)) *env {
 		t.Fatalf("store.Open: %v", err)
 	}
 	e.st = st
-	e.cfg = Config{Store: st, Now: e.clock.Now, MonitorInterval: -1}
+	e.cfg = Config{Store: st, Now: e.clock.Now, MonitorInterval: -1, ProbeSettle: -1}
 	for _, m := range mod {
 		m(&e.cfg)
 	}

@@ -139,8 +139,20 @@ func (s *Service) takeSteps(ctx context.Context, infraEnvID, hostID string, time
 		for _, st := range plan.steps {
 			last, given := h.agent.issued[st]
 			interval := s.cfg.StepInterval
-			if st == v2.StepTypeConnectivityCheck && s.probeTargetsChanged(h) {
-				interval = min(interval, connectivityRecheck)
+			if st == v2.StepTypeConnectivityCheck && longPoll {
+				// Not while the hosts to probe are still coming up; at
+				// once when they settled on another set than the last
+				// check probed.
+				wait, stale := s.connectivityWait(h)
+				if wait > 0 {
+					if next == 0 || wait < next {
+						next = wait
+					}
+					continue
+				}
+				if stale && plan.repeat {
+					interval = 0
+				}
 			}
 			due := !given || (plan.repeat && !slices.Contains(plan.once, st) && now.Sub(last) >= interval)
 			if longPoll && !due {

@@ -2,7 +2,9 @@ package assisted
 
 import (
 	"context"
+	"fmt"
 	"regexp"
+	"slices"
 	"testing"
 	"time"
 
@@ -290,5 +292,62 @@ func TestNextStepsWaitCappedByDisconnection(t *testing.T) {
 	r := await(t, e.nextStepsAsync(e.ctx, ie, id, time.Minute), 20*time.Second)
 	if len(r.steps.Instructions) != 0 || r.steps.NextInstructionSeconds != 0 {
 		t.Errorf("capped long poll = %+v, want no instructions and next 0 (ask again at once)", r.steps)
+	}
+}
+
+// TestConnectivityCheckWaitsForHostsToSettle: a long-polling agent gets its
+// connectivity check only once the hosts to probe have stayed the same for
+// Config.ProbeSettle, so the check lists every host that came up with it;
+// a host coming up later makes the others check again once the hosts have
+// settled, without the step interval passing (the service's clock never
+// moves here, so only that rule can hand out a second check).
+func TestConnectivityCheckWaitsForHostsToSettle(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.ProbeSettle = 2 * time.Second })
+	_, ie := e.cluster(nil)
+	var ids []string
+	up := func() {
+		id := e.register(ie)
+		await(t, e.nextStepsAsync(e.ctx, ie, id, time.Millisecond), 10*time.Second) // the inventory step
+		e.postInventory(ie, id, masterInv(t, fmt.Sprintf("master-%d", len(ids)), 10+len(ids)))
+		ids = append(ids, id)
+	}
+	// checks: the hosts each connectivity check handed to host 0 lists.
+	var checks [][]string
+	poll := func() {
+		r := await(t, e.nextStepsAsync(e.ctx, ie, ids[0], 30*time.Second), 40*time.Second)
+		for _, st := range r.steps.Instructions {
+			if st.StepType != v2.StepTypeConnectivityCheck {
+				continue
+			}
+			var p v2.ConnectivityCheckParams
+			if err := v2.DecodeStepArg(st.StepType, st.Args, &p); err != nil {
+				t.Fatal(err)
+			}
+			var listed []string
+			for _, h := range p {
+				listed = append(listed, h.HostID)
+			}
+			slices.Sort(listed)
+			checks = append(checks, listed)
+		}
+	}
+	want := func(hosts ...string) []string { return slices.Sorted(slices.Values(hosts)) }
+
+	up()
+	up()
+	poll() // host 0's discovery checks; a connectivity check now would list host 1 only
+	up()
+	for len(checks) == 0 {
+		poll()
+	}
+	if diff := cmp.Diff(want(ids[1], ids[2]), checks[0]); diff != "" {
+		t.Errorf("host 0's first connectivity check (-want +got):\n%s", diff)
+	}
+	up()
+	for len(checks) == 1 {
+		poll()
+	}
+	if diff := cmp.Diff(want(ids[1], ids[2], ids[3]), checks[1]); diff != "" {
+		t.Errorf("host 0's check after host 3 came up (-want +got):\n%s", diff)
 	}
 }

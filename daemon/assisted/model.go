@@ -38,8 +38,9 @@ type clusterRec struct {
 
 	// Aggregates for host validations, recomputed by derive.
 	// probeTargets counts the hosts a connectivity check probes
-	// (connectivityParams).
+	// (connectivityParams), probeChanged when that count last moved.
 	probeTargets int
+	probeChanged time.Time
 	facts        *validation.ClusterFacts
 	nameCounts   map[string]int
 	factsKey     string

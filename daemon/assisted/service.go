@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,6 +41,11 @@ type Config struct {
 	// requests cause: it runs once per window for all of them (see
 	// settle). Zero evaluates within each request (tests).
 	EvaluationDelay time.Duration
+	// ProbeSettle is how long the hosts a connectivity check probes must
+	// stay the same before a long-polling agent is handed one (see
+	// connectivityWait); real time, like the long poll. Zero: one second;
+	// negative: no wait (tests that count steps).
+	ProbeSettle time.Duration
 	// DisabledHostValidations / DisabledClusterValidations report "disabled".
 	DisabledHostValidations, DisabledClusterValidations []string
 	// HostConfigs are node zero's host configs from the config image
@@ -87,6 +91,9 @@ func (c *Config) setDefaults() {
 	if c.MaxWait == 0 {
 		c.MaxWait = 60 * time.Second
 	}
+	if c.ProbeSettle == 0 {
+		c.ProbeSettle = time.Second
+	}
 }
 
 // Service is the embedded assisted service. Its methods are safe for
@@ -110,8 +117,6 @@ type Service struct {
 
 	prepSeq atomic.Int64 // numbers installation preparations
 
-	decodeSlots chan struct{} // bounds the connectivity reports decoded at once
-
 	evalPending map[string]*clusterRec // clusters the evaluator owes a pass; guarded by mu
 	evalSignal  chan struct{}
 
@@ -127,7 +132,7 @@ func New(cfg Config) (*Service, error) {
 		return nil, errors.New("assisted: no store")
 	}
 	cfg.setDefaults()
-	s := &Service{cfg: cfg, log: cfg.Logger, store: cfg.Store, start: cfg.Now(), decodeSlots: make(chan struct{}, runtime.GOMAXPROCS(0))}
+	s := &Service{cfg: cfg, log: cfg.Logger, store: cfg.Store, start: cfg.Now()}
 	req := cfg.Requirements
 	if req == nil {
 		r, err := validation.DefaultRequirements()
@@ -308,22 +313,28 @@ func (s *Service) deferClusters(sets ...map[string]*clusterRec) {
 }
 
 // evaluator does the cluster-wide evaluation agents' requests deferred,
-// once per EvaluationDelay window.
+// once per window: EvaluationDelay, or as long as the last evaluation
+// took when that was longer. An evaluation revalidates every host of the
+// cluster, so at a thousand hosts reporting at once it is most of the
+// work; waiting as long as it took keeps it to about half the time, and
+// the agents' requests get the rest.
 func (s *Service) evaluator() {
 	defer s.wg.Done()
+	var took time.Duration
 	for {
 		select {
 		case <-s.ctx.Done():
 			return
 		case <-s.evalSignal:
 		}
-		timer := time.NewTimer(s.cfg.EvaluationDelay)
+		timer := time.NewTimer(max(s.cfg.EvaluationDelay, took))
 		select {
 		case <-s.ctx.Done():
 			timer.Stop()
 			return
 		case <-timer.C:
 		}
+		start := time.Now()
 		err := s.update(s.ctx, func(t *txn) error {
 			for id, c := range s.evalPending {
 				delete(s.evalPending, id)
@@ -333,6 +344,7 @@ func (s *Service) evaluator() {
 			}
 			return nil
 		})
+		took = time.Since(start)
 		if err != nil {
 			s.log.Error("cluster evaluation", "err", err)
 		}

@@ -142,16 +142,12 @@ func (c *hostContext) unreachablePeers(l3 bool) string {
 	if me == nil {
 		return ""
 	}
-	ids := make([]string, 0, len(c.facts.peers))
-	for id := range c.facts.peers {
-		if id != c.host.ID {
-			ids = append(ids, id)
-		}
-	}
-	sort.Strings(ids)
 	nets := c.facts.machineNets
 	var names []string
-	for _, id := range ids {
+	for _, id := range c.facts.peerIDs {
+		if id == c.host.ID {
+			continue
+		}
 		p := c.facts.peers[id]
 		if reaches(me, p, nets, l3) && reaches(p, me, nets, l3) {
 			continue

@@ -72,7 +72,9 @@ func (f *ClusterFacts) addPeers(hosts []HostEntry) {
 			p.report = r
 		}
 		f.peers[p.id] = p
+		f.peerIDs = append(f.peerIDs, p.id)
 	}
+	sort.Strings(f.peerIDs)
 	f.collisions = IPCollisions(hosts)
 }
 

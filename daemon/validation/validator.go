@@ -80,6 +80,9 @@ type ClusterFacts struct {
 	// peers are the cluster's hosts by ID, with what the connectivity
 	// validations read of them (peers.go).
 	peers map[string]*peer
+	// peerIDs are the keys of peers, sorted: the order messages name
+	// peers in (sorted once, not per host).
+	peerIDs []string
 	// collisions maps an address to the MACs seen holding it (peers.go).
 	collisions map[string][]string
 	// macHost maps a MAC to the name of the host that has it.
