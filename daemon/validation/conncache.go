@@ -8,30 +8,9 @@ import (
 	v2 "github.com/nodezero/nodezero/daemon/v2"
 )
 
-// connCacheBytes bounds the text of the connectivity reports kept
-// compacted for callers that pass reports as text (HostEntry.Conn nil,
-// Host.Connectivity set: tests and tools; the service passes ConnReports).
-// A variable for tests.
-var connCacheBytes = 64 << 20
-
-// connCache memoises each host's compacted report by its text: the same
-// report is read by every validation of its host, by the cluster facts and
-// the majority groups. An entry is used only while the host's text is the
-// one it was compacted from, so nothing needs invalidating. Reports
-// compacted here keep every L3 probe (no Validator, no thresholds).
-var connCache = struct {
-	sync.Mutex
-	hosts map[string]connEntry
-	bytes int
-}{hosts: map[string]connEntry{}}
-
-type connEntry struct {
-	text   string
-	report *ConnReport
-}
-
 // report returns the host's compacted connectivity report: Conn, else its
-// text compacted, else nil (none yet).
+// text compacted (callers that hold reports as text: tests; the service
+// passes Conn, compacted once on arrival), else nil (none yet).
 func (h HostEntry) report() *ConnReport {
 	if h.Conn != nil {
 		return h.Conn
@@ -39,39 +18,7 @@ func (h HostEntry) report() *ConnReport {
 	if h.Host == nil || h.Host.Connectivity == "" {
 		return nil
 	}
-	return parseConnectivity(h.Host.ID, h.Host.Connectivity)
-}
-
-// parseConnectivity returns host id's report text compacted, from the cache
-// when it holds the same text.
-func parseConnectivity(id, text string) *ConnReport {
-	connCache.Lock()
-	e, ok := connCache.hosts[id]
-	connCache.Unlock()
-	if ok && e.text == text {
-		return e.report
-	}
-	r := parseConnReport(text, keepAll)
-	if len(text) > connCacheBytes/4 {
-		return r // one report must not push out the rest
-	}
-	connCache.Lock()
-	defer connCache.Unlock()
-	if old, ok := connCache.hosts[id]; ok {
-		connCache.bytes -= len(old.text)
-		delete(connCache.hosts, id)
-	}
-	// Make room by dropping arbitrary hosts (map order).
-	for k, old := range connCache.hosts {
-		if connCache.bytes+len(text) <= connCacheBytes {
-			break
-		}
-		connCache.bytes -= len(old.text)
-		delete(connCache.hosts, k)
-	}
-	connCache.hosts[id] = connEntry{text: text, report: r}
-	connCache.bytes += len(text)
-	return r
+	return parseConnReport(h.Host.Connectivity, keepAll)
 }
 
 // groupsCache holds the last cluster.connectivity_majority_groups parsed:

@@ -2,7 +2,6 @@ package validation
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -30,51 +29,18 @@ func peerIDs(r *ConnReport) []string {
 	return out
 }
 
-func TestParseConnectivityCaches(t *testing.T) {
-	a := connText(t, "peer-1")
-	r1 := parseConnectivity("cache-host-1", a)
-	if got := peerIDs(r1); r1.Broken() || len(got) != 1 || got[0] != "peer-1" {
-		t.Fatalf("parseConnectivity = %v (broken %v), want peer-1", got, r1.Broken())
+// TestReportFromText: a host given with its report as text (no Conn) has
+// it compacted; bad text gives a broken report.
+func TestReportFromText(t *testing.T) {
+	r := HostEntry{Host: &v2.Host{ID: "h1", Connectivity: connText(t, "peer-1")}}.report()
+	if got := peerIDs(r); r.Broken() || len(got) != 1 || got[0] != "peer-1" {
+		t.Fatalf("report = %v (broken %v), want peer-1", got, r.Broken())
 	}
-	// The same text again, even another copy of it: the same report.
-	if r2 := parseConnectivity("cache-host-1", strings.Clone(a)); r2 != r1 {
-		t.Error("the same text was parsed again")
+	if r := (HostEntry{Host: &v2.Host{ID: "h1", Connectivity: "{not json"}}).report(); !r.Broken() {
+		t.Error("the report of bad JSON is not broken")
 	}
-	// A new report of the host replaces the old.
-	r3 := parseConnectivity("cache-host-1", connText(t, "peer-2"))
-	if got := peerIDs(r3); r3 == r1 || len(got) != 1 || got[0] != "peer-2" {
-		t.Errorf("a changed report gave %v; want peer-2 parsed anew", got)
-	}
-	// Another host with the first text has its own entry.
-	if r4 := parseConnectivity("cache-host-2", a); r4 == r1 || r4 == r3 {
-		t.Error("two hosts share an entry")
-	}
-	if r := parseConnectivity("cache-host-3", "{not json"); !r.Broken() {
-		t.Error("parseConnectivity of bad JSON is not broken")
-	}
-}
-
-func TestParseConnectivityStaysWithinBudget(t *testing.T) {
-	defer func(b int) { connCacheBytes = b }(connCacheBytes)
-	connCacheBytes = 4 << 20
-	peers := make([]string, 2000)
-	for i := range peers {
-		peers[i] = fmt.Sprintf("peer-%05d-%s", i, strings.Repeat("x", 200))
-	}
-	text := connText(t, peers...) // about 450 KiB
-	for i := range 2 * connCacheBytes / len(text) {
-		if r := parseConnectivity(fmt.Sprintf("budget-host-%d", i), text); r.Broken() {
-			t.Fatal("the report does not parse")
-		}
-	}
-	connCache.Lock()
-	defer connCache.Unlock()
-	sum := 0
-	for _, e := range connCache.hosts {
-		sum += len(e.text)
-	}
-	if sum != connCache.bytes || sum > connCacheBytes {
-		t.Errorf("cache holds %d bytes of text (counted %d), want at most %d", sum, connCache.bytes, connCacheBytes)
+	if r := (HostEntry{Host: &v2.Host{ID: "h1"}}).report(); r != nil {
+		t.Error("a host without a report has one")
 	}
 }
 
@@ -101,10 +67,11 @@ func TestAggregateMemo(t *testing.T) {
 	calls := 0
 	compute := func() *int { calls++; n := calls; return &n }
 	inv := &v2.Inventory{Hostname: "a"}
-	hosts := []HostEntry{{Host: &v2.Host{ID: "h1", Connectivity: "r1"}, Inventory: inv}, {Host: &v2.Host{ID: "h2"}}}
+	r1, r2 := parseConnReport(connText(t, "p1"), keepAll), parseConnReport(connText(t, "p2"), keepAll)
+	hosts := []HostEntry{{Host: &v2.Host{ID: "h1"}, Conn: r1, Inventory: inv}, {Host: &v2.Host{ID: "h2"}}}
 	first := m.get(hosts, 3, compute)
 	// Equal inputs, in new values: the last result.
-	same := []HostEntry{{Host: &v2.Host{ID: "h1", Connectivity: strings.Clone("r1"), Role: v2.HostRoleWorker}, Inventory: inv}, {Host: &v2.Host{ID: "h2"}}}
+	same := []HostEntry{{Host: &v2.Host{ID: "h1", Role: v2.HostRoleWorker}, Conn: r1, Inventory: inv}, {Host: &v2.Host{ID: "h2"}}}
 	if got := m.get(same, 3, compute); got != first || calls != 1 {
 		t.Fatalf("equal inputs computed again (%d calls)", calls)
 	}
@@ -113,8 +80,8 @@ func TestAggregateMemo(t *testing.T) {
 		hosts []HostEntry
 		extra int64
 	}{
-		{"a new report", []HostEntry{{Host: &v2.Host{ID: "h1", Connectivity: "r2"}, Inventory: inv}, {Host: &v2.Host{ID: "h2"}}}, 3},
-		{"a new inventory", []HostEntry{{Host: &v2.Host{ID: "h1", Connectivity: "r2"}, Inventory: &v2.Inventory{Hostname: "a"}}, {Host: &v2.Host{ID: "h2"}}}, 3},
+		{"a new report", []HostEntry{{Host: &v2.Host{ID: "h1"}, Conn: r2, Inventory: inv}, {Host: &v2.Host{ID: "h2"}}}, 3},
+		{"a new inventory", []HostEntry{{Host: &v2.Host{ID: "h1"}, Conn: r2, Inventory: &v2.Inventory{Hostname: "a"}}, {Host: &v2.Host{ID: "h2"}}}, 3},
 		{"a host less", []HostEntry{{Host: &v2.Host{ID: "h2"}}}, 3},
 		{"another setting", []HostEntry{{Host: &v2.Host{ID: "h2"}}}, 1},
 	}
