@@ -185,28 +185,12 @@ func runInstalled(ctx context.Context, d *bootDisk, o installedOptions) error {
 	}
 	log.Info("installed disk verified: image digest and Ignition (role, hostname, host id) match", "disk", d.Disk)
 
-	// The stages the in-cluster controller would report, in order; a host
-	// settles in Configuring and Joined (o.settle).
-	type step struct {
-		stage  v2.HostStage
-		info   string
-		settle bool
-	}
-	var steps []step
-	if d.Role == v2.HostRoleWorker {
-		steps = append(steps, step{v2.HostStageWaitingForIgnition, "Ignition read from the installed disk (simulated machine-config server)", false})
-	}
-	if d.ControlPlaneCount != 1 { // a single node: Joined and Done only
-		steps = append(steps, step{v2.HostStageConfiguring, "simulated: the node applies its machine config", true})
-	}
-	steps = append(steps, step{v2.HostStageJoined, "simulated: the node joined the cluster", true},
-		step{v2.HostStageDone, "simulated: the node is Ready", false})
-	for _, st := range steps {
-		if st.stage == v2.HostStageJoined && o.neverJoin {
+	for _, st := range installer.BootedSteps(d.Role, d.ControlPlaneCount) {
+		if st.Stage == v2.HostStageJoined && o.neverJoin {
 			log.Warn("fault injected: this host never joins the control plane")
 			return wait(ctx, served)
 		}
-		err := report(st.stage, st.info)
+		err := report(st.Stage, st.Info)
 		if errors.Is(err, errRefusedStage) {
 			// Node zero no longer counts this host in: it keeps its
 			// disk, and says why instead of claiming it is installed.
@@ -217,7 +201,7 @@ func runInstalled(ctx context.Context, d *bootDisk, o installedOptions) error {
 		if err != nil {
 			return err
 		}
-		if st.settle && !sleepCtx(ctx, o.settle) {
+		if st.Settle && !sleepCtx(ctx, o.settle) {
 			return ctx.Err()
 		}
 	}
@@ -235,7 +219,7 @@ func runInstalled(ctx context.Context, d *bootDisk, o installedOptions) error {
 // cluster is finalizing, it reports the installation complete.
 func completeWhenFinalizing(ctx context.Context, user, agent *v2.Client, clusterID string, log *slog.Logger) error {
 	for {
-		c, err := user.GetCluster(ctx, clusterID)
+		c, err := user.GetClusterExcludingHosts(ctx, clusterID) // the status only
 		if err == nil {
 			switch c.Status {
 			case v2.ClusterStatusFinalizing:

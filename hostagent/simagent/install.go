@@ -297,14 +297,6 @@ func (d *bootDisk) verify() error {
 	return nil
 }
 
-// Infos of the post-reboot stages, as installed.go words them.
-const (
-	infoIgnition    = "Ignition read from the installed disk (simulated machine-config server)"
-	infoConfiguring = "simulated: the node applies its machine config"
-	infoJoined      = "simulated: the node joined the cluster"
-	infoDone        = "simulated: the node is Ready"
-)
-
 // installed is the host booted from its disk: what cmd/nodezero's
 // runInstalled does, minus starting a service. It returns once the host
 // reported Done (node zero: once the installation is complete) or failed.
@@ -320,14 +312,10 @@ func (a *Agent) installed(ctx context.Context, d *bootDisk) {
 		report(v2.HostStageFailed, err.Error())
 		return
 	}
-	if d.req.Role == v2.HostRoleWorker && !report(v2.HostStageWaitingForIgnition, infoIgnition) {
-		return
-	}
-	if d.controlPlaneCount != 1 && !report(v2.HostStageConfiguring, infoConfiguring) {
-		return
-	}
-	if !report(v2.HostStageJoined, infoJoined) || !report(v2.HostStageDone, infoDone) {
-		return
+	for _, st := range installer.BootedSteps(d.req.Role, d.controlPlaneCount) {
+		if !report(st.Stage, st.Info) {
+			return
+		}
 	}
 	if d.req.Role == v2.HostRoleBootstrap {
 		a.completeWhenFinalizing(ctx, d.req.ClusterID)

@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/hostagent/installer"
 )
 
 const (
@@ -49,6 +50,14 @@ type fakeCluster struct {
 	done     chan struct{} // closed once a stage Done or a complete arrives, as the test's want says
 	doneWhen func(f *fakeCluster) bool
 }
+
+// The infos a booted host reports its last stages with.
+const (
+	infoIgnition    = installer.BootedInfoIgnition
+	infoConfiguring = installer.BootedInfoConfiguring
+	infoJoined      = installer.BootedInfoJoined
+	infoDone        = installer.BootedInfoDone
+)
 
 func (f *fakeCluster) host(id string) *v2.Host {
 	for _, h := range f.hosts {

@@ -1,0 +1,38 @@
+package installer
+
+import v2 "github.com/nodezero/nodezero/daemon/v2"
+
+// After the reboot, OpenShift's in-cluster controller reports a host's last
+// stages. A sandbox or load-test host has no OpenShift: once it has booted
+// its installed disk and checked it, it reports those stages itself
+// (cmd/nodezero's installed mode, hostagent/simagent), with these infos.
+const (
+	BootedInfoIgnition    = "Ignition read from the installed disk (simulated machine-config server)"
+	BootedInfoConfiguring = "simulated: the node applies its machine config"
+	BootedInfoJoined      = "simulated: the node joined the cluster"
+	BootedInfoDone        = "simulated: the node is Ready"
+)
+
+// BootedStep is one stage a host reports after booting its installed disk.
+// Settle marks the stages a real node stays in for a while (applying its
+// machine config, becoming Ready).
+type BootedStep struct {
+	Stage  v2.HostStage
+	Info   string
+	Settle bool
+}
+
+// BootedSteps are the stages, in order, a host of role reports after
+// booting its installed disk: a worker first reads its Ignition from the
+// machine-config server; a single node has no Configuring.
+func BootedSteps(role v2.HostRole, controlPlaneCount int64) []BootedStep {
+	var steps []BootedStep
+	if role == v2.HostRoleWorker {
+		steps = append(steps, BootedStep{v2.HostStageWaitingForIgnition, BootedInfoIgnition, false})
+	}
+	if controlPlaneCount != 1 {
+		steps = append(steps, BootedStep{v2.HostStageConfiguring, BootedInfoConfiguring, true})
+	}
+	return append(steps, BootedStep{v2.HostStageJoined, BootedInfoJoined, true},
+		BootedStep{v2.HostStageDone, BootedInfoDone, false})
+}
