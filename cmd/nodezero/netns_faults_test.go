@@ -807,7 +807,12 @@ func TestNetnsCutOffWhileWriting(t *testing.T) {
 		switch {
 		case runs == 1 && strings.Contains(out, `msg="installation stopped"`):
 			outcome = "stopped its install"
-		case runs == 2 && strings.Contains(out, `msg="installed disk verified`):
+		case runs == 2 && strings.Contains(out, `msg="installed disk verified`) &&
+			(strings.Contains(out, "node zero refused its progress") || strings.Contains(out, `msg="host installed"`)):
+			// Booted, verified, and told by node zero whether it is
+			// installed: the refusal comes a round trip after the
+			// verification, so waiting for the verification alone
+			// raced it on a loaded machine.
 			outcome = "finished its write and booted its disk, verified"
 		}
 		return cl != nil && allIn(hs, v2.HostStatusError) && outcome != "", fmt.Sprintf("worker-0 boot %d; %s", runs, desc)
