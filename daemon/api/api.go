@@ -8,6 +8,7 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nodezero/nodezero/daemon/assisted"
@@ -116,6 +118,32 @@ func (r *request) decode(v any) error {
 		return &httpError{http.StatusBadRequest, "request body: unexpected data after the JSON document"}
 	}
 	return nil
+}
+
+// replyBodies are the buffers step replies are read into: a connectivity
+// report at a thousand hosts is a megabyte, and there are few at a time
+// (server.bigReplies).
+var replyBodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// decodeStepReply reads a step reply: whole, then by the fast reader when
+// it is in the plain form agents write (v2.DecodeStepReplyFast, which
+// keeps nothing of the buffer), else by decode, for its meaning or its
+// error.
+func (r *request) decodeStepReply(p *v2.StepReply) error {
+	buf := replyBodies.Get().(*bytes.Buffer)
+	defer replyBodies.Put(buf)
+	buf.Reset()
+	if r.ContentLength > 0 {
+		buf.Grow(int(r.ContentLength))
+	}
+	if _, err := buf.ReadFrom(r.Body); err != nil {
+		return bodyError(err)
+	}
+	if v2.DecodeStepReplyFast(buf.Bytes(), p) {
+		return nil
+	}
+	r.Body = io.NopCloser(bytes.NewReader(buf.Bytes()))
+	return r.decode(p)
 }
 
 func bodyError(err error) error {

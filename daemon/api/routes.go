@@ -275,7 +275,7 @@ func (s *server) postStepReply(r *request) (any, error) {
 		}
 	}
 	var p v2.StepReply
-	if err := r.decode(&p); err != nil {
+	if err := r.decodeStepReply(&p); err != nil {
 		return nil, err
 	}
 	return nil, s.svc().PostStepReply(r.Context(), r.param("infra_env_id"), r.param("host_id"), &p)

@@ -34,14 +34,14 @@ func (s *Service) decodeConnectivity(infraEnvID, hostID string, r *v2.StepReply)
 	if same {
 		return nil, nil
 	}
-	// A decoded report is several times its text; the API lets only a
-	// few large replies in at once (daemon/api postStepReply).
-	out, err := decodeCheckReply(r)
-	if err != nil || out == nil {
-		return out, err
+	// The report goes straight to its compact form and the document the
+	// store keeps. The API lets only a few large replies in at once
+	// (daemon/api postStepReply).
+	conn, doc, err := s.val.DecodeConnectivity(r.Output)
+	if err != nil {
+		return nil, badRequest("output: %s is not valid: %v", r.StepType, err)
 	}
-	out.conn, out.sum, out.connectivity = s.val.CompactConnectivity(out.connectivity), sum, nil
-	return out, nil
+	return &checkReply{conn: conn, sum: sum, doc: doc}, nil
 }
 
 // keepConnectivity makes r the host's report: compacted in memory, its text

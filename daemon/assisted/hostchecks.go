@@ -264,13 +264,12 @@ func verifyVIPsRequest(c *v2.Cluster) v2.VerifyVIPsRequest {
 // kept on the host or the cluster.
 type checkReply struct {
 	doc string // the re-encoded document
-	// A connectivity report, decoded (until PostStepReply compacts it) and
-	// compacted; sum is the SHA-256 of the agent's output.
-	connectivity *v2.ConnectivityReport
-	conn         *validation.ConnReport
-	sum          [32]byte
-	verified     v2.VerifyVIPsResponse
-	dhcp         *v2.DHCPAllocationResponse
+	// A connectivity report, compacted (decodeConnectivity); sum is the
+	// SHA-256 of the agent's output.
+	conn     *validation.ConnReport
+	sum      [32]byte
+	verified v2.VerifyVIPsResponse
+	dhcp     *v2.DHCPAllocationResponse
 	// The preparation checks are kept whatever their exit code: a failed
 	// measurement or pull is a result.
 	diskSpeed *v2.DiskSpeedCheckResponse
@@ -291,8 +290,6 @@ func decodeCheckReply(r *v2.StepReply) (*checkReply, error) {
 	}
 	var v any
 	switch r.StepType {
-	case v2.StepTypeConnectivityCheck:
-		v = new(v2.ConnectivityReport)
 	case v2.StepTypeFreeNetworkAddresses:
 		v = new(v2.FreeNetworksAddresses)
 	case v2.StepTypeNTPSynchronizer:
@@ -311,8 +308,6 @@ func decodeCheckReply(r *v2.StepReply) (*checkReply, error) {
 	}
 	out := &checkReply{}
 	switch x := v.(type) {
-	case *v2.ConnectivityReport:
-		out.connectivity = x
 	case *v2.DHCPAllocationResponse:
 		for field, a := range map[string]string{"api_vip_address": x.APIVIPAddress, "ingress_vip_address": x.IngressVIPAddress} {
 			if ip, err := netip.ParseAddr(a); err != nil || !ip.Is4() {

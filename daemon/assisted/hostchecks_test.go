@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/daemon/validation"
 )
 
 func stepOf(t *testing.T, s *v2.Steps, typ v2.StepType) *v2.Step {
@@ -125,9 +126,18 @@ func FuzzCheckReply(f *testing.F) {
 	f.Add(uint8(3), `[null,{"verification":"failed"}]`)
 	f.Add(uint8(4), `{"resolutions":[{"domain_name":"api.c.test","ipv4_addresses":["10.0.0.5"]}]}`)
 	f.Add(uint8(5), `{"api_vip_address":"10.0.0.50","ingress_vip_address":"10.0.0.51","api_vip_lease":"lease {}"}`)
+	// Connectivity reports take the service's own path (decodeConnectivity:
+	// compacted, and the document to keep).
+	s := &Service{val: &validation.Validator{}, hosts: map[hostKey]*hostRec{}}
+	decode := func(r *v2.StepReply) (*checkReply, error) {
+		if r.StepType == v2.StepTypeConnectivityCheck {
+			return s.decodeConnectivity("ie", "h", r)
+		}
+		return decodeCheckReply(r)
+	}
 	f.Fuzz(func(t *testing.T, which uint8, out string) {
 		typ := types[int(which)%len(types)]
-		r, err := decodeCheckReply(&v2.StepReply{StepType: typ, Output: out})
+		r, err := decode(&v2.StepReply{StepType: typ, Output: out})
 		if err != nil {
 			var ae *Error
 			if !errors.As(err, &ae) || ae.Kind != KindBadRequest {
@@ -138,7 +148,7 @@ func FuzzCheckReply(f *testing.F) {
 		if r == nil {
 			t.Fatalf("%s: nil reply without error", typ)
 		}
-		if _, err := decodeCheckReply(&v2.StepReply{StepType: typ, Output: r.doc}); err != nil && typ != v2.StepTypeNTPSynchronizer {
+		if _, err := decode(&v2.StepReply{StepType: typ, Output: r.doc}); err != nil && typ != v2.StepTypeNTPSynchronizer {
 			// ntp is kept as the bare source list, not the response object.
 			t.Fatalf("%s: kept %q does not decode again: %v", typ, r.doc, err)
 		}

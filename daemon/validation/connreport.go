@@ -1,7 +1,6 @@
 package validation
 
 import (
-	"encoding/json"
 	"math"
 	"net"
 	"strings"
@@ -111,6 +110,9 @@ func (t *internTable) id(s string, parse bool) uint32 {
 	if i, ok := t.index[s]; ok {
 		return i
 	}
+	// s may be a substring of a large text (v2.ScanConnectivity): the
+	// table keeps a copy.
+	s = strings.Clone(s)
 	i = uint32(len(t.vals))
 	t.index[s] = i
 	t.vals = append(t.vals, s)
@@ -175,63 +177,108 @@ func (v *Validator) ParseConnectivity(text string) *ConnReport {
 	return parseConnReport(text, v.timingFloor())
 }
 
+// DecodeConnectivity compacts a report's text as a step reply brings it,
+// or says why the text is not a report. doc is the report as assisted
+// stores it: decoded into the model and encoded again, so only the model's
+// fields are kept.
+func (v *Validator) DecodeConnectivity(text string) (r *ConnReport, doc string, err error) {
+	return decodeConnReport(text, v.timingFloor())
+}
+
 func parseConnReport(text string, floor timingFloor) *ConnReport {
-	var r v2.ConnectivityReport
-	if err := json.Unmarshal([]byte(text), &r); err != nil {
+	r, _, err := decodeConnReport(text, floor)
+	if err != nil {
 		return &ConnReport{bad: true}
 	}
-	return compactConnectivity(&r, floor)
+	return r
+}
+
+// decodeConnReport reads the text once, straight into the compact form and
+// the stored document, when it is in the form agents write
+// (v2.ScanConnectivity); any other text is decoded by encoding/json, for
+// its meaning or its error, compacted the same way and encoded again.
+func decodeConnReport(text string, floor timingFloor) (*ConnReport, string, error) {
+	b := newConnBuilder(floor)
+	if doc, ok := v2.ScanConnectivity(text, b.add); ok {
+		return b.out, doc, nil
+	}
+	var r v2.ConnectivityReport
+	if err := v2.DecodeEmbedded(text, &r); err != nil {
+		return nil, "", err
+	}
+	doc, err := v2.EncodeEmbedded(&r)
+	if err != nil {
+		return nil, "", err
+	}
+	return compactConnectivity(&r, floor), doc, nil
 }
 
 func compactConnectivity(r *v2.ConnectivityReport, floor timingFloor) *ConnReport {
-	out := &ConnReport{peers: make([]connPeer, 0, len(r.RemoteHosts))}
-	// Per outgoing interface, the MAC each address answered from.
-	seenMAC := map[string]map[string]string{}
+	b := newConnBuilder(floor)
+	b.out.peers = make([]connPeer, 0, len(r.RemoteHosts))
 	for _, rh := range r.RemoteHosts {
-		if rh == nil {
+		if rh != nil {
+			b.add(rh)
+		}
+	}
+	return b.out
+}
+
+// connBuilder compacts a report one remote host at a time. It keeps no
+// string of the hosts it is given (the fast reader's are substrings of a
+// 300 KB text): the intern tables and the probes kept copy theirs.
+type connBuilder struct {
+	out   *ConnReport
+	floor timingFloor
+	// Per outgoing interface, the MAC each address answered from.
+	seenMAC map[string]map[string]string
+}
+
+func newConnBuilder(floor timingFloor) *connBuilder {
+	return &connBuilder{out: &ConnReport{}, floor: floor, seenMAC: map[string]map[string]string{}}
+}
+
+func (b *connBuilder) add(rh *v2.ConnectivityRemoteHost) {
+	out := b.out
+	peer := names.id(rh.HostID, false)
+	start := len(out.reached)
+	mark := func(addr string, flag uint32) {
+		a := addrs.id(addr, true)
+		for i := start; i < len(out.reached); i++ {
+			if out.reached[i]&reachedAddr == a {
+				out.reached[i] |= flag
+				return
+			}
+		}
+		out.reached = append(out.reached, a|flag)
+	}
+	for _, l2 := range rh.L2Connectivity {
+		if l2 == nil {
 			continue
 		}
-		peer := names.id(rh.HostID, false)
-		start := len(out.reached)
-		mark := func(addr string, flag uint32) {
-			a := addrs.id(addr, true)
-			for i := start; i < len(out.reached); i++ {
-				if out.reached[i]&reachedAddr == a {
-					out.reached[i] |= flag
-					return
-				}
-			}
-			out.reached = append(out.reached, a|flag)
+		if l2.Successful {
+			mark(l2.RemoteIPAddress, reachedL2)
 		}
-		for _, l2 := range rh.L2Connectivity {
-			if l2 == nil {
-				continue
-			}
-			if l2.Successful {
-				mark(l2.RemoteIPAddress, reachedL2)
-			}
-			out.noteMAC(seenMAC, l2)
-		}
-		for _, l3 := range rh.L3Connectivity {
-			if l3 == nil {
-				continue
-			}
-			if l3.Successful {
-				mark(l3.RemoteIPAddress, reachedL3)
-			}
-			if l3.AverageRTTMs > floor.latency || l3.PacketLossPercentage > floor.loss {
-				out.slow = append(out.slow, slowProbe{peer: peer, addr: addrs.id(l3.RemoteIPAddress, true),
-					rtt: l3.AverageRTTMs, loss: l3.PacketLossPercentage, successful: l3.Successful})
-			}
-		}
-		for _, m := range rh.MTUReport {
-			if m != nil && !m.MTUSuccessful {
-				out.mtuBroken = append(out.mtuBroken, mtuProbe{nic: m.OutgoingNic, addr: m.RemoteIPAddress})
-			}
-		}
-		out.peers = append(out.peers, connPeer{id: peer, end: uint32(len(out.reached))})
+		out.noteMAC(b.seenMAC, l2)
 	}
-	return out
+	for _, l3 := range rh.L3Connectivity {
+		if l3 == nil {
+			continue
+		}
+		if l3.Successful {
+			mark(l3.RemoteIPAddress, reachedL3)
+		}
+		if l3.AverageRTTMs > b.floor.latency || l3.PacketLossPercentage > b.floor.loss {
+			out.slow = append(out.slow, slowProbe{peer: peer, addr: addrs.id(l3.RemoteIPAddress, true),
+				rtt: l3.AverageRTTMs, loss: l3.PacketLossPercentage, successful: l3.Successful})
+		}
+	}
+	for _, m := range rh.MTUReport {
+		if m != nil && !m.MTUSuccessful {
+			out.mtuBroken = append(out.mtuBroken, mtuProbe{nic: strings.Clone(m.OutgoingNic), addr: strings.Clone(m.RemoteIPAddress)})
+		}
+	}
+	out.peers = append(out.peers, connPeer{id: peer, end: uint32(len(out.reached))})
 }
 
 // noteMAC records an address answering from a second MAC on the same
@@ -245,15 +292,19 @@ func (r *ConnReport) noteMAC(seen map[string]map[string]string, l2 *v2.L2Connect
 	if ip == nil || ip.IsLoopback() || ip.IsLinkLocalUnicast() {
 		return
 	}
+	// seen lives while one report is compacted; the collisions kept copy
+	// their strings.
 	if seen[l2.OutgoingNic] == nil {
-		seen[l2.OutgoingNic] = map[string]string{}
+		seen[strings.Clone(l2.OutgoingNic)] = map[string]string{}
 	}
 	key := ip.String()
 	prev, ok := seen[l2.OutgoingNic][key]
 	if ok && !strings.EqualFold(prev, l2.RemoteMAC) {
-		r.collisions = append(r.collisions, collision{key, prev, l2.RemoteMAC})
+		r.collisions = append(r.collisions, collision{key, prev, strings.Clone(l2.RemoteMAC)})
 	}
-	seen[l2.OutgoingNic][key] = l2.RemoteMAC
+	if !ok || prev != l2.RemoteMAC {
+		seen[l2.OutgoingNic][key] = strings.Clone(l2.RemoteMAC)
+	}
 }
 
 // l2Reaches: the peer answered an L2 probe on an address in n; for IPv6,
