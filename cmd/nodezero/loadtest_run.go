@@ -196,7 +196,7 @@ func loadtestRun(ctx context.Context, o loadtestOptions, dir string, progress io
 		ir, err := ltInstall(ctx, o, uc, svc, clusterID, infraEnvID, fleet.Hosts(), rec, alive, progress)
 		if err != nil {
 			// What the requests met so far says where the install stuck.
-			reqs, _ := ltRequests(rec)
+			reqs, _ := ltRequests(rec, start)
 			fmt.Fprintf(progress, "loadtest: the install failed; requests so far:\n")
 			_ = ltWriteRequests(progress, reqs)
 			return rr, err
@@ -209,17 +209,20 @@ func loadtestRun(ctx context.Context, o loadtestOptions, dir string, progress io
 		rr.PeakRSSMiB = ltMiB(last.hwm)
 	}
 	rr.CPUS = (last.cpu - before.cpu).Seconds()
-	rr.Requests, rr.Errors = ltRequests(rec)
+	rr.Requests, rr.Errors = ltRequests(rec, start)
 	return rr, nil
 }
 
 // ltRequests summarises the recorded requests and counts their errors.
-func ltRequests(rec *simagent.Recorder) ([]ltRequestReport, int) {
+func ltRequests(rec *simagent.Recorder, start time.Time) ([]ltRequestReport, int) {
 	var out []ltRequestReport
 	errs := 0
 	for _, s := range rec.Summaries() {
 		q := ltRequestReport{Kind: s.Kind, Count: s.Count, Errors: s.Errors, FirstError: s.FirstError,
 			P50Ms: ltMs(s.P50), P99Ms: ltMs(s.P99), MaxMs: ltMs(s.Max)}
+		if !s.Last.IsZero() {
+			q.LastS = s.Last.Sub(start).Seconds()
+		}
 		for _, e := range s.ErrorTexts {
 			q.ErrorTexts = append(q.ErrorTexts, ltErrorText{Text: e.Text, Count: e.Count})
 		}

@@ -84,7 +84,7 @@ func TestLoadtestSim(t *testing.T) {
 		}
 	}
 	want := []string{simagent.KindRegister, simagent.KindNextSteps, simagent.KindNextStepsHeld, simagent.KindStepReply,
-		simagent.KindIgnition, simagent.KindProgress, simagent.KindClusterHosts, simagent.KindGetCluster, simagent.KindComplete,
+		simagent.KindStepReplyConnectivity, simagent.KindIgnition, simagent.KindProgress, simagent.KindClusterHosts, simagent.KindGetCluster, simagent.KindComplete,
 		ltKindInstall, ltKindPoll, ltKindListHosts, ltKindRole}
 	if diff := cmp.Diff(want, kinds); diff != "" {
 		t.Errorf("request kinds (-want +got):\n%s", diff)

@@ -22,6 +22,9 @@ const (
 	KindNextSteps     = "next-steps (immediate)" // the answer held instructions, at once or when work woke the hold
 	KindNextStepsHeld = "next-steps (held)"      // the answer was empty: the wait ran out
 	KindStepReply     = "step-reply"
+	// KindStepReplyConnectivity is a connectivity-check reply: the one
+	// that grows with the cluster (a report names every other host).
+	KindStepReplyConnectivity = "step-reply (connectivity)"
 )
 
 // Observer receives the latency and outcome of every request an agent
@@ -286,7 +289,11 @@ func (a *Agent) post(ctx context.Context, st *v2.Step, output, stderr string, co
 	start := a.now()
 	err := a.cfg.Client.PostStepReply(ctx, a.sess.infraEnvID, a.sess.hostID,
 		v2.StepReply{StepType: st.StepType, StepID: st.StepID, ExitCode: int64(code), Output: output, Error: stderr})
-	if !a.record(ctx, KindStepReply, start, err) {
+	kind := KindStepReply
+	if st.StepType == v2.StepTypeConnectivityCheck {
+		kind = KindStepReplyConnectivity
+	}
+	if !a.record(ctx, kind, start, err) {
 		return
 	}
 	if err == nil && code == 0 && cache != nil {

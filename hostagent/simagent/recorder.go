@@ -18,6 +18,7 @@ type Recorder struct {
 
 type series struct {
 	d        []time.Duration // successful requests
+	last     time.Time       // when the last successful one ended
 	errors   int
 	firstErr string
 	byText   map[string]int // errors by text, at most maxErrorTexts of them
@@ -55,6 +56,7 @@ func (r *Recorder) Observe(kind string, d time.Duration, err error) {
 		return
 	}
 	s.d = append(s.d, d)
+	s.last = time.Now()
 }
 
 // Summary is the latency of one request kind. Percentiles are over the
@@ -68,6 +70,9 @@ type Summary struct {
 	ErrorTexts []ErrorText
 	P50, P99   time.Duration
 	Max        time.Duration
+	// Last is when the last successful request ended: with a ramp, when
+	// that phase was over.
+	Last time.Time
 }
 
 // ErrorText is how often one error happened.
@@ -78,7 +83,7 @@ type ErrorText struct {
 
 // kindOrder is the table order: the agent's requests in protocol order,
 // then the install's, then any other kind by name.
-var kindOrder = []string{KindRegister, KindNextSteps, KindNextStepsHeld, KindStepReply,
+var kindOrder = []string{KindRegister, KindNextSteps, KindNextStepsHeld, KindStepReply, KindStepReplyConnectivity,
 	KindIgnition, KindProgress, KindClusterHosts, KindGetCluster, KindComplete}
 
 // Summaries returns one summary per kind seen, in table order.
@@ -117,7 +122,7 @@ func (r *Recorder) Summaries() []Summary {
 			return strings.Compare(a.Text, b.Text)
 		})
 		out = append(out, Summary{Kind: k, Count: len(d), Errors: s.errors, FirstError: s.firstErr, ErrorTexts: texts,
-			P50: Percentile(d, 50), P99: Percentile(d, 99), Max: Percentile(d, 100)})
+			P50: Percentile(d, 50), P99: Percentile(d, 99), Max: Percentile(d, 100), Last: s.last})
 	}
 	return out
 }

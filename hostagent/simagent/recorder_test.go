@@ -48,6 +48,7 @@ func TestPercentile(t *testing.T) {
 
 func TestRecorder(t *testing.T) {
 	r := NewRecorder()
+	before := time.Now()
 	var wg sync.WaitGroup
 	for i := range 100 {
 		wg.Go(func() {
@@ -79,7 +80,16 @@ func TestRecorder(t *testing.T) {
 		{Kind: KindProgress, Errors: maxErrorTexts + 2, FirstError: "error 00", ErrorTexts: progressTexts},
 		{Kind: "zz other", Count: 100, P50: time.Second, P99: time.Second, Max: time.Second},
 	}
-	if diff := cmp.Diff(want, r.Summaries()); diff != "" {
+	got := r.Summaries()
+	after := time.Now()
+	// Last is when the last success ended: a kind with none has none.
+	for i := range got {
+		if s := &got[i]; s.Count > 0 && (s.Last.Before(before) || s.Last.After(after)) || s.Count == 0 && !s.Last.IsZero() {
+			t.Errorf("%s: last success at %v, want between %v and %v (zero with no success)", s.Kind, s.Last, before, after)
+		}
+		got[i].Last = time.Time{}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Summaries (-want +got):\n%s", diff)
 	}
 }
