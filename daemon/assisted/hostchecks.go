@@ -67,7 +67,7 @@ func (s *Service) checkArgs(st v2.StepType, h *hostRec) ([]string, bool) {
 		if c == nil {
 			return nil, false
 		}
-		v = connectivityParams(c, h)
+		return []string{connectivityArgs(c, h)}, true
 	case v2.StepTypeFreeNetworkAddresses:
 		nets := freeAddressNetworks(h.inv)
 		if len(nets) == 0 {
@@ -197,22 +197,71 @@ func connectivityParams(c *clusterRec, self *hostRec) v2.ConnectivityCheckParams
 		if h == self || !probeTarget(h) {
 			continue
 		}
-		ch := &v2.ConnectivityCheckHost{HostID: h.h.ID}
-		for _, iface := range h.inv.Interfaces {
-			if iface == nil {
-				continue
-			}
-			addrs := append(append([]string(nil), iface.IPv4Addresses...), iface.IPv6Addresses...)
-			if len(addrs) == 0 {
-				continue
-			}
-			ch.Nics = append(ch.Nics, &v2.ConnectivityCheckNic{Name: iface.Name, MAC: iface.MACAddress, IPAddresses: addrs})
-		}
-		if len(ch.Nics) > 0 {
+		if ch := connectivityCheckHost(h); ch != nil {
 			out = append(out, ch)
 		}
 	}
 	return out
+}
+
+// connectivityCheckHost is h as a connectivity check lists it: its NICs
+// with addresses; nil when it has none.
+func connectivityCheckHost(h *hostRec) *v2.ConnectivityCheckHost {
+	if h.inv == nil {
+		return nil
+	}
+	ch := &v2.ConnectivityCheckHost{HostID: h.h.ID}
+	for _, iface := range h.inv.Interfaces {
+		if iface == nil {
+			continue
+		}
+		addrs := append(append([]string(nil), iface.IPv4Addresses...), iface.IPv6Addresses...)
+		if len(addrs) == 0 {
+			continue
+		}
+		ch.Nics = append(ch.Nics, &v2.ConnectivityCheckNic{Name: iface.Name, MAC: iface.MACAddress, IPAddresses: addrs})
+	}
+	if len(ch.Nics) == 0 {
+		return nil
+	}
+	return ch
+}
+
+// connectivityArgs is connectivityParams(c, self) as JSON text, put
+// together from each host's entry, marshaled once per inventory
+// (checkEntryFor), rather than marshaled whole for every host.
+func connectivityArgs(c *clusterRec, self *hostRec) string {
+	b := make([]byte, 0, 64)
+	b = append(b, '[')
+	n := 0
+	for _, h := range c.sorted() {
+		if h == self || !probeTarget(h) {
+			continue
+		}
+		e := h.checkEntryFor()
+		if e == nil {
+			continue
+		}
+		if n > 0 {
+			b = append(b, ',')
+		}
+		n++
+		b = append(b, e...)
+	}
+	return string(append(b, ']'))
+}
+
+// checkEntryFor returns h as a connectivity check lists it (JSON), nil
+// when it has no NIC with an address to probe.
+func (h *hostRec) checkEntryFor() []byte {
+	if h.checkEntryOf == h.inv && h.checkEntryOf != nil {
+		return h.checkEntry
+	}
+	h.checkEntry, h.checkEntryOf = nil, h.inv
+	if ch := connectivityCheckHost(h); ch != nil {
+		h.checkEntry, _ = json.Marshal(ch) // plain strings: cannot fail
+	}
+	return h.checkEntry
 }
 
 // freeAddressNetworks are the IPv4 networks of the host's interfaces that

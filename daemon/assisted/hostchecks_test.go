@@ -243,3 +243,38 @@ func TestConnectivityCheckSkipsDisconnectedHosts(t *testing.T) {
 		t.Errorf("connectivity-check peers with %s disconnected (-want +got):\n%s", hosts[2], diff)
 	}
 }
+
+// TestConnectivityArgs: the connectivity-check args put together from each
+// host's entry, marshaled once per inventory, are what marshaling the whole
+// list gives, also after a host's inventory changes.
+func TestConnectivityArgs(t *testing.T) {
+	e := newEnv(t)
+	clusterID, infraEnvID, hosts := e.readyCluster()
+	args := func() map[string]string {
+		e.s.mu.Lock()
+		defer e.s.mu.Unlock()
+		c := e.s.clusters[clusterID]
+		out := map[string]string{}
+		for _, h := range c.hosts {
+			want, err := json.Marshal(connectivityParams(c, h))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := connectivityArgs(c, h)
+			if got != string(want) {
+				t.Errorf("host %s: args\n%s\nwant\n%s", h.h.ID, got, want)
+			}
+			out[h.h.ID] = got
+		}
+		return out
+	}
+	before := args()
+	if !strings.Contains(before[hosts[0]], "192.168.111.11/24") {
+		t.Fatalf("master-0's check does not list master-1's address: %s", before[hosts[0]])
+	}
+	e.postInventory(infraEnvID, hosts[1], masterInv(t, "master-1", 77))
+	after := args()
+	if !strings.Contains(after[hosts[0]], "192.168.111.77/24") || strings.Contains(after[hosts[0]], "192.168.111.11/24") {
+		t.Errorf("master-0's check after master-1's new inventory: %s", after[hosts[0]])
+	}
+}

@@ -81,6 +81,11 @@ type hostRec struct {
 	// connSum is the SHA-256 of the last connectivity output the agent
 	// posted (not persisted): the same output again is not decoded.
 	connSum [32]byte
+	// checkEntry is this host as the other hosts' connectivity checks
+	// list it (connectivityArgs), made from checkEntryOf: at a thousand
+	// hosts each check lists the other 999.
+	checkEntry   []byte
+	checkEntryOf *v2.Inventory
 }
 
 // agentSession is what the service knows of a host's agent between requests.
