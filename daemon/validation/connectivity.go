@@ -54,7 +54,20 @@ type groupsResult struct {
 	err  error
 }
 
+// connectivityGroups is ConnectivityGroups without the memo. Every group
+// and the L3 addresses are read off the same million runs at a thousand
+// hosts (a run per host and peer), so they are all built in one pass over
+// the reports, on the address and name indexes the reports hold
+// (connMesh, connectivity_fast.go): an edge is a bit set, an L3 answer an
+// integer counted.
 func connectivityGroups(c *v2.Cluster, hosts []HostEntry) (*Connectivity, error) {
+	return connectivityGroupsBatched(c, hosts, 0)
+}
+
+// connectivityGroupsBatched is connectivityGroups filling the L2 graphs of
+// at most maxBatch networks per pass over the reports; 0: as many as
+// matrixBudget allows (tests set it low to exercise several passes).
+func connectivityGroupsBatched(c *v2.Cluster, hosts []HostEntry, maxBatch int) (*Connectivity, error) {
 	list := make([]HostEntry, 0, len(hosts))
 	for _, h := range hosts {
 		if h.Host != nil {
@@ -76,22 +89,45 @@ func connectivityGroups(c *v2.Cluster, hosts []HostEntry) (*Connectivity, error)
 	if controlPlaneCount(c) == 2 {
 		minSize = 2 // two nodes with fencing (assisted's minimum there)
 	}
-	out := &Connectivity{MajorityGroups: map[string][]string{}, L3ConnectedAddresses: map[string][]string{}}
-	for _, cidr := range inventoryNetworks(list, true) {
-		_, n, _ := net.ParseCIDR(cidr) // inventoryNetworks returns parsed networks
-		adj := connectivityMatrix(list, reports, func(r *ConnReport, peer, _ int) bool { return r.l2Reaches(peer, n) })
-		out.MajorityGroups[cidr] = majorityGroup(list, adj, minSize)
+	out := &Connectivity{MajorityGroups: map[string][]string{}}
+	cidrs := inventoryNetworks(list, true)
+	nets := make([]*net.IPNet, len(cidrs))
+	for k, cidr := range cidrs {
+		_, nets[k], _ = net.ParseCIDR(cidr) // inventoryNetworks returns parsed networks
 	}
-	for _, v4 := range []bool{true, false} {
-		addrs := hostAddresses(list, v4)
-		adj := connectivityMatrix(list, reports, func(r *ConnReport, peer, to int) bool { return l3ReachesAll(r, peer, addrs[to]) })
-		key := familyKeyIPv4
-		if !v4 {
-			key = familyKeyIPv6
+	m := newConnMesh(list, reports, nets)
+	// The first pass fills the L3 graphs, counts the L3 answers and fills
+	// the L2 graphs of the first batch of networks; a cluster with more
+	// networks than a batch takes a pass per further batch.
+	batch := l2Batch(len(list))
+	if maxBatch > 0 {
+		batch = min(batch, maxBatch)
+	}
+	l2 := make([]meshMatrix, min(batch, len(nets)))
+	for k := range l2 {
+		l2[k] = newMeshMatrix(len(list))
+	}
+	for lo := 0; lo == 0 || lo < len(nets); lo += batch {
+		if lo > 0 { // the last batch's groups are made: reuse its graphs
+			l2 = l2[:min(batch, len(nets)-lo)]
+			for _, g := range l2 {
+				g.reset()
+			}
 		}
-		out.MajorityGroups[key] = majorityGroup(list, adj, minSize)
+		var l3 *[2]meshMatrix
+		if lo == 0 {
+			l3 = &[2]meshMatrix{newMeshMatrix(len(list)), newMeshMatrix(len(list))}
+		}
+		m.walk(lo, l2, l3)
+		for k, g := range l2 {
+			out.MajorityGroups[cidrs[lo+k]] = majorityGroup(list, g.mutual(), minSize)
+		}
+		if l3 != nil {
+			out.MajorityGroups[familyKeyIPv4] = majorityGroup(list, l3[0].mutual(), minSize)
+			out.MajorityGroups[familyKeyIPv6] = majorityGroup(list, l3[1].mutual(), minSize)
+			out.L3ConnectedAddresses = m.l3Connected()
+		}
 	}
-	out.L3ConnectedAddresses = l3ConnectedAddresses(list, reports)
 	return out, errors.Join(errs...)
 }
 
@@ -106,122 +142,6 @@ func (c *Connectivity) Marshal() (string, error) {
 
 // errBrokenReport: a stored connectivity report that does not parse.
 var errBrokenReport = errors.New("the report does not parse")
-
-// l3ReachesAll: every address of the family the remote host has was
-// reached over L3 (and it has at least one).
-func l3ReachesAll(r *ConnReport, peer int, want map[string]bool) bool {
-	if len(want) == 0 {
-		return false
-	}
-	found := 0
-	r.l3Addrs(peer, func(a string) {
-		if want[a] {
-			found++
-		}
-	})
-	return found == len(want)
-}
-
-// hostAddresses returns, per host, its inventory addresses of one family.
-func hostAddresses(list []HostEntry, v4 bool) []map[string]bool {
-	out := make([]map[string]bool, len(list))
-	for i, h := range list {
-		if h.Inventory == nil {
-			continue
-		}
-		set := map[string]bool{}
-		for _, iface := range h.Inventory.Interfaces {
-			if iface == nil {
-				continue
-			}
-			for _, a := range familyAddresses(iface, v4) {
-				if ip, _, err := net.ParseCIDR(a); err == nil {
-					set[ip.String()] = true
-				}
-			}
-		}
-		out[i] = set
-	}
-	return out
-}
-
-// connectivityMatrix returns, per host index, the set of hosts it reaches
-// (by reaches) and that reach it back; every host is in its own set.
-func connectivityMatrix(list []HostEntry, reports []*ConnReport, reaches func(r *ConnReport, peer, to int) bool) []hostSet {
-	index := make(map[uint32]int, len(list))
-	for i, h := range list {
-		if id, ok := names.lookup(h.Host.ID); ok {
-			index[id] = i
-		}
-	}
-	n := len(list)
-	out := make([]hostSet, n)
-	for i := range out {
-		out[i] = newHostSet(n)
-	}
-	for from, r := range reports {
-		if r == nil {
-			continue
-		}
-		for p, peer := range r.peers {
-			to, ok := index[peer.id]
-			if ok && reaches(r, p, to) {
-				out[from].add(to)
-			}
-		}
-	}
-	// Keep only mutual edges.
-	for i := range n {
-		for j := range n {
-			if i != j && out[i].has(j) && !out[j].has(i) {
-				out[i].remove(j)
-			}
-		}
-	}
-	for i := range n {
-		out[i].add(i)
-	}
-	return out
-}
-
-// l3ConnectedAddresses: per host, the addresses of it that every other
-// host reached over L3, sorted (assisted GatherL3ConnectedAddresses).
-func l3ConnectedAddresses(list []HostEntry, reports []*ConnReport) map[string][]string {
-	counts := map[string]map[string]int{}
-	for i, r := range reports {
-		if r == nil {
-			continue
-		}
-		self, selfNamed := names.lookup(list[i].Host.ID)
-		for p, peer := range r.peers {
-			if selfNamed && peer.id == self {
-				continue
-			}
-			var seen []string
-			r.l3Addrs(p, func(a string) { seen = append(seen, a) })
-			if len(seen) == 0 {
-				continue
-			}
-			id := names.str(peer.id)
-			if counts[id] == nil {
-				counts[id] = map[string]int{}
-			}
-			for _, a := range seen {
-				counts[id][a]++
-			}
-		}
-	}
-	out := map[string][]string{}
-	for id, m := range counts {
-		for a, n := range m {
-			if n == len(list)-1 {
-				out[id] = append(out[id], a)
-			}
-		}
-		sort.Strings(out[id])
-	}
-	return out
-}
 
 // majorityGroup follows assisted's search (createFullMeshGroup): every
 // host's view (itself and the hosts mutually connected to it) is a
@@ -384,10 +304,18 @@ func (s hostSet) members() []int {
 	return out
 }
 
+// key is the set as a map key: its words' bytes, one allocation. (It was
+// their hex through fmt, a thousand calls per group at a thousand hosts.)
+// The sets of one search have the same length, so equal keys are equal
+// sets.
 func (s hostSet) key() string {
 	var b strings.Builder
+	b.Grow(8 * len(s))
 	for _, w := range s {
-		fmt.Fprintf(&b, "%016x", w)
+		for range 8 {
+			b.WriteByte(byte(w))
+			w >>= 8
+		}
 	}
 	return b.String()
 }
