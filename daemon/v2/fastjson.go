@@ -2,6 +2,7 @@ package v2
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -360,15 +361,9 @@ func (p *jsonReader) object(known []string, field func(key string) bool) bool {
 		if !ok || !p.next(':') {
 			return false
 		}
-		k := -1
-		for i, name := range known {
-			if key == name {
-				k = i
-				break
-			}
-			if strings.EqualFold(key, name) {
-				return false
-			}
+		k := slices.Index(known, key)
+		if k < 0 && slices.ContainsFunc(known, func(name string) bool { return strings.EqualFold(key, name) }) {
+			return false
 		}
 		if k >= 0 {
 			if seen&(1<<k) != 0 || !field(key) {
@@ -470,6 +465,7 @@ func ScanConnectivity(text string, visit func(*ConnectivityRemoteHost)) (canonic
 		mtu   []MTUReport
 		buf   = canonicalBufs.Get().(*[]byte)
 		out   = (*buf)[:0]
+		w     jsonObject // writes each host to out
 		hosts int
 	)
 	defer func() {
@@ -571,7 +567,9 @@ func ScanConnectivity(text string, visit func(*ConnectivityRemoteHost)) (canonic
 			out = append(out, ',')
 		}
 		hosts++
-		out = appendRemoteHost(out, &rh)
+		w.b = out
+		w.remoteHost(&rh)
+		out = w.b
 		visit(&rh)
 		return true
 	}
@@ -670,17 +668,23 @@ func (o *jsonObject) list(name string, n int, elem func(o *jsonObject, i int)) {
 		if i > 0 {
 			o.b = append(o.b, ',')
 		}
-		e := jsonObject{b: append(o.b, '{')}
-		elem(&e, i)
-		o.b = append(e.b, '}')
+		// The element's members are written by o itself, counted from
+		// zero (a jsonObject of its own would be allocated per element).
+		o.b = append(o.b, '{')
+		members := o.n
+		o.n = 0
+		elem(o, i)
+		o.n = members
+		o.b = append(o.b, '}')
 	}
 	o.b = append(o.b, ']')
 }
 
-// appendRemoteHost appends rh as json.Marshal writes it: the fields in the
+// remoteHost appends rh as json.Marshal writes it: the fields in the
 // order of the structs (steps_gen.go).
-func appendRemoteHost(b []byte, rh *ConnectivityRemoteHost) []byte {
-	o := jsonObject{b: append(b, '{')}
+func (o *jsonObject) remoteHost(rh *ConnectivityRemoteHost) {
+	o.b = append(o.b, '{')
+	o.n = 0
 	o.str("host_id", rh.HostID)
 	o.list("l2_connectivity", len(rh.L2Connectivity), func(o *jsonObject, i int) {
 		e := rh.L2Connectivity[i]
@@ -704,5 +708,5 @@ func appendRemoteHost(b []byte, rh *ConnectivityRemoteHost) []byte {
 		o.str("remote_ip_address", e.RemoteIPAddress)
 		o.bool("mtu_successful", e.MTUSuccessful)
 	})
-	return append(o.b, '}')
+	o.b = append(o.b, '}')
 }

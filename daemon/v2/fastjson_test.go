@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"reflect"
 	"strings"
@@ -233,4 +234,51 @@ func FuzzFastJSON(f *testing.F) {
 		checkScanAgrees(t, text)
 		checkReplyAgrees(t, text)
 	})
+}
+
+// bigReport is a report over n peers as a thousand-host cluster's agents
+// write it: one NIC, L2 and L3 answered, one MTU probe each.
+func bigReport(b testing.TB, n int) string {
+	var r ConnectivityReport
+	for i := range n {
+		ip := fmt.Sprintf("10.1.%d.%d", i/250, i%250+1)
+		r.RemoteHosts = append(r.RemoteHosts, &ConnectivityRemoteHost{
+			HostID:         fmt.Sprintf("5b0f6a2c-1d3e-4f5a-8b9c-%012d", i),
+			L2Connectivity: []*L2Connectivity{{OutgoingNic: "ens3", OutgoingIPAddress: "10.1.9.9", RemoteIPAddress: ip, RemoteMAC: fmt.Sprintf("52:54:00:00:%02x:%02x", i/256, i%256), Successful: true}},
+			L3Connectivity: []*L3Connectivity{{OutgoingNic: "ens3", RemoteIPAddress: ip, Successful: true, AverageRTTMs: 0.25 + float64(i%7)/100}},
+			MTUReport:      []*MTUReport{{OutgoingNic: "ens3", RemoteIPAddress: ip, MTUSuccessful: true}},
+		})
+	}
+	s, err := EncodeEmbedded(&r)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+// BenchmarkScanConnectivity: one 999-peer report, read and written again
+// canonically (the visitor does nothing).
+func BenchmarkScanConnectivity(b *testing.B) {
+	text := bigReport(b, 999)
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := ScanConnectivity(text, func(*ConnectivityRemoteHost) {}); !ok {
+			b.Fatal("refused")
+		}
+	}
+}
+
+// BenchmarkDecodeEmbeddedConnectivity: the same report through
+// encoding/json, for comparison.
+func BenchmarkDecodeEmbeddedConnectivity(b *testing.B) {
+	text := bigReport(b, 999)
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	for b.Loop() {
+		var r ConnectivityReport
+		if err := DecodeEmbedded(text, &r); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

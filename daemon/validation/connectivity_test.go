@@ -98,11 +98,16 @@ func TestIPCollisionsFromReports(t *testing.T) {
 	r.RemoteHosts[0].L2Connectivity = append(r.RemoteHosts[0].L2Connectivity,
 		&v2.L2Connectivity{OutgoingNic: "eth0", RemoteIPAddress: "192.168.111.11", RemoteMAC: "52:54:00:00:00:99"},
 		// Another interface may see another MAC: not a collision.
-		&v2.L2Connectivity{OutgoingNic: "eth1", RemoteIPAddress: "192.168.111.12", RemoteMAC: "52:54:00:00:00:98"})
+		&v2.L2Connectivity{OutgoingNic: "eth1", RemoteIPAddress: "192.168.111.12", RemoteMAC: "52:54:00:00:00:98"},
+		// The same address written another way is the same address.
+		&v2.L2Connectivity{OutgoingNic: "eth0", RemoteIPAddress: "::ffff:192.168.111.11", RemoteMAC: "52:54:00:00:00:97"},
+		// Loopback is left out.
+		&v2.L2Connectivity{OutgoingNic: "eth0", RemoteIPAddress: "127.0.0.1", RemoteMAC: "52:54:00:00:00:96"},
+		&v2.L2Connectivity{OutgoingNic: "eth0", RemoteIPAddress: "127.0.0.1", RemoteMAC: "52:54:00:00:00:95"})
 	b, _ := json.Marshal(r)
 	hosts[0].Host.Connectivity = string(b)
 	got := IPCollisions(hosts)
-	want := map[string][]string{"192.168.111.11": {"52:54:00:00:00:99", "52:54:00:aa:bb:01"}}
+	want := map[string][]string{"192.168.111.11": {"52:54:00:00:00:97", "52:54:00:00:00:99", "52:54:00:aa:bb:01"}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("IPCollisions mismatch (-want +got):\n%s", diff)
 	}

@@ -95,7 +95,11 @@ type internTable struct {
 	mu    sync.RWMutex
 	index map[string]uint32
 	vals  []string
-	ips   []net.IP // addrs only: the parsed address, nil when it does not parse
+	// addrs only: the parsed address (nil when it does not parse) and
+	// the index of its canonical text (net.IP.String; its own index when
+	// it is canonical or does not parse).
+	ips   []net.IP
+	canon []uint32
 }
 
 func (t *internTable) id(s string, parse bool) uint32 {
@@ -107,19 +111,37 @@ func (t *internTable) id(s string, parse bool) uint32 {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	return t.insertLocked(s, parse)
+}
+
+func (t *internTable) insertLocked(s string, parse bool) uint32 {
 	if i, ok := t.index[s]; ok {
 		return i
 	}
 	// s may be a substring of a large text (v2.ScanConnectivity): the
 	// table keeps a copy.
 	s = strings.Clone(s)
-	i = uint32(len(t.vals))
+	i := uint32(len(t.vals))
 	t.index[s] = i
 	t.vals = append(t.vals, s)
 	if parse {
-		t.ips = append(t.ips, net.ParseIP(s))
+		ip := net.ParseIP(s)
+		t.ips = append(t.ips, ip)
+		t.canon = append(t.canon, i)
+		if ip != nil {
+			if c := ip.String(); c != s {
+				t.canon[i] = t.insertLocked(c, true)
+			}
+		}
 	}
 	return i
+}
+
+// canonical returns address i parsed, and the index of its canonical text.
+func (t *internTable) canonical(i uint32) (net.IP, uint32) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.ips[i], t.canon[i]
 }
 
 // lookup returns s's index without adding it.
@@ -230,12 +252,13 @@ func compactConnectivity(r *v2.ConnectivityReport, floor timingFloor) *ConnRepor
 type connBuilder struct {
 	out   *ConnReport
 	floor timingFloor
-	// Per outgoing interface, the MAC each address answered from.
-	seenMAC map[string]map[string]string
+	// Per outgoing interface, the MAC each address (canonical text's
+	// index) answered from.
+	seenMAC map[string]map[uint32]string
 }
 
 func newConnBuilder(floor timingFloor) *connBuilder {
-	return &connBuilder{out: &ConnReport{}, floor: floor, seenMAC: map[string]map[string]string{}}
+	return &connBuilder{out: &ConnReport{}, floor: floor, seenMAC: map[string]map[uint32]string{}}
 }
 
 func (b *connBuilder) add(rh *v2.ConnectivityRemoteHost) {
@@ -284,26 +307,27 @@ func (b *connBuilder) add(rh *v2.ConnectivityRemoteHost) {
 // noteMAC records an address answering from a second MAC on the same
 // outgoing interface (assisted's getCollidingIPs). Loopback and link-local
 // addresses are left out.
-func (r *ConnReport) noteMAC(seen map[string]map[string]string, l2 *v2.L2Connectivity) {
+func (r *ConnReport) noteMAC(seen map[string]map[uint32]string, l2 *v2.L2Connectivity) {
 	if l2.RemoteMAC == "" || l2.RemoteIPAddress == "" {
 		return
 	}
-	ip := net.ParseIP(l2.RemoteIPAddress)
+	ip, key := addrs.canonical(addrs.id(l2.RemoteIPAddress, true))
 	if ip == nil || ip.IsLoopback() || ip.IsLinkLocalUnicast() {
 		return
 	}
 	// seen lives while one report is compacted; the collisions kept copy
 	// their strings.
-	if seen[l2.OutgoingNic] == nil {
-		seen[strings.Clone(l2.OutgoingNic)] = map[string]string{}
+	macs := seen[l2.OutgoingNic]
+	if macs == nil {
+		macs = map[uint32]string{}
+		seen[strings.Clone(l2.OutgoingNic)] = macs
 	}
-	key := ip.String()
-	prev, ok := seen[l2.OutgoingNic][key]
+	prev, ok := macs[key]
 	if ok && !strings.EqualFold(prev, l2.RemoteMAC) {
-		r.collisions = append(r.collisions, collision{key, prev, strings.Clone(l2.RemoteMAC)})
+		r.collisions = append(r.collisions, collision{addrs.str(key), prev, strings.Clone(l2.RemoteMAC)})
 	}
 	if !ok || prev != l2.RemoteMAC {
-		seen[l2.OutgoingNic][key] = strings.Clone(l2.RemoteMAC)
+		macs[key] = strings.Clone(l2.RemoteMAC)
 	}
 }
 
