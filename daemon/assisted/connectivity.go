@@ -146,10 +146,36 @@ func (s *Service) connectivityWait(h *hostRec) (wait time.Duration, stale bool) 
 	if c == nil {
 		return 0, false
 	}
-	if d := s.cfg.ProbeSettle - time.Since(c.probeChanged); d > 0 {
+	since := time.Since(c.probeChanged)
+	if d := s.cfg.ProbeSettle - since; d > 0 {
 		return d, false
 	}
+	// A host whose inventory has come is a probe target from the
+	// cluster's next evaluation on, when it leaves discovering. At a
+	// thousand hosts those evaluations come more than ProbeSettle apart
+	// (each waits three times as long as the last took), and a check
+	// handed out in between would have to be done again; so the check
+	// waits for them, up to probeHold times ProbeSettle in all (a host
+	// that stayed discovering for good must not hold the others' checks).
+	if s.cfg.ProbeSettle > 0 && since < probeHold*s.cfg.ProbeSettle && c.probeTargetsPending() {
+		return s.cfg.ProbeSettle / 4, false
+	}
 	return 0, c.probeTargets != h.agent.probeTargets
+}
+
+// probeHold bounds, in ProbeSettles, how long connectivity checks wait for
+// hosts that have an inventory and are still discovering.
+const probeHold = 10
+
+// probeTargetsPending: a host of c has its inventory and is still
+// discovering (it becomes a probe target when c is next evaluated).
+func (c *clusterRec) probeTargetsPending() bool {
+	for _, h := range c.hosts {
+		if h.inv != nil && h.h.Status == v2.HostStatusDiscovering {
+			return true
+		}
+	}
+	return false
 }
 
 func probeTarget(h *hostRec) bool {

@@ -409,8 +409,8 @@ func hostNTPSynced(c *hostContext) (Status, string) {
 		}
 		return StatusFailure, failed
 	}
-	var sources []*v2.NTPSource
-	if err := json.Unmarshal([]byte(c.host.NTPSources), &sources); err != nil {
+	sources, err := ntpDocs.parse(c.host.NTPSources)
+	if err != nil {
 		return StatusError, "Parse error for NTP sources"
 	}
 	for _, s := range sources {

@@ -1,7 +1,6 @@
 package validation
 
 import (
-	"encoding/json"
 	"fmt"
 	"net"
 	"strings"
@@ -123,8 +122,8 @@ func (c *hostContext) domainResolved(domain, printable, target string) (Status, 
 	if c.host.DomainNameResolutions == "" {
 		return StatusPending, fmt.Sprintf("DNS validation for the %s domain cannot be performed yet because the host has not yet performed DNS resolution", printable)
 	}
-	var resp v2.DomainResolutionResponse
-	if err := json.Unmarshal([]byte(c.host.DomainNameResolutions), &resp); err != nil {
+	resp, err := resolutionDocs.parse(c.host.DomainNameResolutions)
+	if err != nil {
 		return StatusError, "Error while evaluating DNS resolution on this host"
 	}
 	for _, r := range resp.Resolutions {
@@ -193,8 +192,8 @@ func hostDNSWildcardNotConfigured(c *hostContext) (Status, string) {
 	case c.host.DomainNameResolutions == "":
 		return StatusPending, "DNS wildcard check cannot be performed yet because the host has not yet performed DNS resolution"
 	}
-	var resp v2.DomainResolutionResponse
-	if err := json.Unmarshal([]byte(c.host.DomainNameResolutions), &resp); err != nil {
+	resp, err := resolutionDocs.parse(c.host.DomainNameResolutions)
+	if err != nil {
 		return StatusError, "Error while parsing DNS resolution response"
 	}
 	probe := clusterDomain(c.cluster, wildcardProbeSubdomain)
