@@ -81,9 +81,10 @@ type ltRequestReport struct {
 	P50Ms      float64       `json:"p50_ms"`
 	P99Ms      float64       `json:"p99_ms"`
 	MaxMs      float64       `json:"max_ms"`
-	// LastS is when the last successful request ended, in seconds from
-	// the run's start.
-	LastS float64 `json:"last_s"`
+	// FirstS and LastS are when the first and the last successful request
+	// ended, in seconds from the run's start.
+	FirstS float64 `json:"first_s"`
+	LastS  float64 `json:"last_s"`
 }
 
 // ltErrorText is how often one error happened.
@@ -208,9 +209,9 @@ func (r *ltReport) writeTable(w io.Writer) error {
 // ltWriteRequests prints the latency table and every error by text.
 func ltWriteRequests(w io.Writer, reqs []ltRequestReport) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "kind\tcount\terrors\tp50\tp99\tmax\tlast ended\t")
+	fmt.Fprintln(tw, "kind\tcount\terrors\tp50\tp99\tmax\tfirst…last ended\t")
 	for _, q := range reqs {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.2f ms\t%.2f ms\t%.2f ms\t%.2f s\t\n", q.Kind, q.Count, q.Errors, q.P50Ms, q.P99Ms, q.MaxMs, q.LastS)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.2f ms\t%.2f ms\t%.2f ms\t%.2f…%.2f s\t\n", q.Kind, q.Count, q.Errors, q.P50Ms, q.P99Ms, q.MaxMs, q.FirstS, q.LastS)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -221,7 +221,7 @@ func ltRequests(rec *simagent.Recorder, start time.Time) ([]ltRequestReport, int
 		q := ltRequestReport{Kind: s.Kind, Count: s.Count, Errors: s.Errors, FirstError: s.FirstError,
 			P50Ms: ltMs(s.P50), P99Ms: ltMs(s.P99), MaxMs: ltMs(s.Max)}
 		if !s.Last.IsZero() {
-			q.LastS = s.Last.Sub(start).Seconds()
+			q.FirstS, q.LastS = s.First.Sub(start).Seconds(), s.Last.Sub(start).Seconds()
 		}
 		for _, e := range s.ErrorTexts {
 			q.ErrorTexts = append(q.ErrorTexts, ltErrorText{Text: e.Text, Count: e.Count})

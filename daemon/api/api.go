@@ -262,15 +262,31 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		w.WriteHeader(status)
 		return
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
+	buf := responseBodies.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer func() {
+		if buf.Cap() <= maxPooledResponse {
+			responseBodies.Put(buf)
+		}
+	}()
+	// Encode ends the document with a newline; it writes nothing when
+	// encoding fails.
+	if err := json.NewEncoder(buf).Encode(v); err != nil {
 		writeError(w, http.StatusInternalServerError, "encode response: "+err.Error())
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_, _ = w.Write(append(b, '\n'))
+	_, _ = w.Write(buf.Bytes())
 }
+
+// responseBodies are the buffers JSON answers are encoded into: a
+// thousand agents' instructions carry a connectivity check of 100 KB
+// each. A buffer grown past maxPooledResponse (a large host list) is let
+// go rather than kept.
+var responseBodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+const maxPooledResponse = 1 << 20
 
 // file is a handler's answer that is a file, not JSON: a download.
 type file struct {

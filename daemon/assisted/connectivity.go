@@ -150,13 +150,12 @@ func (s *Service) connectivityWait(h *hostRec) (wait time.Duration, stale bool) 
 	if d := s.cfg.ProbeSettle - since; d > 0 {
 		return d, false
 	}
-	// A host whose inventory has come is a probe target from the
-	// cluster's next evaluation on, when it leaves discovering. At a
-	// thousand hosts those evaluations come more than ProbeSettle apart
-	// (each waits three times as long as the last took), and a check
-	// handed out in between would have to be done again; so the check
-	// waits for them, up to probeHold times ProbeSettle in all (a host
-	// that stayed discovering for good must not hold the others' checks).
+	// A host still discovering (registered, its inventory not in yet)
+	// will be a probe target soon: when a thousand hosts come up at once,
+	// a few inventories come seconds after the rest, and a check handed
+	// out before them would have to be done again. So the checks wait for
+	// them, up to probeHold times ProbeSettle after the count last moved
+	// (a host that never sends one must not hold the others' checks).
 	if s.cfg.ProbeSettle > 0 && since < probeHold*s.cfg.ProbeSettle && c.probeTargetsPending() {
 		return s.cfg.ProbeSettle / 4, false
 	}
@@ -164,14 +163,13 @@ func (s *Service) connectivityWait(h *hostRec) (wait time.Duration, stale bool) 
 }
 
 // probeHold bounds, in ProbeSettles, how long connectivity checks wait for
-// hosts that have an inventory and are still discovering.
+// hosts still discovering.
 const probeHold = 10
 
-// probeTargetsPending: a host of c has its inventory and is still
-// discovering (it becomes a probe target when c is next evaluated).
+// probeTargetsPending: a host of c is still discovering.
 func (c *clusterRec) probeTargetsPending() bool {
 	for _, h := range c.hosts {
-		if h.inv != nil && h.h.Status == v2.HostStatusDiscovering {
+		if h.h.Status == v2.HostStatusDiscovering {
 			return true
 		}
 	}

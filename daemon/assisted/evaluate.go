@@ -36,8 +36,18 @@ func (t *txn) settle() {
 		case t.coalesce && len(t.dirtyH) > 0:
 			hs := t.dirtyH
 			t.dirtyH = map[hostKey]*hostRec{}
+			recount := map[*clusterRec]bool{}
 			for _, h := range sortedHosts(hs) {
 				t.refreshHost(h)
+				if c := t.s.clusters[h.clusterID()]; c != nil {
+					recount[c] = true
+				}
+			}
+			// The hosts a connectivity check probes are counted as they
+			// change, not at the deferred evaluation: the checks wait for
+			// that count to settle (connectivityWait).
+			for c := range recount {
+				t.countProbeTargets(c)
 			}
 		case len(t.staleC) > 0:
 			for id, c := range t.staleC {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/daemon/validation"
@@ -231,10 +232,17 @@ func connectivityCheckHost(h *hostRec) *v2.ConnectivityCheckHost {
 // together from each host's entry, marshaled once per inventory
 // (checkEntryFor), rather than marshaled whole for every host.
 func connectivityArgs(c *clusterRec, self *hostRec) string {
-	b := make([]byte, 0, 64)
+	hosts := c.sorted()
+	size := 2
+	for _, h := range hosts {
+		if h != self && probeTarget(h) {
+			size += len(h.checkEntryFor()) + 1
+		}
+	}
+	b := make([]byte, 0, size)
 	b = append(b, '[')
 	n := 0
-	for _, h := range c.sorted() {
+	for _, h := range hosts {
 		if h == self || !probeTarget(h) {
 			continue
 		}
@@ -248,7 +256,9 @@ func connectivityArgs(c *clusterRec, self *hostRec) string {
 		n++
 		b = append(b, e...)
 	}
-	return string(append(b, ']'))
+	b = append(b, ']')
+	// b is not written again: the string may share its memory.
+	return unsafe.String(&b[0], len(b))
 }
 
 // checkEntryFor returns h as a connectivity check lists it (JSON), nil

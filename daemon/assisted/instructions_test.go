@@ -351,3 +351,58 @@ func TestConnectivityCheckWaitsForHostsToSettle(t *testing.T) {
 		t.Errorf("host 0's check after host 3 came up (-want +got):\n%s", diff)
 	}
 }
+
+// TestConnectivityCheckWaitsForRegisteredHosts: a host registered whose
+// inventory has not come yet holds the others' connectivity checks, though
+// the probed count has been the same for longer than ProbeSettle: the
+// first host's check lists the second once its inventory is in, instead of
+// going out without it. A host that never sends its inventory holds them
+// only so long (probeHold).
+func TestConnectivityCheckWaitsForRegisteredHosts(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.ProbeSettle = 200 * time.Millisecond })
+	_, ie := e.cluster(nil)
+	a := e.register(ie)
+	await(t, e.nextStepsAsync(e.ctx, ie, a, time.Millisecond), 10*time.Second)
+	e.postInventory(ie, a, masterInv(t, "master-0", 10))
+	b := e.register(ie)
+	// checks returns the host ids the next connectivity check handed to a
+	// lists.
+	checks := func() []string {
+		deadline := time.Now().Add(30 * time.Second)
+		for time.Now().Before(deadline) {
+			r := await(t, e.nextStepsAsync(e.ctx, ie, a, 10*time.Second), 20*time.Second)
+			for _, st := range r.steps.Instructions {
+				if st.StepType != v2.StepTypeConnectivityCheck {
+					continue
+				}
+				var p v2.ConnectivityCheckParams
+				if err := v2.DecodeStepArg(st.StepType, st.Args, &p); err != nil {
+					t.Fatal(err)
+				}
+				var ids []string
+				for _, h := range p {
+					ids = append(ids, h.HostID)
+				}
+				return ids
+			}
+		}
+		t.Fatal("no connectivity check was handed out")
+		return nil
+	}
+	// a's check would be due now, ProbeSettle after its own inventory;
+	// b's inventory comes later, within the hold.
+	go func() {
+		time.Sleep(4 * e.cfg.ProbeSettle)
+		await(t, e.nextStepsAsync(e.ctx, ie, b, time.Millisecond), 10*time.Second)
+		e.postInventory(ie, b, masterInv(t, "master-1", 11))
+	}()
+	if got := checks(); len(got) != 1 || got[0] != b {
+		t.Fatalf("the first host's connectivity check lists %v, want the second host %s", got, b)
+	}
+	// A third host that registers and never sends an inventory: a checks
+	// again once the hold has passed, listing b.
+	e.register(ie)
+	if got := checks(); len(got) != 1 || got[0] != b {
+		t.Fatalf("with a host that sends no inventory, the check lists %v, want %s", got, b)
+	}
+}

@@ -18,6 +18,7 @@ type Recorder struct {
 
 type series struct {
 	d        []time.Duration // successful requests
+	first    time.Time       // when the first successful one ended
 	last     time.Time       // when the last successful one ended
 	errors   int
 	firstErr string
@@ -57,6 +58,9 @@ func (r *Recorder) Observe(kind string, d time.Duration, err error) {
 	}
 	s.d = append(s.d, d)
 	s.last = time.Now()
+	if s.first.IsZero() {
+		s.first = s.last
+	}
 }
 
 // Summary is the latency of one request kind. Percentiles are over the
@@ -70,9 +74,9 @@ type Summary struct {
 	ErrorTexts []ErrorText
 	P50, P99   time.Duration
 	Max        time.Duration
-	// Last is when the last successful request ended: with a ramp, when
-	// that phase was over.
-	Last time.Time
+	// First and Last are when the first and the last successful request
+	// ended: with a ramp, when that phase began and was over.
+	First, Last time.Time
 }
 
 // ErrorText is how often one error happened.
@@ -122,7 +126,7 @@ func (r *Recorder) Summaries() []Summary {
 			return strings.Compare(a.Text, b.Text)
 		})
 		out = append(out, Summary{Kind: k, Count: len(d), Errors: s.errors, FirstError: s.firstErr, ErrorTexts: texts,
-			P50: Percentile(d, 50), P99: Percentile(d, 99), Max: Percentile(d, 100), Last: s.last})
+			P50: Percentile(d, 50), P99: Percentile(d, 99), Max: Percentile(d, 100), First: s.first, Last: s.last})
 	}
 	return out
 }

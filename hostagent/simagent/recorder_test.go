@@ -82,12 +82,13 @@ func TestRecorder(t *testing.T) {
 	}
 	got := r.Summaries()
 	after := time.Now()
-	// Last is when the last success ended: a kind with none has none.
+	// First and Last are when the first and last successes ended: a kind
+	// with none has neither.
 	for i := range got {
-		if s := &got[i]; s.Count > 0 && (s.Last.Before(before) || s.Last.After(after)) || s.Count == 0 && !s.Last.IsZero() {
-			t.Errorf("%s: last success at %v, want between %v and %v (zero with no success)", s.Kind, s.Last, before, after)
+		if s := &got[i]; s.Count > 0 && (s.First.Before(before) || s.Last.Before(s.First) || s.Last.After(after)) || s.Count == 0 && !(s.First.IsZero() && s.Last.IsZero()) {
+			t.Errorf("%s: successes from %v to %v, want between %v and %v (zero with none)", s.Kind, s.First, s.Last, before, after)
 		}
-		got[i].Last = time.Time{}
+		got[i].First, got[i].Last = time.Time{}, time.Time{}
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Summaries (-want +got):\n%s", diff)
