@@ -1,10 +1,11 @@
 package v2
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"strings"
 )
 
 // JSON inside JSON (transcript §7.3): an instruction's args elements, a step
@@ -38,11 +39,13 @@ func MustEncodeEmbedded(v any) string {
 // DecodeEmbedded decodes JSON text s into v. Unknown fields are ignored, as
 // go-openapi's models do; trailing data after the document is an error.
 func DecodeEmbedded(s string, v any) error {
-	dec := json.NewDecoder(bytes.NewReader([]byte(s)))
+	dec := json.NewDecoder(strings.NewReader(s))
 	if err := dec.Decode(v); err != nil {
 		return fmt.Errorf("decode embedded json: %w", err)
 	}
-	if dec.More() {
+	// Anything but white space after the document, a stray closing
+	// bracket included (which Decoder.More would let pass).
+	if _, err := dec.Token(); err != io.EOF {
 		return errors.New("decode embedded json: trailing data after the document")
 	}
 	return nil

@@ -64,6 +64,8 @@ func TestDecodeStepArg(t *testing.T) {
 		{"two args", []string{"[]", "[]"}, nil, "verify-vips cmd accepts 1 params in args, given args [[] []]"},
 		{"not json", []string{"{"}, nil, "verify-vips args: decode embedded json: unexpected EOF"},
 		{"trailing data", []string{"[] []"}, nil, "verify-vips args: decode embedded json: trailing data after the document"},
+		{"stray bracket", []string{"[] ]"}, nil, "verify-vips args: decode embedded json: trailing data after the document"},
+		{"trailing white space", []string{"[] \n\t"}, VerifyVIPsRequest{}, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
