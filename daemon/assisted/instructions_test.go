@@ -315,18 +315,7 @@ func TestConnectivityCheckWaitsForHostsToSettle(t *testing.T) {
 	var checks [][]string
 	poll := func() {
 		r := await(t, e.nextStepsAsync(e.ctx, ie, ids[0], 30*time.Second), 40*time.Second)
-		for _, st := range r.steps.Instructions {
-			if st.StepType != v2.StepTypeConnectivityCheck {
-				continue
-			}
-			var p v2.ConnectivityCheckParams
-			if err := v2.DecodeStepArg(st.StepType, st.Args, &p); err != nil {
-				t.Fatal(err)
-			}
-			var listed []string
-			for _, h := range p {
-				listed = append(listed, h.HostID)
-			}
+		if listed, ok := connectivityListed(t, r.steps); ok {
 			slices.Sort(listed)
 			checks = append(checks, listed)
 		}
@@ -371,18 +360,7 @@ func TestConnectivityCheckWaitsForRegisteredHosts(t *testing.T) {
 		deadline := time.Now().Add(30 * time.Second)
 		for time.Now().Before(deadline) {
 			r := await(t, e.nextStepsAsync(e.ctx, ie, a, 10*time.Second), 20*time.Second)
-			for _, st := range r.steps.Instructions {
-				if st.StepType != v2.StepTypeConnectivityCheck {
-					continue
-				}
-				var p v2.ConnectivityCheckParams
-				if err := v2.DecodeStepArg(st.StepType, st.Args, &p); err != nil {
-					t.Fatal(err)
-				}
-				var ids []string
-				for _, h := range p {
-					ids = append(ids, h.HostID)
-				}
+			if ids, ok := connectivityListed(t, r.steps); ok {
 				return ids
 			}
 		}
@@ -405,4 +383,25 @@ func TestConnectivityCheckWaitsForRegisteredHosts(t *testing.T) {
 	if got := checks(); len(got) != 1 || got[0] != b {
 		t.Fatalf("with a host that sends no inventory, the check lists %v, want %s", got, b)
 	}
+}
+
+// connectivityListed returns the host ids the connectivity check among
+// steps lists, and whether there is one.
+func connectivityListed(t *testing.T, steps *v2.Steps) ([]string, bool) {
+	t.Helper()
+	for _, st := range steps.Instructions {
+		if st.StepType != v2.StepTypeConnectivityCheck {
+			continue
+		}
+		var p v2.ConnectivityCheckParams
+		if err := v2.DecodeStepArg(st.StepType, st.Args, &p); err != nil {
+			t.Fatal(err)
+		}
+		ids := []string{}
+		for _, h := range p {
+			ids = append(ids, h.HostID)
+		}
+		return ids, true
+	}
+	return nil, false
 }
