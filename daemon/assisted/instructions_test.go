@@ -348,39 +348,51 @@ func TestConnectivityCheckWaitsForHostsToSettle(t *testing.T) {
 // going out without it. A host that never sends its inventory holds them
 // only so long (probeHold).
 func TestConnectivityCheckWaitsForRegisteredHosts(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.ProbeSettle = 200 * time.Millisecond })
+	// The hold is probeHold × ProbeSettle = 5 s: b's inventory, a second
+	// in, comes well within it on a loaded machine.
+	e := newEnv(t, func(c *Config) { c.ProbeSettle = 500 * time.Millisecond })
 	_, ie := e.cluster(nil)
 	a := e.register(ie)
 	await(t, e.nextStepsAsync(e.ctx, ie, a, time.Millisecond), 10*time.Second)
 	e.postInventory(ie, a, masterInv(t, "master-0", 10))
 	b := e.register(ie)
 	// checks returns the host ids the next connectivity check handed to a
-	// lists.
-	checks := func() []string {
+	// lists: in the answer to poll, else in the answers to the polls after.
+	checks := func(poll <-chan stepsResult) []string {
 		deadline := time.Now().Add(30 * time.Second)
 		for time.Now().Before(deadline) {
-			r := await(t, e.nextStepsAsync(e.ctx, ie, a, 10*time.Second), 20*time.Second)
-			if ids, ok := connectivityListed(t, r.steps); ok {
+			if ids, ok := connectivityListed(t, await(t, poll, 20*time.Second).steps); ok {
 				return ids
 			}
+			poll = e.nextStepsAsync(e.ctx, ie, a, 10*time.Second)
 		}
 		t.Fatal("no connectivity check was handed out")
 		return nil
 	}
-	// a's check would be due now, ProbeSettle after its own inventory;
-	// b's inventory comes later, within the hold.
+	// b checks in and sends its inventory two ProbeSettles in, within the
+	// hold, while a polls all along: without the hold its check would be
+	// due ProbeSettle after its own inventory, listing nobody.
+	reply := inventoryReply(t, masterInv(t, "master-1", 11))
+	posted := make(chan error, 1)
 	go func() {
-		time.Sleep(4 * e.cfg.ProbeSettle)
-		await(t, e.nextStepsAsync(e.ctx, ie, b, time.Millisecond), 10*time.Second)
-		e.postInventory(ie, b, masterInv(t, "master-1", 11))
+		time.Sleep(2 * e.cfg.ProbeSettle)
+		if _, err := e.s.NextSteps(e.ctx, ie, b, e.clock.Now().Unix(), time.Millisecond, ""); err != nil {
+			posted <- err
+			return
+		}
+		posted <- e.s.PostStepReply(e.ctx, ie, b, reply)
 	}()
-	if got := checks(); len(got) != 1 || got[0] != b {
+	got := checks(e.nextStepsAsync(e.ctx, ie, a, 10*time.Second))
+	if err := <-posted; err != nil {
+		t.Fatalf("the second host's inventory: %v", err)
+	}
+	if len(got) != 1 || got[0] != b {
 		t.Fatalf("the first host's connectivity check lists %v, want the second host %s", got, b)
 	}
 	// A third host that registers and never sends an inventory: a checks
 	// again once the hold has passed, listing b.
 	e.register(ie)
-	if got := checks(); len(got) != 1 || got[0] != b {
+	if got := checks(e.nextStepsAsync(e.ctx, ie, a, 10*time.Second)); len(got) != 1 || got[0] != b {
 		t.Fatalf("with a host that sends no inventory, the check lists %v, want %s", got, b)
 	}
 }
