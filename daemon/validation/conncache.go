@@ -1,7 +1,6 @@
 package validation
 
 import (
-	"encoding/json"
 	"slices"
 	"sync"
 
@@ -21,34 +20,12 @@ func (h HostEntry) report() *ConnReport {
 	return parseConnReport(h.Host.Connectivity, keepAll)
 }
 
-// groupsCache holds the last cluster.connectivity_majority_groups parsed:
-// every host validation reads its cluster's, and a cluster's groups list
-// every host (another square of the cluster size per evaluation). One
-// entry serves the one cluster node zero installs; with several, a miss
-// parses as before.
-var groupsCache struct {
-	sync.Mutex
-	text string
-	conn *Connectivity
-}
-
 // parseMajorityGroups returns a cluster's majority groups document parsed
-// (shared: read only).
+// (shared: read only). Every host validation reads its cluster's, and a
+// cluster's groups list every host (another square of the cluster size per
+// evaluation), so the parse is kept (docCache).
 func parseMajorityGroups(text string) (*Connectivity, error) {
-	groupsCache.Lock()
-	conn, last := groupsCache.conn, groupsCache.text
-	groupsCache.Unlock()
-	if conn != nil && last == text {
-		return conn, nil
-	}
-	conn = new(Connectivity)
-	if err := json.Unmarshal([]byte(text), conn); err != nil {
-		return nil, err
-	}
-	groupsCache.Lock()
-	groupsCache.text, groupsCache.conn = text, conn
-	groupsCache.Unlock()
-	return conn, nil
+	return majorityGroupsDocs.parse(text)
 }
 
 // connInput is what the connectivity aggregates (majority groups, address

@@ -163,7 +163,7 @@ func refL3ReachesAll(r *ConnReport, peer int, want map[string]bool) bool {
 		return false
 	}
 	found := 0
-	r.l3Addrs(peer, func(a string) {
+	refL3Addrs(r, peer, func(a string) {
 		if want[a] {
 			found++
 		}
@@ -241,7 +241,7 @@ func refL3ConnectedAddresses(list []HostEntry, reports []*ConnReport) map[string
 				continue
 			}
 			var seen []string
-			r.l3Addrs(p, func(a string) { seen = append(seen, a) })
+			refL3Addrs(r, p, func(a string) { seen = append(seen, a) })
 			if len(seen) == 0 {
 				continue
 			}
@@ -480,7 +480,7 @@ func fullMesh1000() (*v2.Cluster, []HostEntry) {
 				L3Connectivity: []*v2.L3Connectivity{{OutgoingNic: "eth0", RemoteIPAddress: ips[to], Successful: true, AverageRTTMs: 1}},
 			})
 		}
-		hosts[from].Conn = v.CompactConnectivity(&r)
+		hosts[from].Conn = compactConnectivity(&r, v.timingFloor())
 	}
 	return c, hosts
 }
@@ -529,6 +529,16 @@ func TestMeshMatrixMutual(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// refL3Addrs is the old ConnReport.l3Addrs: fn with each distinct address
+// peer i answered over L3.
+func refL3Addrs(r *ConnReport, i int, fn func(string)) {
+	for _, a := range r.run(i) {
+		if a&reachedL3 != 0 {
+			fn(addrs.str(a & reachedAddr))
 		}
 	}
 }

@@ -188,11 +188,6 @@ func (v *Validator) timingFloor() timingFloor {
 	return f
 }
 
-// CompactConnectivity reduces a decoded report (see ConnReport).
-func (v *Validator) CompactConnectivity(r *v2.ConnectivityReport) *ConnReport {
-	return compactConnectivity(r, v.timingFloor())
-}
-
 // ParseConnectivity compacts a report's text; a text that does not parse
 // gives a report marked Broken, as assisted's validations see it.
 func (v *Validator) ParseConnectivity(text string) *ConnReport {
@@ -356,13 +351,4 @@ func (r *ConnReport) anyReached(i int, flag uint32) bool {
 		}
 	}
 	return false
-}
-
-// l3Addrs calls fn with each distinct address the peer answered over L3.
-func (r *ConnReport) l3Addrs(i int, fn func(string)) {
-	for _, a := range r.run(i) {
-		if a&reachedL3 != 0 {
-			fn(addrs.str(a & reachedAddr))
-		}
-	}
 }

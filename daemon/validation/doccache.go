@@ -7,9 +7,9 @@ import (
 	v2 "github.com/nodezero/nodezero/daemon/v2"
 )
 
-// The validations read some of a host's documents, kept as JSON text, on
-// every evaluation: the DNS checks the domain resolutions four times a
-// host, the NTP check its sources. At a thousand hosts an evaluation
+// The validations read some documents, kept as JSON text, on every
+// evaluation: the DNS checks a host's domain resolutions four times, the
+// NTP check its sources, every host check its cluster's majority groups. At a thousand hosts an evaluation
 // revalidates every host, several times a second while reports come in,
 // and the texts rarely change (and are often the same on every host). So
 // each text's parse is kept, by the text itself; what is kept is shared
@@ -46,6 +46,7 @@ func (c *docCache[T]) parse(text string) (T, error) {
 }
 
 var (
-	resolutionDocs docCache[v2.DomainResolutionResponse]
-	ntpDocs        docCache[[]*v2.NTPSource]
+	resolutionDocs     docCache[v2.DomainResolutionResponse]
+	ntpDocs            docCache[[]*v2.NTPSource]
+	majorityGroupsDocs docCache[*Connectivity]
 )

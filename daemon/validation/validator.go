@@ -58,7 +58,7 @@ type HostInput struct {
 	Inventory *v2.Inventory // parsed host.inventory; nil when none has arrived
 	Cluster   *v2.Cluster   // nil for a host bound to no cluster
 	// Conn is the host's compacted connectivity report
-	// (Validator.CompactConnectivity); nil: none yet, or, with
+	// (Validator.DecodeConnectivity); nil: none yet, or, with
 	// Host.Connectivity set, compact that text.
 	Conn *ConnReport
 	// Facts are the cluster-wide aggregates from Validator.Facts over the
