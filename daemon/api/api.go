@@ -120,19 +120,34 @@ func (r *request) decode(v any) error {
 	return nil
 }
 
-// replyBodies are the buffers step replies are read into: a connectivity
-// report at a thousand hosts is a megabyte, and there are few at a time
-// (server.bigReplies).
-var replyBodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+// bodies are the buffers step replies are read into and JSON answers
+// encoded into: at a thousand hosts a connectivity report is 300 KB and
+// every instructions answer carries a 100 KB check. A buffer grown past
+// maxPooledBody (a 4 MiB reply, a large host list) is let go rather than
+// kept.
+var bodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+const maxPooledBody = 1 << 20
+
+func getBody() *bytes.Buffer {
+	b := bodies.Get().(*bytes.Buffer)
+	b.Reset()
+	return b
+}
+
+func putBody(b *bytes.Buffer) {
+	if b.Cap() <= maxPooledBody {
+		bodies.Put(b)
+	}
+}
 
 // decodeStepReply reads a step reply: whole, then by the fast reader when
 // it is in the plain form agents write (v2.DecodeStepReplyFast, which
 // keeps nothing of the buffer), else by decode, for its meaning or its
 // error.
 func (r *request) decodeStepReply(p *v2.StepReply) error {
-	buf := replyBodies.Get().(*bytes.Buffer)
-	defer replyBodies.Put(buf)
-	buf.Reset()
+	buf := getBody()
+	defer putBody(buf)
 	if r.ContentLength > 0 {
 		buf.Grow(int(r.ContentLength))
 	}
@@ -262,13 +277,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		w.WriteHeader(status)
 		return
 	}
-	buf := responseBodies.Get().(*bytes.Buffer)
-	buf.Reset()
-	defer func() {
-		if buf.Cap() <= maxPooledResponse {
-			responseBodies.Put(buf)
-		}
-	}()
+	buf := getBody()
+	defer putBody(buf)
 	// Encode ends the document with a newline; it writes nothing when
 	// encoding fails.
 	if err := json.NewEncoder(buf).Encode(v); err != nil {
@@ -279,14 +289,6 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.WriteHeader(status)
 	_, _ = w.Write(buf.Bytes())
 }
-
-// responseBodies are the buffers JSON answers are encoded into: a
-// thousand agents' instructions carry a connectivity check of 100 KB
-// each. A buffer grown past maxPooledResponse (a large host list) is let
-// go rather than kept.
-var responseBodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
-const maxPooledResponse = 1 << 20
 
 // file is a handler's answer that is a file, not JSON: a download.
 type file struct {
