@@ -105,17 +105,14 @@ func (r *request) param(name string) string { return r.PathValue(name) }
 // bounds it), malformed JSON, a wrong type or trailing data are the
 // client's errors.
 func (r *request) decode(v any) error {
-	dec := json.NewDecoder(r.Body)
-	if err := dec.Decode(v); err != nil {
-		return bodyError(err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		// Padding after the document still counts against the limit.
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return bodyError(err)
-		}
+	// Padding after the document still counts against the limit: DecodeOne
+	// returns that read error as it is.
+	err := v2.DecodeOne(r.Body, v)
+	switch {
+	case errors.Is(err, v2.ErrTrailingData):
 		return &httpError{http.StatusBadRequest, "request body: unexpected data after the JSON document"}
+	case err != nil:
+		return bodyError(err)
 	}
 	return nil
 }

@@ -39,16 +39,34 @@ func MustEncodeEmbedded(v any) string {
 // DecodeEmbedded decodes JSON text s into v. Unknown fields are ignored, as
 // go-openapi's models do; trailing data after the document is an error.
 func DecodeEmbedded(s string, v any) error {
-	dec := json.NewDecoder(strings.NewReader(s))
-	if err := dec.Decode(v); err != nil {
+	if err := DecodeOne(strings.NewReader(s), v); err != nil {
 		return fmt.Errorf("decode embedded json: %w", err)
 	}
-	// Anything but white space after the document, a stray closing
-	// bracket included (which Decoder.More would let pass).
-	if _, err := dec.Token(); err != io.EOF {
-		return errors.New("decode embedded json: trailing data after the document")
-	}
 	return nil
+}
+
+// ErrTrailingData is DecodeOne's error for anything but white space after
+// the document.
+var ErrTrailingData = errors.New("trailing data after the document")
+
+// DecodeOne decodes the one JSON document r holds into v: anything but
+// white space after it, a stray closing bracket included (which
+// Decoder.More would let pass), is ErrTrailingData; an error reading r
+// there (a body over its limit) is returned as it is.
+func DecodeOne(r io.Reader, v any) error {
+	dec := json.NewDecoder(r)
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	_, err := dec.Token()
+	var syn *json.SyntaxError
+	switch {
+	case err == io.EOF:
+		return nil
+	case err == nil || errors.As(err, &syn) || errors.Is(err, io.ErrUnexpectedEOF):
+		return ErrTrailingData
+	}
+	return err
 }
 
 // DecodeStepArg decodes args[0] of an instruction whose single arg is JSON

@@ -65,6 +65,7 @@ func TestDecodeStepArg(t *testing.T) {
 		{"not json", []string{"{"}, nil, "verify-vips args: decode embedded json: unexpected EOF"},
 		{"trailing data", []string{"[] []"}, nil, "verify-vips args: decode embedded json: trailing data after the document"},
 		{"stray bracket", []string{"[] ]"}, nil, "verify-vips args: decode embedded json: trailing data after the document"},
+		{"unfinished trailing string", []string{`[] "ab`}, nil, "verify-vips args: decode embedded json: trailing data after the document"},
 		{"trailing white space", []string{"[] \n\t"}, VerifyVIPsRequest{}, ""},
 	}
 	for _, tc := range tests {
