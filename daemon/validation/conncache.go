@@ -25,8 +25,15 @@ func (h HostEntry) report() *ConnReport {
 // cluster's groups list every host (another square of the cluster size per
 // evaluation), so the parse is kept (docCache).
 func parseMajorityGroups(text string) (*Connectivity, error) {
-	return majorityGroupsDocs.parse(text)
+	conn, err := majorityGroupsDocs.parse(text)
+	if conn == nil && err == nil {
+		return noGroups, nil // the text is null
+	}
+	return conn, err
 }
+
+// noGroups is a groups document that lists none (shared: read only).
+var noGroups = &Connectivity{}
 
 // connInput is what the connectivity aggregates (majority groups, address
 // collisions) read of one host: its report and its inventory's addresses.

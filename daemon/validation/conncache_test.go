@@ -60,6 +60,9 @@ func TestParseMajorityGroupsCaches(t *testing.T) {
 	if _, err := parseMajorityGroups("{"); err == nil {
 		t.Error("parseMajorityGroups of bad JSON succeeded")
 	}
+	if g, err := parseMajorityGroups("null"); err != nil || g == nil || len(g.MajorityGroups) != 0 {
+		t.Errorf("parseMajorityGroups(null) = %+v, %v; want groups that list none", g, err)
+	}
 }
 
 func TestAggregateMemo(t *testing.T) {
