@@ -71,7 +71,15 @@ func runCreateConfigImage(_ context.Context, args []string, stdout, stderr io.Wr
 	if err := atomicfile.Write(filepath.Join(authDir, "kubeadmin-password"), []byte(st.KubeadminPass), 0o600); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "nodezero create config-image: wrote %s (%d bytes), %s/kubeconfig and %s/kubeadmin-password\n", iso, len(img), authDir, authDir)
+	// What wait-for --dir reads: node zero's address, as openshift-install
+	// writes it beside its assets, and the watcher token.
+	if err := atomicfile.Write(filepath.Join(*dir, rendezvousIPFile), []byte(rendezvousIP+"\n"), 0o644); err != nil {
+		return err
+	}
+	if err := atomicfile.Write(filepath.Join(*dir, watcherTokenFile), []byte(st.Tokens[configimage.TokenWatcher]+"\n"), 0o600); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "nodezero create config-image: wrote %s (%d bytes), %s/kubeconfig, %s/kubeadmin-password and %s/watcher.token\n", iso, len(img), authDir, authDir, authDir)
 	if apiTLS != nil {
 		cert, ca := filepath.Join(*dir, configimage.APITLSDir, configimage.APICertFile), apiCAFile(*dir)
 		if _, err := os.Stat(ca); err != nil {

@@ -105,6 +105,20 @@ func TestConfigImageToRegisteredCluster(t *testing.T) {
 			if ac != nil && rv["NODE_ZERO_IP"] != ac.RendezvousIP {
 				t.Errorf("NODE_ZERO_IP = %q, want %q", rv["NODE_ZERO_IP"], ac.RendezvousIP)
 			}
+			// wait-for --dir finds node zero and the watcher token the hosts have.
+			d, err := readInstallDir(dir)
+			if err != nil {
+				t.Fatalf("readInstallDir: %v", err)
+			}
+			if ac != nil && d.rendezvousIP != ac.RendezvousIP {
+				t.Errorf("%s = %q, want %q", rendezvousIPFile, d.rendezvousIP, ac.RendezvousIP)
+			}
+			if tok, _ := os.ReadFile(d.tokenFile); strings.TrimSpace(string(tok)) != env["WATCHER_AUTH_TOKEN"] || len(tok) < 20 {
+				t.Errorf("%s = %q, want assisted-service.env's WATCHER_AUTH_TOKEN %q", watcherTokenFile, tok, env["WATCHER_AUTH_TOKEN"])
+			}
+			if d.kubeconfig == "" || d.passwordFile == "" {
+				t.Errorf("readInstallDir found kubeconfig %q, password %q", d.kubeconfig, d.passwordFile)
+			}
 			// A second registration, as after a restart, finds the same cluster.
 			again, err := register.RegisterCluster(ctx, c, ms)
 			if err != nil || again.ID != cl.ID {

@@ -74,9 +74,11 @@ func runWaitFor(ctx context.Context, args []string, _, stderr io.Writer) error {
 	fs := flag.NewFlagSet("wait-for", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: nodezero wait-for bootstrap-complete|install-complete (--url URL | --rendezvous-ip IP) (--token T | --token-file F) [flags]")
+		fmt.Fprintln(stderr, "usage: nodezero wait-for bootstrap-complete|install-complete (--dir DIR | (--url URL | --rendezvous-ip IP) (--token T | --token-file F)) [flags]")
 		fs.PrintDefaults()
 	}
+	dir := fs.String("dir", "", "the install directory of 'nodezero create config-image --dir': node zero's address (DIR/"+rendezvousIPFile+"), the watcher token (DIR/"+watcherTokenFile+"), node zero's CA (DIR/tls) and, to follow the cluster once node zero has rebooted, DIR/"+kubeconfigFile+"; the other flags override it")
+	kubeconfig := fs.String("kubeconfig", "", "the installed cluster's admin kubeconfig: after the bootstrap, the install is followed through its Kubernetes API (ClusterVersion, cluster operators); default DIR/"+kubeconfigFile)
 	url := fs.String("url", "", "node zero's service, e.g. http://192.168.111.80:8090 (default: from --rendezvous-ip)")
 	rendezvousIP := fs.String("rendezvous-ip", "", "node zero's address; the service is at http://IP:"+nodeZeroPort)
 	token := fs.String("token", "", "the watcher token (header Watcher-Authorization)")
@@ -115,6 +117,26 @@ func runWaitFor(ctx context.Context, args []string, _, stderr io.Writer) error {
 	}
 	cfg.interval, cfg.timeout = *interval, *timeout
 
+	if *dir != "" {
+		d, err := readInstallDir(*dir)
+		if err != nil {
+			return err
+		}
+		if *url == "" && *rendezvousIP == "" {
+			*rendezvousIP = d.rendezvousIP
+		}
+		if *token == "" && *tokenFile == "" {
+			*tokenFile = d.tokenFile
+		}
+		if *cacert == "" {
+			*cacert = d.cacert
+		}
+		if *kubeconfig == "" {
+			*kubeconfig = d.kubeconfig
+		}
+		cfg.passwordFile = d.passwordFile
+	}
+	cfg.kubeconfigPath = *kubeconfig
 	base, err := waitURL(*url, *rendezvousIP)
 	if err != nil {
 		return err
@@ -215,6 +237,12 @@ type waitConfig struct {
 	// repeatEvery: a lasting problem is logged again this often.
 	repeatEvery time.Duration
 	now         func() time.Time
+
+	// kubeconfigPath is the installed cluster's admin kubeconfig: with
+	// it, the install phase follows the cluster's Kubernetes API, as
+	// openshift-install does once node zero has rebooted. passwordFile
+	// holds the kubeadmin password the last lines name.
+	kubeconfigPath, passwordFile string
 }
 
 func defaultWaitConfig() waitConfig {
