@@ -60,9 +60,114 @@ func backedOff(st v2.HostStatus) bool {
 	return false
 }
 
+// The cadence of agents that do not long-poll. assisted-installer-agent
+// sleeps next_instruction_seconds between two requests, and a forming
+// cluster needs a request per host for each thing that happens: the
+// inventory, then the checks, then the checks again once every peer has
+// one, then preparation, then install. At assisted's 60 s each of these is
+// a minute; node zero asks for less while the cluster forms, as many
+// requests a second as it can answer beside everything else, and 60 s
+// again once nothing is pending.
+const (
+	// formingPollRate is how many instructions requests a second a forming
+	// cluster's agents make together: the interval grows with the hosts
+	// so that their sum stays at this rate. At a thousand hosts a request
+	// hands out a connectivity check listing 999 peers (150 KB of args),
+	// and the reports that answer them are 300 KB each. A hundred hosts
+	// poll every 2 s, a thousand every 20 s, 3,000 or more every 60 s.
+	formingPollRate = 50
+	// formingMinSeconds is the shortest interval: the upstream agent runs
+	// every step of its status on each request (a scan of the machine
+	// network, NTP, DNS), and the slower of them take a second or two.
+	formingMinSeconds = 2
+	// formingQuiet ends the short interval for a cluster in which no
+	// status has changed for this long: it is not forming but waiting,
+	// for a person (to start the install, to fix a host), or for a host
+	// that does not come. Hosts powered on one after another arrive
+	// minutes apart; when one arrives later still, its peers hear of it
+	// within assisted's 60 s, as they would from assisted-service.
+	formingQuiet = 10 * time.Minute
+)
+
+// pollFacts are what decides how long an agent that does not long-poll
+// waits before its next request.
+type pollFacts struct {
+	Host    v2.HostStatus
+	Cluster v2.ClusterStatus // "": the host is bound to no cluster
+	Hosts   int              // the hosts of the cluster, each with an agent that polls
+	// Quiet is how long ago the cluster or one of its hosts last changed
+	// status (a host registering is one).
+	Quiet time.Duration
+}
+
+// pollSeconds is next_instruction_seconds for an agent that does not
+// long-poll; base is assisted's (Config.NextInstructionSeconds, 60).
+// Backed-off statuses get twice base, as assisted's. A host of a forming
+// cluster gets Hosts/formingPollRate seconds, at least formingMinSeconds
+// and at most base. Forming: the host is discovering, insufficient,
+// pending-for-input, known, preparing for the installation or prepared;
+// its cluster is before the install (pending-for-input, insufficient,
+// ready, preparing-for-installation) or adding hosts (day 2); and a status
+// in it changed less than formingQuiet ago. Everything else gets base:
+// installing hosts (the install step is handed out once, the installer
+// reports on its own), installed, a cluster in error or cancelled, one
+// that waits on someone.
+func pollSeconds(f pollFacts, base int64) int64 {
+	if backedOff(f.Host) {
+		return 2 * base
+	}
+	if !formingHost(f.Host) || !formingCluster(f.Cluster) || f.Quiet >= formingQuiet {
+		return base
+	}
+	n := int64(max(f.Hosts, 1))
+	sec := (n + formingPollRate - 1) / formingPollRate
+	return min(max(sec, formingMinSeconds), base)
+}
+
+func formingHost(st v2.HostStatus) bool {
+	switch st {
+	case v2.HostStatusDiscovering, v2.HostStatusInsufficient, v2.HostStatusPendingForInput, v2.HostStatusKnown,
+		v2.HostStatusPreparingForInstallation, v2.HostStatusPreparingSuccessful:
+		return true
+	}
+	return false
+}
+
+func formingCluster(st v2.ClusterStatus) bool {
+	switch st {
+	case v2.ClusterStatusPendingForInput, v2.ClusterStatusInsufficient, v2.ClusterStatusReady,
+		v2.ClusterStatusPreparingForInstallation, v2.ClusterStatusAddingHosts:
+		return true
+	}
+	return false
+}
+
+// pollFactsOf gathers h's pollFacts. Callers hold the model lock. It walks
+// the cluster's hosts for the latest status change: a request of an agent
+// that does not long-poll already costs as much (its connectivity check
+// lists every host), and the interval keeps those requests to
+// formingPollRate a second.
+func (s *Service) pollFactsOf(h *hostRec, now time.Time) pollFacts {
+	f := pollFacts{Host: h.h.Status}
+	c := s.clusters[h.clusterID()]
+	if c == nil {
+		return f
+	}
+	f.Cluster, f.Hosts = c.c.Status, len(c.hosts)
+	last := c.c.StatusUpdatedAt.Time()
+	for _, o := range c.hosts {
+		if t := o.h.StatusUpdatedAt.Time(); t.After(last) {
+			last = t
+		}
+	}
+	f.Quiet = now.Sub(last)
+	return f
+}
+
 // NextSteps answers an agent's instructions request (v2GetNextSteps). It
 // records the check-in and the host's clock. With wait == 0 it behaves as
-// assisted-service: every step of the host's status, and a poll interval.
+// assisted-service: every step of the host's status, and a poll interval,
+// shorter than assisted's while the host's cluster forms (pollSeconds).
 // With wait > 0 (our extension, ?wait=) it returns only the steps that are
 // due, holding the request until one is or the wait ends; the agent is then
 // told to ask again at once.
@@ -194,13 +299,8 @@ func (s *Service) takeSteps(ctx context.Context, infraEnvID, hostID string, time
 			}
 			t.addStep(store.Step{InfraEnvID: infraEnvID, HostID: hostID, StepID: step.StepID, StepType: string(st), Args: stored, IssuedAt: now})
 		}
-		switch {
-		case longPoll:
-			out.NextInstructionSeconds = 0
-		case backedOff(h.h.Status):
-			out.NextInstructionSeconds = 2 * s.cfg.NextInstructionSeconds
-		default:
-			out.NextInstructionSeconds = s.cfg.NextInstructionSeconds
+		if !longPoll { // a long-polling agent asks again at once (0)
+			out.NextInstructionSeconds = pollSeconds(s.pollFactsOf(h, now), s.cfg.NextInstructionSeconds)
 		}
 		wake = h.agentWake()
 		return nil

@@ -35,7 +35,8 @@ func stepTypes(s *v2.Steps) []v2.StepType {
 
 // TestNextStepsPerStatus: without ?wait every request gets the steps of the
 // host's status and a poll interval (assisted-service.md §7, §7.1, limited
-// to the steps this build's service uses).
+// to the steps this build's service uses): short while the cluster forms
+// (pollSeconds), twice assisted's in a backed-off status.
 func TestNextStepsPerStatus(t *testing.T) {
 	e := newEnv(t)
 	clusterID, ie, hosts := e.readyCluster()
@@ -59,9 +60,9 @@ func TestNextStepsPerStatus(t *testing.T) {
 			}
 		}
 	}
-	check("discovering", discovering, v2.HostStatusDiscovering, inventory, 60)
-	check("insufficient", small, v2.HostStatusInsufficient, checks, 60)
-	check("known", hosts[0], v2.HostStatusKnown, checks, 60)
+	check("discovering", discovering, v2.HostStatusDiscovering, inventory, formingMinSeconds)
+	check("insufficient", small, v2.HostStatusInsufficient, checks, formingMinSeconds)
+	check("known", hosts[0], v2.HostStatusKnown, checks, formingMinSeconds)
 
 	// Remove the two extra hosts so the cluster is ready again, install.
 	for _, id := range []string{discovering, small} {
@@ -77,7 +78,7 @@ func TestNextStepsPerStatus(t *testing.T) {
 	if s := e.checkIn(ie, hosts[0]); !cmp.Equal(stepTypes(s), []v2.StepType{v2.StepTypeInstallationDiskSpeedCheck}) {
 		t.Errorf("preparing-for-installation: first instructions %v, want the disk speed check", stepTypes(s))
 	}
-	check("preparing-for-installation", hosts[0], v2.HostStatusPreparingForInstallation, nil, 60)
+	check("preparing-for-installation", hosts[0], v2.HostStatusPreparingForInstallation, nil, formingMinSeconds)
 
 	// Statuses the install flow reaches, written to the store.
 	e.rewrite(clusterID, func(c *v2.Cluster) { c.Status = v2.ClusterStatusError }, func(h *v2.Host) { h.Status = v2.HostStatusError })
@@ -416,4 +417,142 @@ func connectivityListed(t *testing.T, steps *v2.Steps) ([]string, bool) {
 		return ids, true
 	}
 	return nil, false
+}
+
+// TestPollSeconds: the interval an agent that does not long-poll is told,
+// by host status, cluster status, cluster size and how long the cluster
+// has been quiet.
+func TestPollSeconds(t *testing.T) {
+	const base = 60
+	forming := func(h v2.HostStatus, c v2.ClusterStatus, n int) pollFacts {
+		return pollFacts{Host: h, Cluster: c, Hosts: n, Quiet: time.Second}
+	}
+	tests := []struct {
+		name string
+		f    pollFacts
+		base int64
+		want int64
+	}{
+		// Forming: hosts / formingPollRate, within [formingMinSeconds, base].
+		{"discovering, one host", forming(v2.HostStatusDiscovering, v2.ClusterStatusPendingForInput, 1), base, formingMinSeconds},
+		{"no hosts counted", forming(v2.HostStatusDiscovering, v2.ClusterStatusInsufficient, 0), base, formingMinSeconds},
+		{"insufficient, 3 hosts", forming(v2.HostStatusInsufficient, v2.ClusterStatusInsufficient, 3), base, formingMinSeconds},
+		{"pending-for-input, 5 hosts", forming(v2.HostStatusPendingForInput, v2.ClusterStatusPendingForInput, 5), base, formingMinSeconds},
+		{"known, 100 hosts", forming(v2.HostStatusKnown, v2.ClusterStatusReady, 100), base, 2},
+		{"known, 101 hosts", forming(v2.HostStatusKnown, v2.ClusterStatusInsufficient, 101), base, 3},
+		{"known, 1,000 hosts", forming(v2.HostStatusKnown, v2.ClusterStatusReady, 1000), base, 20},
+		{"preparing, 250 hosts", forming(v2.HostStatusPreparingForInstallation, v2.ClusterStatusPreparingForInstallation, 250), base, 5},
+		{"prepared, 3 hosts", forming(v2.HostStatusPreparingSuccessful, v2.ClusterStatusPreparingForInstallation, 3), base, formingMinSeconds},
+		{"day 2, known", forming(v2.HostStatusKnown, v2.ClusterStatusAddingHosts, 3), base, formingMinSeconds},
+		{"3,000 hosts reach base", forming(v2.HostStatusKnown, v2.ClusterStatusReady, 3000), base, base},
+		{"10,000 hosts stay at base", forming(v2.HostStatusDiscovering, v2.ClusterStatusInsufficient, 10000), base, base},
+		{"a base under the minimum wins", forming(v2.HostStatusKnown, v2.ClusterStatusReady, 3), 1, 1},
+		{"a short base caps", forming(v2.HostStatusKnown, v2.ClusterStatusReady, 1000), 10, 10},
+		{"just under quiet", pollFacts{Host: v2.HostStatusKnown, Cluster: v2.ClusterStatusReady, Hosts: 3, Quiet: formingQuiet - time.Second}, base, formingMinSeconds},
+
+		// Nothing pending: base.
+		{"ready and quiet: waits on a user", pollFacts{Host: v2.HostStatusKnown, Cluster: v2.ClusterStatusReady, Hosts: 3, Quiet: formingQuiet}, base, base},
+		{"insufficient and quiet: waits on a fix", pollFacts{Host: v2.HostStatusInsufficient, Cluster: v2.ClusterStatusInsufficient, Hosts: 100, Quiet: time.Hour}, base, base},
+		{"no cluster", pollFacts{Host: v2.HostStatusDiscovering, Hosts: 0}, base, base},
+		{"installing", forming(v2.HostStatusInstalling, v2.ClusterStatusInstalling, 3), base, base},
+		{"installing-in-progress", forming(v2.HostStatusInstallingInProgress, v2.ClusterStatusInstalling, 3), base, base},
+		{"installed", forming(v2.HostStatusInstalled, v2.ClusterStatusInstalled, 3), base, base},
+		{"preparing-failed", forming(v2.HostStatusPreparingFailed, v2.ClusterStatusReady, 3), base, base},
+		{"known host of an installing cluster", forming(v2.HostStatusKnown, v2.ClusterStatusInstalling, 3), base, base},
+		{"known host of an installed cluster", forming(v2.HostStatusKnown, v2.ClusterStatusInstalled, 3), base, base},
+		{"known host of a cluster in error", forming(v2.HostStatusKnown, v2.ClusterStatusError, 3), base, base},
+		{"known host of a cancelled cluster", forming(v2.HostStatusKnown, v2.ClusterStatusCancelled, 3), base, base},
+		{"binding", forming(v2.HostStatusBinding, v2.ClusterStatusInsufficient, 3), base, base},
+
+		// Backed off: twice base, forming or not.
+		{"disconnected, forming", forming(v2.HostStatusDisconnected, v2.ClusterStatusInsufficient, 3), base, 2 * base},
+		{"error", forming(v2.HostStatusError, v2.ClusterStatusError, 3), base, 2 * base},
+		{"cancelled", forming(v2.HostStatusCancelled, v2.ClusterStatusCancelled, 3), base, 2 * base},
+		{"resetting-pending-user-action", forming(v2.HostStatusResettingPendingUserAction, v2.ClusterStatusInsufficient, 3), base, 2 * base},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := pollSeconds(tt.f, tt.base); got != tt.want {
+				t.Errorf("pollSeconds(%+v, %d) = %d, want %d", tt.f, tt.base, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestPollSecondsBounded: whatever the cluster's size, its agents together
+// make at most formingPollRate requests a second — unless they are few (one
+// every formingMinSeconds each) or so many that assisted's own base applies
+// — and none waits longer than base.
+func TestPollSecondsBounded(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 5, 10, 49, 50, 51, 99, 100, 101, 500, 999, 1000, 1001, 2999, 3000, 3001, 5000, 100000} {
+		got := pollSeconds(pollFacts{Host: v2.HostStatusKnown, Cluster: v2.ClusterStatusReady, Hosts: n}, 60)
+		if rate := float64(n) / float64(got); got > formingMinSeconds && got < 60 && rate > formingPollRate {
+			t.Errorf("%d hosts every %d s: %.1f requests a second, want at most %d", n, got, rate, formingPollRate)
+		}
+		if got < formingMinSeconds || got > 60 {
+			t.Errorf("%d hosts: %d s, want within [%d, 60]", n, got, formingMinSeconds)
+		}
+	}
+}
+
+// TestNextStepsPollCadence: an agent that does not long-poll is told a
+// short interval while its cluster forms and assisted's 60 s once nothing
+// is pending: the cluster quiet for formingQuiet (waiting on a user to
+// start the install), installed. A host registering ends the quiet. A
+// long-polling agent is told to ask again at once, as before.
+func TestNextStepsPollCadence(t *testing.T) {
+	e := newEnv(t)
+	clusterID, ie, hosts := e.readyCluster()
+	next := func(what, id string, want int64) {
+		t.Helper()
+		if got := e.checkIn(ie, id).NextInstructionSeconds; got != want {
+			t.Errorf("%s: next_instruction_seconds = %d, want %d", what, got, want)
+		}
+	}
+	next("known host of a ready cluster that just formed", hosts[0], formingMinSeconds)
+	r := await(t, e.nextStepsAsync(e.ctx, ie, hosts[1], time.Millisecond), 10*time.Second)
+	if r.steps.NextInstructionSeconds != 0 {
+		t.Errorf("long-polling agent of a forming cluster: next_instruction_seconds = %d, want 0", r.steps.NextInstructionSeconds)
+	}
+
+	// Ready, nothing changing: the cluster waits on a user. (Check-ins
+	// within the disconnection timeout keep the hosts known.)
+	for range 10 {
+		e.clock.Advance(formingQuiet / 10)
+		for _, id := range hosts {
+			e.checkIn(ie, id)
+		}
+	}
+	next("known host of a cluster ready for formingQuiet", hosts[0], 60)
+
+	// A host registers: the cluster forms again, for every host of it.
+	late := e.register(ie)
+	next("late host, discovering", late, formingMinSeconds)
+	next("known host after a peer registered", hosts[0], formingMinSeconds)
+	if err := e.s.DeregisterHost(e.ctx, ie, late); err != nil {
+		t.Fatalf("DeregisterHost: %v", err)
+	}
+
+	// Installed: nothing pending.
+	e.rewrite(clusterID, func(c *v2.Cluster) {
+		c.Status, c.StatusInfo, c.StatusUpdatedAt = v2.ClusterStatusInstalled, "Cluster is installed", v2.DateTime(e.clock.Now())
+	}, func(h *v2.Host) {
+		h.Status, h.StatusInfo, h.StatusUpdatedAt = v2.HostStatusInstalled, "Done", v2.DateTime(e.clock.Now())
+	})
+	next("installed host", hosts[0], 60)
+}
+
+// TestNextStepsPollCadenceScales: the interval grows with the cluster's
+// hosts, formingPollRate requests a second for all of them.
+func TestNextStepsPollCadenceScales(t *testing.T) {
+	e := newEnv(t)
+	_, ie := e.cluster(nil)
+	const n = 2*formingPollRate + 1
+	var ids []string
+	for range n {
+		ids = append(ids, e.register(ie))
+	}
+	if got, want := e.checkIn(ie, ids[0]).NextInstructionSeconds, int64(3); got != want {
+		t.Errorf("discovering host of %d: next_instruction_seconds = %d, want %d", n, got, want)
+	}
 }

@@ -31,7 +31,9 @@ type Config struct {
 	// again in the same status (60s, the agent's cadence).
 	StepInterval time.Duration
 	// NextInstructionSeconds is what agents that do not long-poll are told
-	// (60, as assisted-service; backed-off statuses get twice that).
+	// (60, as assisted-service; backed-off statuses get twice that). While
+	// their cluster forms they are told less, down to a few seconds, and
+	// never more than this (pollSeconds).
 	NextInstructionSeconds int64
 	// MaxWait caps ?wait= (60s).
 	MaxWait time.Duration
