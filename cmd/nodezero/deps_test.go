@@ -24,6 +24,7 @@ var importRules = []struct {
 	{"units", nil},
 	{"testbed", nil},
 	{"daemon/v2", nil},
+	{"kube", nil}, // kube/localapi imports kube only
 	{"hostagent", []string{"daemon/v2"}},
 	{"tui", []string{"daemon/v2"}},
 	{"daemon", []string{"store", "configimage", "units"}},
