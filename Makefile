@@ -14,7 +14,8 @@ all: build
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o $(BIN) ./cmd/nodezero
 
-## deps: what the tests need — Debian packages when missing, Go modules
+## deps: what the tests need — Debian packages when missing, Go modules, the
+## sandbox's kube-apiserver, etcd and kubectl in the tools cache (prints where)
 deps:
 	@./.ci/deps
 	$(GO) mod download
