@@ -1,9 +1,11 @@
 // Package credentials makes the secrets an agent-based install carries in its
 // config image, as openshift-install's agent assets make them: the ECDSA
 // P-256 key whose public half verifies the service's tokens, the kubeadmin
-// password and its bcrypt hash (/opt/agent/tls/kubeadmin-password.hash), the
-// four signer CAs under /opt/agent/tls, and the admin kubeconfig a user gets
-// in auth/kubeconfig.
+// password and its bcrypt hash, the four RSA signer CAs, and the admin
+// kubeconfig a user gets in auth/kubeconfig. It owns the /opt/agent/tls
+// format (tls.go): its file names, how node zero reads and checks it, and
+// what is derived from it, so that the user's auth/kubeconfig and the
+// cluster node zero installs trust the same signers.
 //
 // Everything is generated once and kept in a State that the caller saves in
 // the install directory: building again from the same State gives the same
@@ -18,10 +20,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/rsa"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
@@ -30,8 +29,6 @@ import (
 	"math/big"
 	"strings"
 	"time"
-
-	"golang.org/x/crypto/bcrypt"
 )
 
 // Signers are the CA names of /opt/agent/tls, as openshift-install names
@@ -86,68 +83,27 @@ func New(rnd io.Reader, now time.Time) (*State, error) {
 		return nil, fmt.Errorf("marshal token key: %w", err)
 	}
 	st.ECPrivateKeyPEM = string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der}))
-	if st.KubeadminPass, err = password(rnd); err != nil {
+	t, err := NewTLS(rnd, now)
+	if err != nil {
 		return nil, err
 	}
-	hash, err := bcrypt.GenerateFromPassword([]byte(st.KubeadminPass), bcrypt.DefaultCost)
+	st.KubeadminPass, st.KubeadminHash = t.Password, string(t.PasswordHash)
+	for _, name := range Signers {
+		st.SignerCertPEM[name], st.SignerKeyPEM[name] = string(t.Signers[name].CertPEM), string(t.Signers[name].KeyPEM)
+	}
+	// The admin client certificate of auth/kubeconfig.
+	certPEM, keyPEM, err := t.IssueAdminClient(rnd, now)
 	if err != nil {
-		return nil, fmt.Errorf("hash kubeadmin password: %w", err)
+		return nil, err
 	}
-	st.KubeadminHash = string(hash)
-	signers := map[string]*x509.Certificate{}
-	keys := map[string]*rsa.PrivateKey{}
-	for i, name := range Signers {
-		key, err := rsa.GenerateKey(rnd, 2048)
-		if err != nil {
-			return nil, fmt.Errorf("generate %s key: %w", name, err)
-		}
-		tmpl := &x509.Certificate{
-			SerialNumber:          big.NewInt(int64(i + 1)),
-			Subject:               pkix.Name{CommonName: name, OrganizationalUnit: []string{"openshift"}},
-			NotBefore:             now.UTC(),
-			NotAfter:              now.UTC().Add(validity),
-			KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-			BasicConstraintsValid: true,
-			IsCA:                  true,
-		}
-		der, err := x509.CreateCertificate(rnd, tmpl, tmpl, &key.PublicKey, key)
-		if err != nil {
-			return nil, fmt.Errorf("self-sign %s: %w", name, err)
-		}
-		cert, err := x509.ParseCertificate(der)
-		if err != nil {
-			return nil, err
-		}
-		signers[name], keys[name] = cert, key
-		st.SignerCertPEM[name] = string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
-		st.SignerKeyPEM[name] = string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}))
-	}
-	// The admin client certificate: system:admin in system:masters, signed
-	// by the admin kubeconfig signer.
-	ck, err := rsa.GenerateKey(rnd, 2048)
-	if err != nil {
-		return nil, fmt.Errorf("generate admin key: %w", err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(100),
-		Subject:      pkix.Name{CommonName: "system:admin", Organization: []string{"system:masters"}},
-		NotBefore:    now.UTC(),
-		NotAfter:     now.UTC().Add(validity),
-		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
-	signer := Signers[0]
-	der, err = x509.CreateCertificate(rnd, tmpl, signers[signer], &ck.PublicKey, keys[signer])
-	if err != nil {
-		return nil, fmt.Errorf("sign admin client certificate: %w", err)
-	}
-	st.AdminCertPEM = string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
-	st.AdminKeyPEM = string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(ck)}))
+	st.AdminCertPEM, st.AdminKeyPEM = string(certPEM), string(keyPEM)
 	return st, nil
 }
 
-// passwordChars is the alphabet of the kubeadmin password.
-const passwordChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+// passwordChars is the alphabet of openshift-install's kubeadmin password
+// (pkg/asset/password): letters and digits without the look-alikes l, O,
+// 0 and 1.
+const passwordChars = "abcdefghijkmnopqrstuvwxyz" + "ABCDEFGHIJKLMNPQRSTUVWXYZ" + "23456789"
 
 // password makes a 23-character kubeadmin password: four groups of five
 // letters and digits joined by '-', the shape openshift-install gives it.
@@ -182,13 +138,8 @@ func Parse(b []byte) (*State, error) {
 	if _, err := s.TokenKey(); err != nil {
 		return nil, err
 	}
-	for _, n := range Signers {
-		if s.SignerCertPEM[n] == "" || s.SignerKeyPEM[n] == "" {
-			return nil, fmt.Errorf("%w: signer %s is missing", ErrState, n)
-		}
-	}
-	if s.KubeadminPass == "" || bcrypt.CompareHashAndPassword([]byte(s.KubeadminHash), []byte(s.KubeadminPass)) != nil {
-		return nil, fmt.Errorf("%w: the kubeadmin password does not match its hash", ErrState)
+	if _, err := s.TLS(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrState, err)
 	}
 	return &s, nil
 }
@@ -219,10 +170,11 @@ func (s *State) PublicKeyPEM() ([]byte, error) {
 	return pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), nil
 }
 
-// TLSFiles are the /opt/agent/tls files: each signer's .crt and .key and
-// kubeadmin-password.hash, by file name.
+// TLSFiles are the /opt/agent/tls files: each signer's .crt and .key,
+// kubeadmin-password.hash and kubeadmin-password (see PasswordFile for why
+// the password travels too).
 func (s *State) TLSFiles() map[string][]byte {
-	out := map[string][]byte{"kubeadmin-password.hash": []byte(s.KubeadminHash)}
+	out := map[string][]byte{PasswordHashFile: []byte(s.KubeadminHash), PasswordFile: []byte(s.KubeadminPass)}
 	for _, n := range Signers {
 		out[n+".crt"] = []byte(s.SignerCertPEM[n])
 		out[n+".key"] = []byte(s.SignerKeyPEM[n])
@@ -230,31 +182,19 @@ func (s *State) TLSFiles() map[string][]byte {
 	return out
 }
 
+// TLS parses the state's /opt/agent/tls files as node zero reads them.
+func (s *State) TLS() (*TLS, error) { return ParseTLS(TLSDirName, s.TLSFiles()) }
+
+// TLSDirName names the directory in ParseTLS's errors for a state's files.
+const TLSDirName = "/opt/agent/tls"
+
 // Kubeconfig is the admin kubeconfig for https://api.<name>.<baseDomain>:6443:
-// the three kube-apiserver signers as the CA bundle, system:admin as the user.
+// the three kube-apiserver signers as the CA bundle (TLS.CABundle),
+// system:admin as the user.
 func (s *State) Kubeconfig(clusterName, baseDomain string) []byte {
 	var ca strings.Builder
 	for _, n := range Signers[1:] {
 		ca.WriteString(s.SignerCertPEM[n])
 	}
-	b64 := func(x string) string { return base64.StdEncoding.EncodeToString([]byte(x)) }
-	server := fmt.Sprintf("https://api.%s.%s:6443", clusterName, baseDomain)
-	return []byte(fmt.Sprintf(`clusters:
-- cluster:
-    certificate-authority-data: %s
-    server: %s
-  name: %s
-contexts:
-- context:
-    cluster: %s
-    user: admin
-  name: admin
-current-context: admin
-preferences: {}
-users:
-- name: admin
-  user:
-    client-certificate-data: %s
-    client-key-data: %s
-`, b64(ca.String()), server, clusterName, clusterName, b64(s.AdminCertPEM), b64(s.AdminKeyPEM)))
+	return Kubeconfig(clusterName, baseDomain, []byte(ca.String()), []byte(s.AdminCertPEM), []byte(s.AdminKeyPEM))
 }

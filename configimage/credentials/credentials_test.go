@@ -40,8 +40,12 @@ func fresh(t *testing.T) *State {
 
 func TestPassword(t *testing.T) {
 	s := fresh(t)
-	if !regexp.MustCompile(`^[a-zA-Z0-9]{5}(-[a-zA-Z0-9]{5}){3}$`).MatchString(s.KubeadminPass) {
-		t.Errorf("password %q is not four groups of five letters and digits", s.KubeadminPass)
+	group := "[" + passwordChars + "]{5}"
+	if !regexp.MustCompile("^"+group+"(-"+group+"){3}$").MatchString(s.KubeadminPass) {
+		t.Errorf("password %q is not four groups of five of openshift-install's letters and digits", s.KubeadminPass)
+	}
+	if strings.ContainsAny(passwordChars, "lO01") {
+		t.Errorf("alphabet %q has a look-alike openshift-install leaves out", passwordChars)
 	}
 	if err := bcrypt.CompareHashAndPassword([]byte(s.KubeadminHash), []byte(s.KubeadminPass)); err != nil {
 		t.Errorf("hash does not match the password: %v", err)
@@ -84,8 +88,8 @@ func TestSignersAndAdminCertificate(t *testing.T) {
 		t.Errorf("admin certificate does not verify against the admin kubeconfig signer: %v", err)
 	}
 	files := s.TLSFiles()
-	if len(files) != 9 || string(files["kubeadmin-password.hash"]) != s.KubeadminHash {
-		t.Errorf("TLS files: %d, hash %q", len(files), files["kubeadmin-password.hash"])
+	if len(files) != 10 || string(files["kubeadmin-password.hash"]) != s.KubeadminHash || string(files["kubeadmin-password"]) != s.KubeadminPass {
+		t.Errorf("TLS files: %d, hash %q, password %q; want 10 with the state's hash and password", len(files), files["kubeadmin-password.hash"], files["kubeadmin-password"])
 	}
 }
 
