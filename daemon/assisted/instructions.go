@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"slices"
 	"strings"
 	"time"
@@ -98,17 +99,25 @@ type pollFacts struct {
 	// Quiet is how long ago the cluster or one of its hosts last changed
 	// status (a host registering is one).
 	Quiet time.Duration
+	// Slot is the host's own second of each period (pollSlot), Now the
+	// service's clock in Unix seconds.
+	Slot uint32
+	Now  int64
 }
 
 // pollSeconds is next_instruction_seconds for an agent that does not
 // long-poll; base is assisted's (Config.NextInstructionSeconds, 60).
 // Backed-off statuses get twice base, as assisted's. A host of a forming
-// cluster gets Hosts/formingPollRate seconds, at least formingMinSeconds
-// and at most base. Forming: the host is discovering, insufficient,
-// pending-for-input, known, preparing for the installation or prepared;
-// its cluster is before the install (pending-for-input, insufficient,
-// ready, preparing-for-installation) or adding hosts (day 2); and a status
-// in it changed less than formingQuiet ago. Everything else gets base:
+// cluster polls every Hosts/formingPollRate seconds, at least
+// formingMinSeconds and at most base, each host in its own second of that
+// period (Slot), so that hosts that came up together do not poll
+// together: the first wait lands the host on its second (between
+// formingMinSeconds and a period plus that), the next ones are a period.
+// Forming: the host is discovering, insufficient, pending-for-input,
+// known, preparing for the installation or prepared; its cluster is before
+// the install (pending-for-input, insufficient, ready,
+// preparing-for-installation) or adding hosts (day 2); and a status in it
+// changed less than formingQuiet ago. Everything else gets base:
 // installing hosts (the install step is handed out once, the installer
 // reports on its own), installed, a cluster in error or cancelled, one
 // that waits on someone.
@@ -120,8 +129,24 @@ func pollSeconds(f pollFacts, base int64) int64 {
 		return base
 	}
 	n := int64(max(f.Hosts, 1))
-	sec := (n + formingPollRate - 1) / formingPollRate
-	return min(max(sec, formingMinSeconds), base)
+	period := min(max((n+formingPollRate-1)/formingPollRate, formingMinSeconds), base)
+	if period < formingMinSeconds {
+		return period // a base shorter than the minimum: no slots to spread over
+	}
+	// Seconds until the host's slot comes round again.
+	next := ((int64(f.Slot)%period-f.Now)%period + period) % period
+	if next < formingMinSeconds {
+		next += period
+	}
+	return next
+}
+
+// pollSlot is the host's slot among the seconds of a polling period: its
+// id hashed, so that it stays the same across requests and restarts.
+func pollSlot(hostID string) uint32 {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(hostID)) // a hash.Hash never fails to write
+	return h.Sum32()
 }
 
 func formingHost(st v2.HostStatus) bool {
@@ -148,7 +173,7 @@ func formingCluster(st v2.ClusterStatus) bool {
 // lists every host), and the interval keeps those requests to
 // formingPollRate a second.
 func (s *Service) pollFactsOf(h *hostRec, now time.Time) pollFacts {
-	f := pollFacts{Host: h.h.Status}
+	f := pollFacts{Host: h.h.Status, Slot: pollSlot(h.h.ID), Now: now.Unix()}
 	c := s.clusters[h.clusterID()]
 	if c == nil {
 		return f

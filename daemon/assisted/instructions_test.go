@@ -45,6 +45,7 @@ func TestNextStepsPerStatus(t *testing.T) {
 
 	inventory := []v2.StepType{v2.StepTypeInventory}
 	checks := discoveryStepTypes
+	// wantNext 0: the cadence of a forming cluster (formingNext).
 	check := func(name, id string, wantStatus v2.HostStatus, want []v2.StepType, wantNext int64) {
 		t.Helper()
 		for range 2 { // every request, not only the first
@@ -55,14 +56,19 @@ func TestNextStepsPerStatus(t *testing.T) {
 			if diff := cmp.Diff(want, stepTypes(s)); diff != "" {
 				t.Errorf("%s: instructions mismatch (-want +got):\n%s", name, diff)
 			}
-			if s.NextInstructionSeconds != wantNext || s.PostStepAction != v2.StepsPostStepActionContinue {
-				t.Errorf("%s: next_instruction_seconds %d, post_step_action %q; want %d, continue", name, s.NextInstructionSeconds, s.PostStepAction, wantNext)
+			if s.PostStepAction != v2.StepsPostStepActionContinue {
+				t.Errorf("%s: post_step_action %q, want continue", name, s.PostStepAction)
+			}
+			if wantNext == 0 {
+				e.wantForming(name, id, s.NextInstructionSeconds, int(e.getCluster(clusterID).TotalHostCount))
+			} else if s.NextInstructionSeconds != wantNext {
+				t.Errorf("%s: next_instruction_seconds %d, want %d", name, s.NextInstructionSeconds, wantNext)
 			}
 		}
 	}
-	check("discovering", discovering, v2.HostStatusDiscovering, inventory, formingMinSeconds)
-	check("insufficient", small, v2.HostStatusInsufficient, checks, formingMinSeconds)
-	check("known", hosts[0], v2.HostStatusKnown, checks, formingMinSeconds)
+	check("discovering", discovering, v2.HostStatusDiscovering, inventory, 0)
+	check("insufficient", small, v2.HostStatusInsufficient, checks, 0)
+	check("known", hosts[0], v2.HostStatusKnown, checks, 0)
 
 	// Remove the two extra hosts so the cluster is ready again, install.
 	for _, id := range []string{discovering, small} {
@@ -78,7 +84,7 @@ func TestNextStepsPerStatus(t *testing.T) {
 	if s := e.checkIn(ie, hosts[0]); !cmp.Equal(stepTypes(s), []v2.StepType{v2.StepTypeInstallationDiskSpeedCheck}) {
 		t.Errorf("preparing-for-installation: first instructions %v, want the disk speed check", stepTypes(s))
 	}
-	check("preparing-for-installation", hosts[0], v2.HostStatusPreparingForInstallation, nil, formingMinSeconds)
+	check("preparing-for-installation", hosts[0], v2.HostStatusPreparingForInstallation, nil, 0)
 
 	// Statuses the install flow reaches, written to the store.
 	e.rewrite(clusterID, func(c *v2.Cluster) { c.Status = v2.ClusterStatusError }, func(h *v2.Host) { h.Status = v2.HostStatusError })
@@ -450,6 +456,19 @@ func TestPollSeconds(t *testing.T) {
 		{"a short base caps", forming(v2.HostStatusKnown, v2.ClusterStatusReady, 1000), 10, 10},
 		{"just under quiet", pollFacts{Host: v2.HostStatusKnown, Cluster: v2.ClusterStatusReady, Hosts: 3, Quiet: formingQuiet - time.Second}, base, formingMinSeconds},
 
+		// Each host in its own second of the period: slot mod period,
+		// never sooner than formingMinSeconds.
+		{"1,000 hosts, slot 5 at 0", pollFacts{Host: v2.HostStatusKnown, Cluster: v2.ClusterStatusReady, Hosts: 1000, Slot: 5}, base, 5},
+		{"1,000 hosts, slot 5 at 4: the next period's", pollFacts{Host: v2.HostStatusKnown, Cluster: v2.ClusterStatusReady, Hosts: 1000, Slot: 5, Now: 4}, base, 21},
+		{"1,000 hosts, slot 5 at 6", pollFacts{Host: v2.HostStatusKnown, Cluster: v2.ClusterStatusReady, Hosts: 1000, Slot: 5, Now: 6}, base, 19},
+		{"1,000 hosts, slot 25 at 1,700,000,100", pollFacts{Host: v2.HostStatusKnown, Cluster: v2.ClusterStatusReady, Hosts: 1000, Slot: 25, Now: 1_700_000_100}, base, 5},
+		{"1,000 hosts, the largest slot", pollFacts{Host: v2.HostStatusKnown, Cluster: v2.ClusterStatusReady, Hosts: 1000, Slot: 1<<32 - 1, Now: 1_700_000_000}, base, 15},
+		{"3 hosts, slot 1 at 0", pollFacts{Host: v2.HostStatusKnown, Cluster: v2.ClusterStatusReady, Hosts: 3, Slot: 1}, base, 3},
+		{"3 hosts, slot 1 at 1", pollFacts{Host: v2.HostStatusKnown, Cluster: v2.ClusterStatusReady, Hosts: 3, Slot: 1, Now: 1}, base, 2},
+		{"slots do not move base", pollFacts{Host: v2.HostStatusInstalled, Cluster: v2.ClusterStatusInstalled, Hosts: 1000, Slot: 7, Now: 3}, base, base},
+		{"slots do not move backed-off", pollFacts{Host: v2.HostStatusDisconnected, Cluster: v2.ClusterStatusInsufficient, Hosts: 1000, Slot: 7, Now: 3}, base, 2 * base},
+		{"3,000 hosts: base, on the slot", pollFacts{Host: v2.HostStatusKnown, Cluster: v2.ClusterStatusReady, Hosts: 3000, Slot: 7, Now: 3}, base, 4},
+
 		// Nothing pending: base.
 		{"ready and quiet: waits on a user", pollFacts{Host: v2.HostStatusKnown, Cluster: v2.ClusterStatusReady, Hosts: 3, Quiet: formingQuiet}, base, base},
 		{"insufficient and quiet: waits on a fix", pollFacts{Host: v2.HostStatusInsufficient, Cluster: v2.ClusterStatusInsufficient, Hosts: 100, Quiet: time.Hour}, base, base},
@@ -482,15 +501,26 @@ func TestPollSeconds(t *testing.T) {
 // TestPollSecondsBounded: whatever the cluster's size, its agents together
 // make at most formingPollRate requests a second — unless they are few (one
 // every formingMinSeconds each) or so many that assisted's own base applies
-// — and none waits longer than base.
+// — and from the second request on, each waits exactly the period, which
+// is at most base.
 func TestPollSecondsBounded(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 5, 10, 49, 50, 51, 99, 100, 101, 500, 999, 1000, 1001, 2999, 3000, 3001, 5000, 100000} {
-		got := pollSeconds(pollFacts{Host: v2.HostStatusKnown, Cluster: v2.ClusterStatusReady, Hosts: n}, 60)
-		if rate := float64(n) / float64(got); got > formingMinSeconds && got < 60 && rate > formingPollRate {
-			t.Errorf("%d hosts every %d s: %.1f requests a second, want at most %d", n, got, rate, formingPollRate)
+		f := pollFacts{Host: v2.HostStatusKnown, Cluster: v2.ClusterStatusReady, Hosts: n, Slot: pollSlot(fmt.Sprint(n)), Now: 1_700_000_000}
+		first := pollSeconds(f, 60)
+		f.Now += first
+		period := pollSeconds(f, 60)
+		if rate := float64(n) / float64(period); period > formingMinSeconds && period < 60 && rate > formingPollRate {
+			t.Errorf("%d hosts every %d s: %.1f requests a second, want at most %d", n, period, rate, formingPollRate)
 		}
-		if got < formingMinSeconds || got > 60 {
-			t.Errorf("%d hosts: %d s, want within [%d, 60]", n, got, formingMinSeconds)
+		if period < formingMinSeconds || period > 60 {
+			t.Errorf("%d hosts: a period of %d s, want within [%d, 60]", n, period, formingMinSeconds)
+		}
+		f.Now += period
+		if again := pollSeconds(f, 60); again != period {
+			t.Errorf("%d hosts: waits %d s, then %d, then %d; want the period from the second on", n, first, period, again)
+		}
+		if first < formingMinSeconds || first >= period+formingMinSeconds {
+			t.Errorf("%d hosts: first wait %d s, want [%d, %d)", n, first, formingMinSeconds, period+formingMinSeconds)
 		}
 	}
 }
@@ -509,7 +539,11 @@ func TestNextStepsPollCadence(t *testing.T) {
 			t.Errorf("%s: next_instruction_seconds = %d, want %d", what, got, want)
 		}
 	}
-	next("known host of a ready cluster that just formed", hosts[0], formingMinSeconds)
+	forming := func(what, id string, hosts int) {
+		t.Helper()
+		e.wantForming(what, id, e.checkIn(ie, id).NextInstructionSeconds, hosts)
+	}
+	forming("known host of a ready cluster that just formed", hosts[0], 3)
 	r := await(t, e.nextStepsAsync(e.ctx, ie, hosts[1], time.Millisecond), 10*time.Second)
 	if r.steps.NextInstructionSeconds != 0 {
 		t.Errorf("long-polling agent of a forming cluster: next_instruction_seconds = %d, want 0", r.steps.NextInstructionSeconds)
@@ -527,8 +561,8 @@ func TestNextStepsPollCadence(t *testing.T) {
 
 	// A host registers: the cluster forms again, for every host of it.
 	late := e.register(ie)
-	next("late host, discovering", late, formingMinSeconds)
-	next("known host after a peer registered", hosts[0], formingMinSeconds)
+	forming("late host, discovering", late, 4)
+	forming("known host after a peer registered", hosts[0], 4)
 	if err := e.s.DeregisterHost(e.ctx, ie, late); err != nil {
 		t.Fatalf("DeregisterHost: %v", err)
 	}
@@ -542,17 +576,37 @@ func TestNextStepsPollCadence(t *testing.T) {
 	next("installed host", hosts[0], 60)
 }
 
-// TestNextStepsPollCadenceScales: the interval grows with the cluster's
-// hosts, formingPollRate requests a second for all of them.
+// TestNextStepsPollCadenceScales: the period grows with the cluster's
+// hosts, formingPollRate requests a second for all of them, and each host
+// is sent to its own second of it.
 func TestNextStepsPollCadenceScales(t *testing.T) {
 	e := newEnv(t)
 	_, ie := e.cluster(nil)
-	const n = 2*formingPollRate + 1
+	const n = 2*formingPollRate + 1 // a 3 s period
 	var ids []string
 	for range n {
 		ids = append(ids, e.register(ie))
 	}
-	if got, want := e.checkIn(ie, ids[0]).NextInstructionSeconds, int64(3); got != want {
-		t.Errorf("discovering host of %d: next_instruction_seconds = %d, want %d", n, got, want)
+	seconds := map[int64]int{}
+	for _, id := range ids {
+		next := e.checkIn(ie, id).NextInstructionSeconds
+		e.wantForming("discovering host", id, next, n)
+		seconds[(e.clock.Now().Unix()+next)%3]++
+	}
+	if len(seconds) != 3 {
+		t.Errorf("%d hosts poll next in %d of the period's 3 seconds (%v), want all 3", n, len(seconds), seconds)
+	}
+}
+
+// wantForming fails unless next is what a host of a forming cluster of n
+// hosts is told: a wait of formingMinSeconds or more, less than a period
+// more, that ends on the host's own second of the period (the service's
+// clock stands still meanwhile).
+func (e *env) wantForming(what, id string, next int64, n int) {
+	e.t.Helper()
+	period := max((int64(n)+formingPollRate-1)/formingPollRate, formingMinSeconds)
+	if next < formingMinSeconds || next >= period+formingMinSeconds || (e.clock.Now().Unix()+next)%period != int64(pollSlot(id))%period {
+		e.t.Errorf("%s: next_instruction_seconds = %d, want the wait to the host's second (slot %d) of a %d s period, %d s or more",
+			what, next, int64(pollSlot(id))%period, period, int64(formingMinSeconds))
 	}
 }

@@ -76,9 +76,7 @@ func TestTickDisconnectsAndCheckInReconnects(t *testing.T) {
 	if evs := e.events(EventsQuery{HostIDs: []string{hosts[1]}}); !hasEvent(evs, "host_status_updated", msg) {
 		t.Errorf("no event %q; got %q", msg, eventLines(evs))
 	}
-	if steps := e.checkIn(ie, hosts[1]); steps.NextInstructionSeconds != formingMinSeconds {
-		t.Errorf("next_instruction_seconds for a known host of a forming cluster = %d, want %d", steps.NextInstructionSeconds, formingMinSeconds)
-	}
+	e.wantForming("known host of a forming cluster", hosts[1], e.checkIn(ie, hosts[1]).NextInstructionSeconds, len(hosts))
 	e.checkIn(ie, hosts[2])
 	if c := e.getCluster(clusterID); c.Status != v2.ClusterStatusReady {
 		t.Errorf("cluster after every host is back: got %s, want ready", c.Status)
