@@ -40,6 +40,7 @@ type loadtestOptions struct {
 	runs     int
 	startups int
 	idle     time.Duration
+	cadence  string // ltLongPoll or ltUpstream
 	wait     time.Duration
 	poll     time.Duration
 	ramp     time.Duration
@@ -57,6 +58,16 @@ type loadtestOptions struct {
 	installPoll    time.Duration
 	installTimeout time.Duration
 }
+
+// The agents' cadences (--cadence).
+const (
+	// ltLongPoll: each instructions request carries ?wait=, as nodezero's
+	// agent sends it; node zero answers when a step is due.
+	ltLongPoll = "long-poll"
+	// ltUpstream: no ?wait=; the agent sleeps next_instruction_seconds
+	// between requests, as assisted-installer-agent does.
+	ltUpstream = "upstream"
+)
 
 // ltHardware are the test hardware trees real agents run on, in start
 // order: three control-plane hosts, then workers.
@@ -81,7 +92,9 @@ func runLoadtest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.IntVar(&o.runs, "runs", 1, "runs, each with a fresh service and data directory")
 	fs.IntVar(&o.startups, "startups", 5, "extra service starts for the startup figure (process start to first /health answer)")
 	fs.DurationVar(&o.idle, "idle", 30*time.Second, "how long to measure the service once every host is known and nothing changes")
-	fs.DurationVar(&o.wait, "wait", 30*time.Second, "the agents' long-poll ?wait=")
+	fs.StringVar(&o.cadence, "cadence", ltLongPoll, ltLongPoll+": the agents long-poll with ?wait= (--wait), as nodezero's agent does; "+
+		ltUpstream+": they never long-poll and sleep next_instruction_seconds between requests, as assisted-installer-agent does (the same as --wait 0)")
+	fs.DurationVar(&o.wait, "wait", 30*time.Second, "the agents' long-poll ?wait= (--cadence "+ltLongPoll+"); 0 is --cadence "+ltUpstream)
 	fs.DurationVar(&o.ramp, "ramp", 0, "sim: spread the agents' starts evenly over this long (0: all at once)")
 	fs.DurationVar(&o.poll, "poll", 250*time.Millisecond, "how often the host list is polled while hosts come up")
 	fs.DurationVar(&o.timeout, "timeout", 5*time.Minute, "give up on a run whose hosts are not all known by then")
@@ -99,7 +112,9 @@ func runLoadtest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if err := o.check(); err != nil {
+	waitSet := false
+	fs.Visit(func(f *flag.Flag) { waitSet = waitSet || f.Name == "wait" })
+	if err := o.check(waitSet); err != nil {
 		return err
 	}
 	if o.bin == "" {
@@ -135,8 +150,20 @@ func runLoadtest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	return rep.writeTable(stdout)
 }
 
-func (o *loadtestOptions) check() error {
+// check checks the flags and settles the cadence: --wait 0 is the upstream
+// one, which never long-polls (waitSet: --wait was given).
+func (o *loadtestOptions) check(waitSet bool) error {
 	var probs []string
+	switch {
+	case o.cadence == ltUpstream && waitSet && o.wait != 0:
+		probs = append(probs, fmt.Sprintf("--cadence %s --wait %s: upstream agents never long-poll; leave out --wait", ltUpstream, o.wait))
+	case o.cadence == ltUpstream:
+		o.wait = 0
+	case o.cadence == ltLongPoll && o.wait == 0:
+		o.cadence = ltUpstream
+	case o.cadence != ltLongPoll:
+		probs = append(probs, fmt.Sprintf("--cadence %q: want %s or %s", o.cadence, ltLongPoll, ltUpstream))
+	}
 	switch o.agents {
 	case "sim":
 	case "real":
@@ -179,7 +206,7 @@ func (o *loadtestOptions) check() error {
 
 // loadtest runs the startup samples and every run.
 func loadtest(ctx context.Context, o loadtestOptions, progress io.Writer) (*ltReport, error) {
-	rep := &ltReport{Mode: o.agents, Hosts: o.hosts, Wait: o.wait.String(), Idle: o.idle.String(), Ramp: o.ramp.String(), Bin: o.bin}
+	rep := &ltReport{Mode: o.agents, Hosts: o.hosts, Cadence: o.cadence, Wait: o.wait.String(), Idle: o.idle.String(), Ramp: o.ramp.String(), Bin: o.bin}
 	switch {
 	case o.install && o.agents == "sim":
 		rep.DiskMiB, rep.Write, rep.Reboot, rep.InstallPoll = o.diskMiB, o.write.String(), o.reboot.String(), o.installPoll.String()

@@ -13,12 +13,13 @@ import (
 // ltReport is what `nodezero loadtest` prints. Times of the run are from
 // starting the agents.
 type ltReport struct {
-	Mode  string `json:"mode"` // real or sim
-	Hosts int    `json:"hosts"`
-	Wait  string `json:"wait"`
-	Idle  string `json:"idle"`
-	Ramp  string `json:"ramp"` // sim: the agents' starts spread over this long
-	Bin   string `json:"bin"`
+	Mode    string `json:"mode"` // real or sim
+	Hosts   int    `json:"hosts"`
+	Cadence string `json:"cadence"` // long-poll or upstream (no ?wait=, next_instruction_seconds)
+	Wait    string `json:"wait"`
+	Idle    string `json:"idle"`
+	Ramp    string `json:"ramp"` // sim: the agents' starts spread over this long
+	Bin     string `json:"bin"`
 	// The simulated install's settings, when the runs installed.
 	DiskMiB          int           `json:"disk_mib,omitempty"`
 	Write            string        `json:"write,omitempty"`
@@ -155,7 +156,11 @@ func (r *ltReport) writeTable(w io.Writer) error {
 	if r.Mode == "real" {
 		kind = "nodezero agent processes"
 	}
-	fmt.Fprintf(w, "nodezero loadtest: %d %s, started over %s, wait %s, idle %s, service %s\n", r.Hosts, kind, r.Ramp, r.Wait, r.Idle, r.Bin)
+	cadence := "long-poll ?wait=" + r.Wait
+	if r.Cadence == ltUpstream {
+		cadence = "upstream cadence (no ?wait=, next_instruction_seconds between requests)"
+	}
+	fmt.Fprintf(w, "nodezero loadtest: %d %s, started over %s, %s, idle %s, service %s\n", r.Hosts, kind, r.Ramp, cadence, r.Idle, r.Bin)
 	fmt.Fprintf(w, "startup (process start → first /health answer): median %.1f ms of %d [%s]\n\n",
 		r.StartupMedianMs, len(r.StartupSamplesMs), ltJoinFloats(r.StartupSamplesMs, "%.1f"))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -252,7 +257,8 @@ func (r *ltReport) goals() []string {
 			// speed: an empty answer lasts the wait by design, and one with
 			// instructions may have been released from its hold by them
 			// (every status change of the install wakes the held GETs).
-			// The poller is the load test's own.
+			// A GET without ?wait= (next-steps (poll)) is never held and
+			// counts. The poller is the load test's own.
 			switch q.Kind {
 			case simagent.KindNextStepsHeld, simagent.KindNextSteps, ltKindPoll:
 				continue

@@ -163,12 +163,45 @@ func TestLoadtestFlags(t *testing.T) {
 		{"no hosts", []string{"--hosts", "0"}},
 		{"no runs", []string{"--runs", "0"}},
 		{"pprof off loopback", []string{"--service-pprof", "0.0.0.0:6060"}},
+		{"unknown cadence", []string{"--cadence", "push"}},
+		{"upstream agents told to long-poll", []string{"--cadence", "upstream", "--wait", "30s"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var out bytes.Buffer
 			if err := runLoadtest(context.Background(), tt.args, &out, &out); err == nil {
 				t.Errorf("loadtest %v succeeded, want a flag error", tt.args)
+			}
+		})
+	}
+}
+
+// TestLoadtestCadence: --cadence upstream and --wait 0 are one mode, whose
+// agents never send ?wait=.
+func TestLoadtestCadence(t *testing.T) {
+	tests := []struct {
+		name        string
+		cadence     string
+		wait        time.Duration
+		waitSet     bool
+		wantCadence string
+		wantWait    time.Duration
+	}{
+		{"default", ltLongPoll, 30 * time.Second, false, ltLongPoll, 30 * time.Second},
+		{"long-poll with a wait", ltLongPoll, time.Second, true, ltLongPoll, time.Second},
+		{"--wait 0", ltLongPoll, 0, true, ltUpstream, 0},
+		{"--cadence upstream", ltUpstream, 30 * time.Second, false, ltUpstream, 0},
+		{"--cadence upstream --wait 0", ltUpstream, 0, true, ltUpstream, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := loadtestOptions{hosts: 1, agents: "sim", runs: 1, idle: time.Second, poll: time.Second, timeout: time.Second,
+				installPoll: time.Second, installTimeout: time.Second, cadence: tt.cadence, wait: tt.wait}
+			if err := o.check(tt.waitSet); err != nil {
+				t.Fatalf("check: %v", err)
+			}
+			if o.cadence != tt.wantCadence || o.wait != tt.wantWait {
+				t.Errorf("cadence %q, wait %s; want %q, %s", o.cadence, o.wait, tt.wantCadence, tt.wantWait)
 			}
 		})
 	}

@@ -16,11 +16,14 @@ import (
 // Request kinds: the rows of a load test's latency table. A GET for
 // instructions with ?wait= is held by node zero until a step is due, so its
 // latency is the hold, not the service's speed: calls that brought
-// instructions and calls that came back empty are kept apart.
+// instructions and calls that came back empty are kept apart. A GET
+// without ?wait= (Config.Wait 0) is answered at once: its latency is the
+// service's.
 const (
 	KindRegister      = "register"
 	KindNextSteps     = "next-steps (immediate)" // the answer held instructions, at once or when work woke the hold
 	KindNextStepsHeld = "next-steps (held)"      // the answer was empty: the wait ran out
+	KindNextStepsPoll = "next-steps (poll)"      // no ?wait=: answered at once, with or without instructions
 	KindStepReply     = "step-reply"
 	// KindStepReplyConnectivity is a connectivity-check reply: the one
 	// that grows with the cluster (a report names every other host).
@@ -45,8 +48,9 @@ type Config struct {
 	AgentVersion string
 	InfraEnvID   string
 	Host         Host
-	// Wait is the ?wait= of instruction requests; 0 polls as
-	// assisted-installer-agent does, every next_instruction_seconds.
+	// Wait is the ?wait= of instruction requests. 0 never long-polls: the
+	// agent sleeps next_instruction_seconds between requests, timed from
+	// each answer, as assisted-installer-agent does (the upstream cadence).
 	Wait time.Duration
 	// APIVIP and IngressVIP are what the cluster's names resolve to in
 	// domain-resolution answers; zero leaves them unresolved.
@@ -68,6 +72,8 @@ type Agent struct {
 	now       func() time.Time
 	// minPollGap is the floor between two GETs, as hostagent keeps.
 	minPollGap time.Duration
+	// pause is the wait for next_instruction_seconds (tests record it).
+	pause func(ctx context.Context, d time.Duration) bool
 
 	instMu sync.Mutex
 	inst   *installation // the install step, once started
@@ -95,7 +101,7 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("new sim agent: %w", err)
 	}
-	return &Agent{cfg: cfg, inventory: inv, now: time.Now, minPollGap: 50 * time.Millisecond}, nil
+	return &Agent{cfg: cfg, inventory: inv, now: time.Now, minPollGap: 50 * time.Millisecond, pause: sleep}, nil
 }
 
 // Host returns the agent's host.
@@ -229,7 +235,7 @@ func (a *Agent) instructionLoop(parent context.Context) (endReason, *bootDisk) {
 			return end(endCancelled)
 		}
 		if err != nil {
-			a.observe(KindNextSteps, took, err)
+			a.observe(a.nextStepsKind(nil), took, err)
 			clear(cache) // the service may have lost state: send everything again
 			if v2.IsStatus(err, http.StatusNotFound) {
 				return end(endSession) // register again
@@ -240,11 +246,7 @@ func (a *Agent) instructionLoop(parent context.Context) (endReason, *bootDisk) {
 			continue
 		}
 		retry.reset()
-		kind := KindNextSteps
-		if len(steps.Instructions) == 0 {
-			kind = KindNextStepsHeld
-		}
-		a.observe(kind, took, nil)
+		a.observe(a.nextStepsKind(steps), took, nil)
 		for _, st := range steps.Instructions {
 			switch {
 			case st == nil:
@@ -263,11 +265,27 @@ func (a *Agent) instructionLoop(parent context.Context) (endReason, *bootDisk) {
 		if steps.PostStepAction == v2.StepsPostStepActionExit {
 			return end(endSession)
 		}
+		// A long-polling agent is told 0 and asks again at once. One that
+		// does not sleeps next_instruction_seconds from the answer: the
+		// upstream agent runs the steps beside and sleeps at once, so the
+		// time spent answering them here comes off the sleep.
 		next := time.Duration(min(max(steps.NextInstructionSeconds, 0), 3600)) * time.Second
-		if !sleep(ctx, next) {
+		if !a.pause(ctx, next-a.now().Sub(lastGet.Add(took))) {
 			return end(endCancelled)
 		}
 	}
+}
+
+// nextStepsKind is the request kind of an instructions GET that brought
+// steps (nil: failed).
+func (a *Agent) nextStepsKind(steps *v2.Steps) string {
+	switch {
+	case a.cfg.Wait == 0:
+		return KindNextStepsPoll
+	case steps != nil && len(steps.Instructions) == 0:
+		return KindNextStepsHeld
+	}
+	return KindNextSteps
 }
 
 // reply answers st and posts the result, unless it repeats the last

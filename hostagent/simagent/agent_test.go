@@ -207,6 +207,75 @@ func TestAgentSpeaksTheProtocol(t *testing.T) {
 	}
 }
 
+// TestAgentUpstreamCadence: with Wait 0 the agent never long-polls (no
+// ?wait=) and sleeps what each answer's next_instruction_seconds says, as
+// assisted-installer-agent does; its GETs are recorded as polls. The
+// agent's clock stands still, so the time it spent answering takes
+// nothing off the sleeps.
+func TestAgentUpstreamCadence(t *testing.T) {
+	h, err := NewHost(0, DefaultNetwork, Master)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inventory := &v2.Step{StepType: v2.StepTypeInventory, StepID: "inventory-1", Args: []string{h.ID}}
+	nexts := []int64{7, 3, 5}
+	f, srv := newFakeService(t, func(_ string, n int) (int, *v2.Steps) {
+		s := steps()
+		s.NextInstructionSeconds = nexts[min(n, len(nexts))-1]
+		if n == 1 {
+			s.Instructions = []*v2.Step{inventory}
+		}
+		return http.StatusOK, s
+	})
+	c, err := v2.NewClient(srv.URL, v2.WithAgentToken(testToken), v2.WithAgentVersion(testVersion))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseIdleConnections()
+	rec := NewRecorder()
+	a, err := New(Config{Client: c, AgentVersion: testVersion, InfraEnvID: testInfraEnv, Host: h, Observer: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.minPollGap = 0
+	stopped := time.Date(2026, 11, 22, 5, 0, 0, 0, time.UTC)
+	a.now = func() time.Time { return stopped }
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var pauses []time.Duration // only the agent's goroutine, this one, appends
+	a.pause = func(_ context.Context, d time.Duration) bool {
+		pauses = append(pauses, d)
+		if len(pauses) == len(nexts) {
+			cancel()
+			return false
+		}
+		return true
+	}
+	if err := a.Run(ctx); err != nil {
+		t.Fatalf("Run = %v, want nil", err)
+	}
+	if diff := cmp.Diff([]time.Duration{7 * time.Second, 3 * time.Second, 5 * time.Second}, pauses); diff != "" {
+		t.Errorf("pauses between GETs (-want +got):\n%s", diff)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, q := range f.queries {
+		if !regexp.MustCompile(`^timestamp=[0-9]{10}$`).MatchString(q) {
+			t.Errorf("GET query = %q, want timestamp=<unix seconds> and no wait", q)
+		}
+	}
+	if len(f.replies) != 1 || f.replies[0].StepID != "inventory-1" {
+		t.Errorf("replies = %+v, want the inventory", f.replies)
+	}
+	counts := map[string]int{}
+	for _, s := range rec.Summaries() {
+		counts[s.Kind] = s.Count
+	}
+	if diff := cmp.Diff(map[string]int{KindRegister: 1, KindNextStepsPoll: len(nexts), KindStepReply: 1}, counts); diff != "" {
+		t.Errorf("recorded requests (-want +got):\n%s", diff)
+	}
+}
+
 func TestFleet(t *testing.T) {
 	f, srv := newFakeService(t, func(host string, n int) (int, *v2.Steps) {
 		if n == 1 {

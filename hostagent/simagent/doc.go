@@ -1,7 +1,9 @@
 // Package simagent simulates host agents for load tests: each Agent is one
 // goroutine that speaks the agent protocol over real HTTP exactly as
-// hostagent does — register, ask for instructions with ?wait=, answer each
-// step, leave out replies whose output did not change — but its hardware
+// hostagent does — register, ask for instructions with ?wait= (or, with
+// Config.Wait 0, every next_instruction_seconds without it, as
+// assisted-installer-agent does), answer each step, leave out replies
+// whose output did not change — but its hardware
 // and its steps' results are synthetic, so a thousand of them cost the
 // machine little more than their HTTP traffic.
 //

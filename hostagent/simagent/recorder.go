@@ -87,7 +87,7 @@ type ErrorText struct {
 
 // kindOrder is the table order: the agent's requests in protocol order,
 // then the install's, then any other kind by name.
-var kindOrder = []string{KindRegister, KindNextSteps, KindNextStepsHeld, KindStepReply, KindStepReplyConnectivity,
+var kindOrder = []string{KindRegister, KindNextSteps, KindNextStepsHeld, KindNextStepsPoll, KindStepReply, KindStepReplyConnectivity,
 	KindIgnition, KindProgress, KindClusterHosts, KindGetCluster, KindComplete}
 
 // Summaries returns one summary per kind seen, in table order.
