@@ -173,6 +173,11 @@ func runWaitFor(ctx context.Context, args []string, _, stderr io.Writer) error {
 	}
 	defer client.CloseIdleConnections()
 	cfg.client, cfg.log, cfg.tokenGiven = client, waitLogger(stderr, level), tok != ""
+	if cfg.kubeconfigPath != "" {
+		if cfg.kube, err = newKubeFollower(cfg.kubeconfigPath, cfg.log); err != nil {
+			return err
+		}
+	}
 	return waitForTarget(ctx, cfg)
 }
 
@@ -243,6 +248,7 @@ type waitConfig struct {
 	// openshift-install does once node zero has rebooted. passwordFile
 	// holds the kubeadmin password the last lines name.
 	kubeconfigPath, passwordFile string
+	kube                         *kubeFollower // nil: no kubeconfig, node zero's REST status decides
 }
 
 func defaultWaitConfig() waitConfig {
@@ -281,6 +287,14 @@ func waitForTarget(ctx context.Context, cfg waitConfig) error {
 		case err != nil:
 			return w.fail(ctx, err)
 		}
+		if w.phase == waitBootstrap && !res.bootstrapDone && res.unanswered && w.kube != nil {
+			// Started late: node zero has rebooted into a cluster whose
+			// API answers.
+			if _, kerr := w.kube.api.GetClusterVersion(ctx, clusterVersionName); kerr == nil {
+				w.log.Info("The cluster's Kubernetes API answers at " + w.kube.api.Server() + ": node zero has rebooted into the cluster")
+				res.bootstrapDone = true
+			}
+		}
 		if w.phase == waitBootstrap && res.bootstrapDone {
 			w.log.Info("Bootstrap is complete")
 			if cfg.target == waitBootstrap {
@@ -290,13 +304,29 @@ func waitForTarget(ctx context.Context, cfg waitConfig) error {
 			if cfg.timeout == 0 {
 				deadline = cfg.now().Add(cfg.installTimeout)
 			}
+			if w.kube != nil {
+				w.log.Info(fmt.Sprintf("Waiting up to %s (until %s) for the cluster at %s to initialize...",
+					deadline.Sub(cfg.now()).Round(time.Second), deadline.Format(time.Kitchen), w.kube.api.Server()))
+			}
 		}
-		if w.phase == waitInstall && res.installed {
+		if w.phase == waitInstall && w.kube != nil {
+			done, kerr := w.kube.poll(ctx)
+			switch {
+			case kerr != nil:
+				return w.fail(ctx, kerr)
+			case done:
+				w.kube.complete(w)
+				return nil
+			}
+		} else if w.phase == waitInstall && res.installed {
 			w.complete()
 			return nil
 		}
 		left := deadline.Sub(cfg.now())
 		if left <= 0 {
+			if w.phase == waitInstall && w.kube != nil {
+				return w.fail(ctx, w.kube.failure())
+			}
 			return w.fail(ctx, w.timedOut())
 		}
 		pause := cfg.interval
@@ -318,6 +348,7 @@ type waiter struct {
 	c     *v2.Client
 	log   *slog.Logger
 	phase waitTarget // bootstrap-complete, then install-complete
+	kube  *kubeFollower
 
 	clusterID, infraEnvID string
 	answered              bool      // node zero's service has answered once
@@ -339,11 +370,12 @@ type validationSeen struct{ status, message string }
 // pollResult is what one poll learnt.
 type pollResult struct {
 	bootstrapDone, installed bool
+	unanswered               bool          // node zero's service did not answer
 	pause                    time.Duration // until the next poll; 0: the interval
 }
 
 func newWaiter(cfg waitConfig) *waiter {
-	return &waiter{cfg: cfg, c: cfg.client, log: cfg.log, phase: waitBootstrap,
+	return &waiter{cfg: cfg, c: cfg.client, log: cfg.log, phase: waitBootstrap, kube: cfg.kube,
 		validations: map[string]validationSeen{}, start: cfg.now()}
 }
 
@@ -432,14 +464,23 @@ func (w *waiter) unreachable(err error) pollResult {
 		} else {
 			w.log.Info("Waiting for cluster install to initialize. Sleeping for " + waitSeconds(w.cfg.initPause))
 		}
-		return pollResult{pause: w.cfg.initPause}
+		return pollResult{pause: w.cfg.initPause, unanswered: true}
+	}
+	if w.phase == waitInstall && w.kube != nil {
+		// Expected: node zero has rebooted into the cluster.
+		if w.problem != "rebooted" {
+			w.problem = "rebooted"
+			w.log.Info("Node zero's service no longer answers: node zero has rebooted into the cluster, followed through its Kubernetes API")
+		}
+		w.log.Debug("Node zero's service does not answer", "error", err.Error())
+		return pollResult{unanswered: true}
 	}
 	msg := fmt.Sprintf("Node zero's service at %s does not answer (%v); still waiting", w.c.BaseURL(), err)
 	if w.phase == waitBootstrap {
 		msg = fmt.Sprintf("cluster bootstrap did not complete: node zero's service at %s does not answer (%v)", w.c.BaseURL(), err)
 	}
 	w.lasting("unreachable", msg)
-	return pollResult{}
+	return pollResult{unanswered: true}
 }
 
 // lasting logs a problem as a warning when it starts and every
