@@ -65,12 +65,19 @@ func (h RootDeviceHints) IsZero() bool { return h == RootDeviceHints{} }
 
 // LoadAgentConfig decodes agent-config.yaml. name is the file name used in
 // report entries. The config is nil when the file cannot be parsed at all.
+//
+// Unknown keys are errors, with a "did you mean" hint: openshift-install
+// reads the file with sigs.k8s.io/yaml's UnmarshalStrict and stops at the
+// first unknown key (AgentConfig.Load in openshift/installer
+// pkg/asset/agent/agentconfig/agent_config.go), so rootDeviceHint: for
+// rootDeviceHints: fails there instead of installing to the default disk.
+// Keys inside networkConfig are nmstate's, checked by the nmstate rules.
 func LoadAgentConfig(name string, data []byte) (*AgentConfig, Report) {
 	if name == "" {
 		name = AgentConfigFile
 	}
 	ac := &AgentConfig{src: newSource(name)}
-	rep, ok := load(ac.src, data, ac)
+	rep, ok := load(ac.src, data, ac, strict)
 	if !ok {
 		return nil, rep
 	}

@@ -162,6 +162,7 @@ func kindName(n *yaml.Node) string {
 type decoder struct {
 	src     *source
 	rep     *Report
+	strict  bool // unknown keys are errors, not warnings
 	visits  int
 	depth   int
 	aborted bool
@@ -444,7 +445,11 @@ func (d *decoder) structure(n *yaml.Node, v reflect.Value, path string) {
 				m.SetMapIndex(reflect.ValueOf(key), e)
 				return
 			}
-			d.add(k, fpath, SeverityWarning, unknownFieldMessage(key, info.names))
+			if d.strict {
+				d.add(k, fpath, SeverityError, unknownFieldError(key, info.names))
+			} else {
+				d.add(k, fpath, SeverityWarning, unknownFieldMessage(key, info.names))
+			}
 			return
 		}
 		if f.ignored {
@@ -454,14 +459,21 @@ func (d *decoder) structure(n *yaml.Node, v reflect.Value, path string) {
 	})
 }
 
-// load parses data and decodes it into out (a pointer to a struct).
-func load(src *source, data []byte, out any) (Report, bool) {
+// Strictness of the loaders, as openshift-install reads each file.
+const (
+	lenient = false // unknown keys are warnings and are ignored
+	strict  = true  // unknown keys are errors
+)
+
+// load parses data and decodes it into out (a pointer to a struct); strict
+// makes unknown keys errors.
+func load(src *source, data []byte, out any, strict bool) (Report, bool) {
 	var rep Report
 	root := parseDocument(src, data, &rep)
 	if root == nil {
 		return rep, false
 	}
-	d := &decoder{src: src, rep: &rep}
+	d := &decoder{src: src, rep: &rep, strict: strict}
 	d.value(root, reflect.ValueOf(out).Elem(), "")
 	return rep, !d.aborted
 }

@@ -8,6 +8,8 @@ import (
 	"sync"
 )
 
+// unknownFieldMessage is the warning for an unknown key in a file
+// openshift-install reads leniently: it ignores the key, and so do we.
 func unknownFieldMessage(key string, known []string) string {
 	if s := closest(key, known); s != "" {
 		return fmt.Sprintf("unknown field, ignored; did you mean %q?", s)
@@ -15,11 +17,33 @@ func unknownFieldMessage(key string, known []string) string {
 	return "unknown field, ignored; known fields: " + strings.Join(known, ", ")
 }
 
-// closest returns the known name within a small edit distance of key.
+// unknownFieldError is the error for an unknown key in a file
+// openshift-install reads strictly; encoding/json (which its strict YAML
+// reader ends in) says `unknown field "rootDeviceHint"`.
+func unknownFieldError(key string, known []string) string {
+	if s := closest(key, known); s != "" {
+		return fmt.Sprintf("unknown field %q; did you mean %q?", key, s)
+	}
+	return fmt.Sprintf("unknown field %q; known fields: %s", key, strings.Join(known, ", "))
+}
+
+// closest returns the known name nearest to key by edit distance (case
+// ignored), or "" when none is near enough to be the likely intent: at most
+// two edits, at most one edit per four characters of key
+// (additionalNTPServers for additionalNTPSources), or one name a prefix of
+// the other (networkConfiguration, macAddr).
 func closest(key string, known []string) string {
-	best, bestD := "", 3
+	lk := strings.ToLower(key)
+	best, bestD := "", -1
 	for _, k := range known {
-		if d := editDistance(strings.ToLower(key), strings.ToLower(k)); d < bestD {
+		lc := strings.ToLower(k)
+		d := editDistance(lk, lc)
+		short := min(len(lk), len(lc))
+		prefix := short >= 6 && (strings.HasPrefix(lk, lc) || strings.HasPrefix(lc, lk))
+		if d > 2 && 4*d > len(lk) && !prefix {
+			continue
+		}
+		if bestD < 0 || d < bestD {
 			best, bestD = k, d
 		}
 	}

@@ -1,6 +1,7 @@
 package inputs
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,6 +84,21 @@ hosts:
   - name: enp1s0
     macAddress: 52:54:00:00:00:05
 `
+
+// withNet gives baseAC's host n (1-5, by MAC 52:54:00:00:00:0n) a static
+// networkConfig with the one IPv4 address ip/24, DHCP off.
+func withNet(n int, ip string) edit {
+	mac := fmt.Sprintf("52:54:00:00:00:%02d", n)
+	return sub("    macAddress: "+mac+"\n", "    macAddress: "+mac+"\n"+
+		"  networkConfig:\n    interfaces:\n    - name: enp1s0\n      type: ethernet\n      state: up\n      mac-address: "+mac+"\n"+
+		"      ipv4:\n        enabled: true\n        address:\n        - ip: "+ip+"\n          prefix-length: 24\n")
+}
+
+// allStatic gives every baseAC host but master-0 (static already) a static
+// networkConfig in the machine network: no host takes an address from DHCP.
+func allStatic() []edit {
+	return []edit{withNet(2, "192.168.111.81"), withNet(3, "192.168.111.82"), withNet(4, "192.168.111.83"), withNet(5, "192.168.111.84")}
+}
 
 // edit replaces old (which must occur exactly once) with new; an empty old
 // appends new to the end of the file.

@@ -62,13 +62,31 @@ type hostView struct {
 	hints      *RootDeviceHints
 	interfaces []ifaceView
 	network    *yaml.Node
+	src        *source // the file the host is in
 	errf       func(path, msg string)
 	problem    func(path string, line, col int, sev Severity, msg string)
 }
 
 type ifaceView struct {
 	path string // path of the MAC field
+	name string // "" for install-config hosts (a boot MAC only)
 	mac  string
+}
+
+// file is the name of the file the host is in, for a host built in Go.
+func (h hostView) file() string {
+	if h.nameField == "name" {
+		return InstallConfigFile
+	}
+	return AgentConfigFile
+}
+
+// label names a host in a message: its hostname, else its path.
+func (h hostView) label() string {
+	if h.hostname != "" {
+		return h.hostname
+	}
+	return h.path
 }
 
 // collectHosts returns the hosts the install will use: agent-config's, or
@@ -87,9 +105,9 @@ func (v *validator) collectHosts() []hostView {
 		for i, h := range v.ac.Hosts {
 			path := index("hosts", i)
 			hv := hostView{path: path, hostname: h.Hostname, nameField: "hostname", role: h.Role,
-				hints: &v.ac.Hosts[i].RootDeviceHints, network: h.NetworkConfig, errf: v.acErr, problem: v.acAt}
+				hints: &v.ac.Hosts[i].RootDeviceHints, network: h.NetworkConfig, src: v.ac.src, errf: v.acErr, problem: v.acAt}
 			for j, ifc := range h.Interfaces {
-				hv.interfaces = append(hv.interfaces, ifaceView{path: index(path+".interfaces", j) + ".macAddress", mac: ifc.MacAddress})
+				hv.interfaces = append(hv.interfaces, ifaceView{path: index(path+".interfaces", j) + ".macAddress", name: ifc.Name, mac: ifc.MacAddress})
 			}
 			out[i] = hv
 		}
@@ -99,7 +117,7 @@ func (v *validator) collectHosts() []hostView {
 	for i, h := range icHosts {
 		path := index("platform.baremetal.hosts", i)
 		hv := hostView{path: path, hostname: h.Name, nameField: "name", role: h.Role, hints: h.RootDeviceHints,
-			network: h.NetworkConfig, errf: v.icErr, problem: v.icAt}
+			network: h.NetworkConfig, src: v.ic.src, errf: v.icErr, problem: v.icAt}
 		if h.BootMACAddress == "" {
 			v.icErr(path+".bootMACAddress", msgRequired("host bootMACAddress is required"))
 		} else {
@@ -156,7 +174,8 @@ func (v *validator) hosts() {
 			v.networkConfig(h)
 		}
 	}
-	v.rendezvousHost(hosts)
+	nets := v.addressRules(hosts)
+	v.rendezvousHost(hosts, nets)
 	if v.ic != nil {
 		v.hostCounts(hosts)
 	}
@@ -186,9 +205,12 @@ func (v *validator) rootDeviceHints(h hostView, r RootDeviceHints) {
 	}
 }
 
-// rendezvousHost is validateRendezvousIPNotWorker, plus a warning when
-// static network configs exist and none of them carries the rendezvous IP.
-func (v *validator) rendezvousHost(hosts []hostView) {
+// rendezvousHost is validateRendezvousIPNotWorker, plus a check that some
+// host can have the rendezvous IP. When no host's networkConfig assigns it
+// and every host is static with DHCP off, no host can ever become node zero:
+// an error of ours (openshift-install has no such rule; the hosts would wait
+// for node zero forever). When some host may take it from DHCP, a warning.
+func (v *validator) rendezvousHost(hosts []hostView, nets []hostAddressing) {
 	if v.ac == nil || v.ac.RendezvousIP == "" {
 		return
 	}
@@ -212,7 +234,12 @@ func (v *validator) rendezvousHost(hosts []hostView) {
 				"The rendezvousIP must be assigned to a control plane host."))
 		}
 	}
-	if anyStatic && !found {
+	switch {
+	case found:
+	case v.allStatic(hosts, nets, rv):
+		v.acErr("rendezvousIP", msgInvalid(v.ac.RendezvousIP, "no host can become node zero: no host's networkConfig assigns this address, "+
+			"and every host has a static networkConfig with DHCP off for all its interfaces"))
+	case anyStatic:
 		v.acWarn("rendezvousIP", "no host's networkConfig assigns "+v.ac.RendezvousIP+"; node zero must get it from DHCP")
 	}
 }

@@ -40,12 +40,27 @@ type InstallConfig struct {
 	src *source
 }
 
-// ObjectMeta is the part of Kubernetes object metadata the files use.
+// ObjectMeta is Kubernetes object metadata (metav1.ObjectMeta): the files
+// use name, namespace, labels and annotations; the other keys are accepted
+// and not read, as openshift-install's strict reader accepts every key of
+// the type (a file written by kubectl or another tool may carry them).
 type ObjectMeta struct {
 	Name        string            `yaml:"name"`
 	Namespace   string            `yaml:"namespace"`
 	Labels      map[string]string `yaml:"labels"`
 	Annotations map[string]string `yaml:"annotations"`
+
+	GenerateName               *yaml.Node `yaml:"generateName"`
+	SelfLink                   *yaml.Node `yaml:"selfLink"`
+	UID                        *yaml.Node `yaml:"uid"`
+	ResourceVersion            *yaml.Node `yaml:"resourceVersion"`
+	Generation                 *yaml.Node `yaml:"generation"`
+	CreationTimestamp          *yaml.Node `yaml:"creationTimestamp"`
+	DeletionTimestamp          *yaml.Node `yaml:"deletionTimestamp"`
+	DeletionGracePeriodSeconds *yaml.Node `yaml:"deletionGracePeriodSeconds"`
+	OwnerReferences            *yaml.Node `yaml:"ownerReferences"`
+	Finalizers                 *yaml.Node `yaml:"finalizers"`
+	ManagedFields              *yaml.Node `yaml:"managedFields"`
 }
 
 // Networking is install-config's networking section.
@@ -273,12 +288,19 @@ type Capabilities struct {
 // with hostPrefix 23, service network 172.30.0.0/16, 3 control-plane and 3
 // compute replicas, hyperthreading Enabled, architecture amd64). The config
 // is nil when the file cannot be parsed at all.
+//
+// Unknown keys are warnings, and ignored: openshift-install tries
+// UnmarshalStrict, and on an "unknown field" error logs a warning and reads
+// the file again leniently (AssetBase.LoadFromFile in openshift/installer
+// pkg/asset/installconfig/installconfigbase.go, which the agent's
+// OptionalInstallConfig uses), so an install-config with an unknown key
+// installs there too.
 func LoadInstallConfig(name string, data []byte) (*InstallConfig, Report) {
 	if name == "" {
 		name = InstallConfigFile
 	}
 	ic := &InstallConfig{src: newSource(name)}
-	rep, ok := load(ic.src, data, ic)
+	rep, ok := load(ic.src, data, ic, lenient)
 	if !ok {
 		return nil, rep
 	}

@@ -319,14 +319,24 @@ var invalidCases = []struct {
 		want: []string{
 			`agent-config.yaml:2:7: warning: kind: Invalid value: "InstallConfig": kind is ignored; expected "AgentConfig"`,
 		}},
+	// agent-config is read strictly, as openshift-install's UnmarshalStrict
+	// does: unknown keys are errors, with the nearest known key.
 	{name: "ac-unknown-host-key", ac: []edit{sub("- hostname: master-1\n", "- hostnme: master-1\n")},
 		want: []string{
-			`agent-config.yaml:23:3: warning: hosts[1].hostnme: unknown field, ignored; did you mean "hostname"?`,
+			`agent-config.yaml:23:3: hosts[1].hostnme: unknown field "hostnme"; did you mean "hostname"?`,
+		}},
+	{name: "ac-unknown-root-device-hint", ac: []edit{sub("  rootDeviceHints:\n", "  rootDeviceHint:\n")},
+		want: []string{
+			`agent-config.yaml:38:3: hosts[3].rootDeviceHint: unknown field "rootDeviceHint"; did you mean "rootDeviceHints"?`,
+		}},
+	{name: "ac-unknown-ntp-key", ac: []edit{add("additionalNTPServers:\n- 192.168.111.1\n")},
+		want: []string{
+			`agent-config.yaml:45:1: additionalNTPServers: unknown field "additionalNTPServers"; did you mean "additionalNTPSources"?`,
 		}},
 	{name: "ac-hosts-not-a-list", ac: []edit{sub("hosts:\n", "hosts: 5\nx:\n")},
 		want: []string{
 			`agent-config.yaml:6:8: hosts: Invalid value: 5: must be a list`,
-			`agent-config.yaml:7:1: warning: x: unknown field, ignored; known fields: additionalNTPSources, apiVersion, bootArtifactsBaseURL, hosts, kind, metadata, minimalISO, rendezvousIP`,
+			`agent-config.yaml:7:1: x: unknown field "x"; known fields: additionalNTPSources, apiVersion, bootArtifactsBaseURL, hosts, kind, metadata, minimalISO, rendezvousIP`,
 		}},
 	{name: "rendezvous-not-ip", ac: []edit{sub("rendezvousIP: 192.168.111.80", "rendezvousIP: not-a-valid-ip")},
 		want: []string{
@@ -450,6 +460,45 @@ var invalidCases = []struct {
 		want: []string{
 			`agent-config.yaml:27:13: hosts[0].networkConfig.interfaces[1].vlan.id: VLAN id 4095 is out of range: NetworkManager refuses it (vlan.id: the vlan id must be in range 0-4094 but is 4095)`,
 		}},
+	// agent-config: static addresses (issue #16 item 7); rules of ours,
+	// assisted-service fails these only on the hosts
+	{name: "static-ip-outside-machine-network", ac: []edit{withNet(2, "192.168.112.81")},
+		want: []string{
+			`agent-config.yaml:37:15: hosts[1].networkConfig.interfaces[0].ipv4.address[0].ip: Invalid value: "192.168.112.81": IP expected to be in one of the machine networks: 192.168.111.0/24; host master-1 has no address in them, static or from DHCP, so it cannot join the cluster`,
+		}},
+	{name: "static-ip-on-two-hosts", ac: []edit{withNet(3, "192.168.111.80")},
+		want: []string{
+			`agent-config.yaml:42:15: hosts[2].networkConfig.interfaces[0].ipv4.address[0].ip: Duplicate value: "192.168.111.80": hosts master-0 and master-2 both have this static address (master-0's at agent-config.yaml:21:15); each host needs its own`,
+		}},
+	{name: "api-vip-is-host-address", ic: []edit{sub("    - 192.168.111.5\n", "    - 192.168.111.80\n")},
+		want: []string{
+			`install-config.yaml:23:7: platform.baremetal.apiVIPs[0]: Invalid value: "192.168.111.80": VIP for API must not be a host's address; host master-0 has it at agent-config.yaml:21:15`,
+		}},
+	{name: "ingress-vip-is-host-address", ic: []edit{sub("    - 192.168.111.4\n", "    - 192.168.111.84\n")}, ac: []edit{withNet(5, "192.168.111.84")},
+		want: []string{
+			`install-config.yaml:25:7: platform.baremetal.ingressVIPs[0]: Invalid value: "192.168.111.84": VIP for Ingress must not be a host's address; host worker-1 has it at agent-config.yaml:54:15`,
+		}},
+	{name: "ingress-vip-is-rendezvous-ip", ac: []edit{sub("rendezvousIP: 192.168.111.80", "rendezvousIP: 192.168.111.4")},
+		want: []string{
+			`agent-config.yaml:5:15: warning: rendezvousIP: no host's networkConfig assigns 192.168.111.4; node zero must get it from DHCP`,
+			`install-config.yaml:25:7: platform.baremetal.ingressVIPs[0]: Invalid value: "192.168.111.4": VIP for Ingress must not be the rendezvousIP (agent-config.yaml:5:15): node zero has that address`,
+		}},
+	{name: "rendezvous-owned-by-no-host-all-static", ac: append(allStatic(), sub("rendezvousIP: 192.168.111.80", "rendezvousIP: 192.168.111.90")),
+		want: []string{
+			`agent-config.yaml:5:15: rendezvousIP: Invalid value: "192.168.111.90": no host can become node zero: no host's networkConfig assigns this address, and every host has a static networkConfig with DHCP off for all its interfaces`,
+		}},
+	{name: "rendezvous-owned-by-no-host-one-dhcp-warns", ac: append(allStatic(), sub("rendezvousIP: 192.168.111.80", "rendezvousIP: 192.168.111.90"),
+		sub("      mac-address: 52:54:00:00:00:05\n      ipv4:\n        enabled: true\n", "      mac-address: 52:54:00:00:00:05\n      ipv4:\n        enabled: true\n        dhcp: true\n")),
+		want: []string{
+			`agent-config.yaml:5:15: warning: rendezvousIP: no host's networkConfig assigns 192.168.111.90; node zero must get it from DHCP`,
+		}},
+	{name: "address-errors-collected", ic: []edit{sub("    - 192.168.111.5\n", "    - 192.168.111.82\n")},
+		ac: []edit{withNet(2, "10.9.9.9"), withNet(3, "192.168.111.82"), withNet(4, "192.168.111.82")},
+		want: []string{
+			`agent-config.yaml:37:15: hosts[1].networkConfig.interfaces[0].ipv4.address[0].ip: Invalid value: "10.9.9.9": IP expected to be in one of the machine networks: 192.168.111.0/24; host master-1 has no address in them, static or from DHCP, so it cannot join the cluster`,
+			`agent-config.yaml:69:15: hosts[3].networkConfig.interfaces[0].ipv4.address[0].ip: Duplicate value: "192.168.111.82": hosts master-2 and worker-0 both have this static address (master-2's at agent-config.yaml:53:15); each host needs its own`,
+			`install-config.yaml:23:7: platform.baremetal.apiVIPs[0]: Invalid value: "192.168.111.82": VIP for API must not be a host's address; host master-2 has it at agent-config.yaml:53:15`,
+		}},
 	{name: "ic-hosts-ignored-warns", ic: []edit{sub("    ingressVIPs:\n", "    hosts:\n    - name: extra\n      bootMACAddress: 52:54:00:00:00:09\n    ingressVIPs:\n")},
 		want: []string{
 			`install-config.yaml:25:5: warning: platform.baremetal.hosts: hosts from install-config.yaml are ignored; agent-config.yaml lists hosts`,
@@ -485,5 +534,43 @@ func TestInvalidInputs(t *testing.T) {
 func TestBaseIsValid(t *testing.T) {
 	if got := loadAndValidate(t, baseIC, baseAC, true); len(got) != 0 {
 		t.Fatalf("base inputs report:\n%s\nwant nothing", strings.Join(got, "\n"))
+	}
+}
+
+// TestAddressRulesAllow: the address rules leave alone what is valid: a
+// second address outside the machine networks (a storage network), an
+// address outside them on a host that also takes one from DHCP, hosts of a
+// multi-node cluster with user-managed networking, and a rendezvous IP that
+// some host can still get from DHCP (a warning, not an error).
+func TestAddressRulesAllow(t *testing.T) {
+	storage := "      ipv4:\n        enabled: true\n        address:\n        - ip: 192.168.111.81\n          prefix-length: 24\n" +
+		"    - name: enp2s0\n      type: ethernet\n      state: up\n      ipv4:\n        enabled: true\n        address:\n        - ip: 10.10.0.81\n          prefix-length: 24\n"
+	dhcp := "      ipv4:\n        enabled: true\n        address:\n        - ip: 10.10.0.81\n          prefix-length: 24\n" +
+		"    - name: enp2s0\n      type: ethernet\n      state: up\n      ipv4:\n        enabled: true\n        dhcp: true\n"
+	ipv4Of81 := "      ipv4:\n        enabled: true\n        address:\n        - ip: 192.168.111.81\n          prefix-length: 24\n"
+	noneVIPs := sub("  baremetal:\n    apiVIPs:\n    - 192.168.111.5\n    ingressVIPs:\n    - 192.168.111.4\n", "  none: {}\n")
+	unassigned := sub("rendezvousIP: 192.168.111.80", "rendezvousIP: 192.168.111.90")
+	warnUnassigned := `agent-config.yaml:5:15: warning: rendezvousIP: no host's networkConfig assigns 192.168.111.90; node zero must get it from DHCP`
+	cases := []struct {
+		name   string
+		ic, ac []edit
+		want   []string
+	}{
+		{name: "second address on a storage network", ac: []edit{withNet(2, "192.168.111.81"), sub(ipv4Of81, storage)}},
+		{name: "outside address and DHCP on another NIC", ac: []edit{withNet(2, "192.168.111.81"), sub(ipv4Of81, dhcp)}},
+		{name: "user-managed networking multi-node", ic: []edit{noneVIPs}, ac: []edit{withNet(2, "10.10.0.81")}},
+		{name: "rendezvous IP with a NIC left to DHCP", ac: append(allStatic(), unassigned,
+			sub("  - name: enp1s0\n    macAddress: 52:54:00:00:00:05\n", "  - name: enp1s0\n    macAddress: 52:54:00:00:00:05\n  - name: enp2s0\n    macAddress: 52:54:00:00:00:15\n")),
+			want: []string{warnUnassigned}},
+		{name: "rendezvous IP with a host not listed", ic: []edit{sub("  replicas: 2\n", "  replicas: 3\n")}, ac: append(allStatic(), unassigned),
+			want: []string{warnUnassigned, `agent-config.yaml:7:1: warning: hosts: 5 of 6 hosts are defined; the others register without host-specific settings (role, disk, network)`}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := loadAndValidate(t, apply(t, baseIC, tc.ic), apply(t, baseAC, tc.ac), true)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("report mismatch (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"gopkg.in/yaml.v3"
 )
 
@@ -122,23 +123,86 @@ func TestLegacyVIPsFolded(t *testing.T) {
 	}
 }
 
-// TestWarningsDoNotBlock: unknown keys are warnings with a position, and a
-// report holding only warnings yields no error.
-func TestWarningsDoNotBlock(t *testing.T) {
-	text := apply(t, baseAC, []edit{sub("  role: master\n  interfaces:\n  - name: enp1s0\n    macAddress: 52:54:00:00:00:02\n",
-		"  role: master\n  color: blue\n  interfaces:\n  - name: enp1s0\n    macAddress: 52:54:00:00:00:02\n    speed: 10G\n")})
-	_, rep := LoadAgentConfig("agent-config.yaml", []byte(text))
-	want := []Entry{
-		{File: "agent-config.yaml", Line: 25, Column: 3, Path: "hosts[1].color", Severity: SeverityWarning,
-			Message: "unknown field, ignored; known fields: bmc, hostname, interfaces, networkConfig, role, rootDeviceHints"},
-		{File: "agent-config.yaml", Line: 29, Column: 5, Path: "hosts[1].interfaces[0].speed", Severity: SeverityWarning,
-			Message: "unknown field, ignored; known fields: macAddress, name"},
+// TestUnknownKeysFollowTheInstaller: openshift-install reads
+// agent-config.yaml strictly (an unknown key is an error) and
+// install-config.yaml leniently (a warning; the key is ignored); both are
+// placed at the key, with the field path and the nearest known key.
+func TestUnknownKeysFollowTheInstaller(t *testing.T) {
+	cases := []struct {
+		name       string
+		load       func(string, []byte) Report
+		text       string
+		want       []Entry
+		wantBlocks bool
+	}{
+		{
+			name: "agent-config unknown keys are errors",
+			load: func(n string, b []byte) Report { _, r := LoadAgentConfig(n, b); return r },
+			text: apply(t, baseAC, []edit{sub("  role: master\n  interfaces:\n  - name: enp1s0\n    macAddress: 52:54:00:00:00:02\n",
+				"  role: master\n  color: blue\n  interfaces:\n  - name: enp1s0\n    macAddress: 52:54:00:00:00:02\n    speed: 10G\n"),
+				sub("    deviceName: /dev/sda\n", "    devicename: /dev/sda\n    minSizeGigabyte: 100\n")}),
+			want: []Entry{
+				{File: "agent-config.yaml", Line: 25, Column: 3, Path: "hosts[1].color", Severity: SeverityError,
+					Message: `unknown field "color"; known fields: bmc, hostname, interfaces, networkConfig, role, rootDeviceHints`},
+				{File: "agent-config.yaml", Line: 29, Column: 5, Path: "hosts[1].interfaces[0].speed", Severity: SeverityError,
+					Message: `unknown field "speed"; known fields: macAddress, name`},
+				{File: "agent-config.yaml", Line: 42, Column: 5, Path: "hosts[3].rootDeviceHints.minSizeGigabyte", Severity: SeverityError,
+					Message: `unknown field "minSizeGigabyte"; did you mean "minSizeGigabytes"?`},
+			},
+			wantBlocks: true,
+		},
+		{
+			name: "agent-config metadata takes every ObjectMeta key",
+			load: func(n string, b []byte) Report { _, r := LoadAgentConfig(n, b); return r },
+			text: apply(t, baseAC, []edit{sub("  name: ocp\n", "  name: ocp\n  namespace: cluster0\n  creationTimestamp: null\n  labels:\n    a: b\n")}),
+		},
+		{
+			name: "install-config unknown keys are warnings",
+			load: func(n string, b []byte) Report { _, r := LoadInstallConfig(n, b); return r },
+			text: apply(t, baseIC, []edit{sub("  name: master\n", "  name: master\n  replica: 3\n"), add("additionalNTPServers: [pool.ntp.org]\n")}),
+			want: []Entry{
+				{File: "install-config.yaml", Line: 10, Column: 3, Path: "controlPlane.replica", Severity: SeverityWarning,
+					Message: `unknown field, ignored; did you mean "replicas"?`},
+				{File: "install-config.yaml", Line: 29, Column: 1, Path: "additionalNTPServers", Severity: SeverityWarning,
+					Message: "unknown field, ignored; known fields: additionalTrustBundle, additionalTrustBundlePolicy, apiVersion, arbiter, " +
+						"baseDomain, bootstrapInPlace, capabilities, compute, controlPlane, cpuPartitioningMode, credentialsMode, featureGates, " +
+						"featureSet, fips, imageContentSources, imageDigestSources, kind, metadata, networking, operatorPublishingStrategy, " +
+						"platform, proxy, publish, pullSecret, sshKey"},
+			},
+		},
 	}
-	if diff := cmp.Diff(want, rep.Sorted()); diff != "" {
-		t.Errorf("entries (-want +got):\n%s", diff)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := tc.load("", []byte(tc.text))
+			if diff := cmp.Diff(tc.want, rep.Sorted(), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("entries (-want +got):\n%s", diff)
+			}
+			if got := rep.Err() != nil; got != tc.wantBlocks {
+				t.Errorf("Err() = %v, want an error: %v", rep.Err(), tc.wantBlocks)
+			}
+		})
 	}
-	if rep.HasErrors() || rep.Err() != nil {
-		t.Errorf("HasErrors() = %v, Err() = %v; want false, nil", rep.HasErrors(), rep.Err())
+}
+
+func TestClosestKey(t *testing.T) {
+	known := []string{"additionalNTPSources", "hosts", "interfaces", "macAddress", "networkConfig", "rootDeviceHints",
+		"provisioningBridge", "provisioningDHCPRange", "kind"}
+	for _, tc := range []struct{ key, want string }{
+		{"rootDeviceHint", "rootDeviceHints"},
+		{"RootDeviceHints", "rootDeviceHints"},
+		{"additionalNTPServers", "additionalNTPSources"},
+		{"networkConfiguration", "networkConfig"},
+		{"macAddr", "macAddress"},
+		{"host", "hosts"},
+		{"provisioningHostIP", ""},
+		{"x", ""},
+		{"color", ""},
+	} {
+		t.Run(tc.key, func(t *testing.T) {
+			if got := closest(tc.key, known); got != tc.want {
+				t.Errorf("closest(%q) = %q, want %q", tc.key, got, tc.want)
+			}
+		})
 	}
 }
 
