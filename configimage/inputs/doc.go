@@ -7,7 +7,13 @@
 // file, line and column of the node it is about, and a field path in the
 // style of Kubernetes' field.ErrorList (hosts[1].interfaces[0].macAddress).
 // Problems are collected, not returned one at a time, into a Report: errors
-// block, warnings (unknown keys, ignored fields) never do.
+// block, warnings never do. Unknown keys follow openshift-install's
+// loaders: errors in agent-config.yaml (read strictly), warnings in
+// install-config.yaml (read leniently after a strict attempt); both name
+// the nearest known key ("did you mean"). Beyond the installer's rules,
+// the hosts' static addresses are checked against the machine networks,
+// each other, the VIPs and the rendezvous IP (addresses.go), which
+// assisted-service would otherwise only fail on the booted hosts.
 //
 //	ic, rep := inputs.LoadInstallConfig("install-config.yaml", icData)
 //	ac, rep2 := inputs.LoadAgentConfig("agent-config.yaml", acData)
