@@ -283,12 +283,25 @@ func topology(c *clusterRec) machine.Topology {
 
 // failingMessages are the messages of failed validations, sorted, as
 // assisted lists them in status_info.
+//
+// With none failing, a host can still be held back by checks not measured
+// yet: their messages are given instead, so that status_info names what
+// blocks rather than ending in an empty list.
 func failingMessages(rs []validation.Result) []string {
-	var out []string
+	var out, pending []string
 	for _, r := range rs {
-		if r.Status == validation.StatusFailure && !machine.Advisory(v2.HostValidationID(r.ID)) {
-			out = append(out, r.Message)
+		if machine.Advisory(v2.HostValidationID(r.ID)) {
+			continue
 		}
+		switch r.Status {
+		case validation.StatusFailure:
+			out = append(out, r.Message)
+		case validation.StatusPending:
+			pending = append(pending, r.Message)
+		}
+	}
+	if len(out) == 0 {
+		out = pending
 	}
 	sort.Strings(out)
 	return out

@@ -206,7 +206,10 @@ func connectivityParams(c *clusterRec, self *hostRec) v2.ConnectivityCheckParams
 }
 
 // connectivityCheckHost is h as a connectivity check lists it: its NICs
-// with addresses; nil when it has none.
+// with addresses; nil when it has none. The addresses are plain, without
+// the inventory's prefix length: the swagger's connectivity-check-nic
+// pattern allows no prefix, and the upstream agent refuses the step
+// otherwise.
 func connectivityCheckHost(h *hostRec) *v2.ConnectivityCheckHost {
 	if h.inv == nil {
 		return nil
@@ -216,7 +219,12 @@ func connectivityCheckHost(h *hostRec) *v2.ConnectivityCheckHost {
 		if iface == nil {
 			continue
 		}
-		addrs := append(append([]string(nil), iface.IPv4Addresses...), iface.IPv6Addresses...)
+		var addrs []string
+		for _, a := range append(append([]string(nil), iface.IPv4Addresses...), iface.IPv6Addresses...) {
+			if ip, ok := plainAddr(a); ok {
+				addrs = append(addrs, ip)
+			}
+		}
 		if len(addrs) == 0 {
 			continue
 		}
@@ -226,6 +234,18 @@ func connectivityCheckHost(h *hostRec) *v2.ConnectivityCheckHost {
 		return nil
 	}
 	return ch
+}
+
+// plainAddr is an inventory address ("192.168.111.10/24", or a bare one)
+// without its prefix length, in canonical form; false when it is neither.
+func plainAddr(s string) (string, bool) {
+	if p, err := netip.ParsePrefix(s); err == nil {
+		return p.Addr().String(), true
+	}
+	if a, err := netip.ParseAddr(s); err == nil && a.Zone() == "" {
+		return a.String(), true
+	}
+	return "", false
 }
 
 // connectivityArgs is connectivityParams(c, self) as JSON text, put

@@ -3,6 +3,7 @@ package assisted
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -268,13 +269,47 @@ func TestConnectivityArgs(t *testing.T) {
 		}
 		return out
 	}
+	// Plain addresses, as the swagger's connectivity-check-nic wants them
+	// (the inventory has 192.168.111.11/24).
 	before := args()
-	if !strings.Contains(before[hosts[0]], "192.168.111.11/24") {
+	if !strings.Contains(before[hosts[0]], `"192.168.111.11"`) {
 		t.Fatalf("master-0's check does not list master-1's address: %s", before[hosts[0]])
 	}
 	e.postInventory(infraEnvID, hosts[1], masterInv(t, "master-1", 77))
 	after := args()
-	if !strings.Contains(after[hosts[0]], "192.168.111.77/24") || strings.Contains(after[hosts[0]], "192.168.111.11/24") {
+	if !strings.Contains(after[hosts[0]], `"192.168.111.77"`) || strings.Contains(after[hosts[0]], `"192.168.111.11"`) {
 		t.Errorf("master-0's check after master-1's new inventory: %s", after[hosts[0]])
+	}
+}
+
+// TestStatusInfoNamesPendingChecks: a host held back only by checks not
+// measured yet says which, instead of ending its status_info in an empty
+// list ("…failing validation(s): ").
+func TestStatusInfoNamesPendingChecks(t *testing.T) {
+	e := newEnv(t)
+	_, ie := e.cluster(nil)
+	id := e.addHost(ie, masterInv(t, "master-0", 10))
+	h := e.host(ie, id)
+	if h.Status != v2.HostStatusInsufficient {
+		t.Fatalf("host %s (%s), want insufficient while its checks are pending", h.Status, h.StatusInfo)
+	}
+	var pending []string
+	for _, r := range resultsByID(t, h.ValidationsInfo) {
+		if r.Status == validation.StatusPending {
+			pending = append(pending, r.Message)
+		}
+	}
+	if len(pending) == 0 {
+		t.Fatalf("no pending validation: %s", h.ValidationsInfo)
+	}
+	const prefix = "Host cannot be installed due to following failing validation(s): "
+	rest, ok := strings.CutPrefix(h.StatusInfo, prefix)
+	if !ok || rest == "" {
+		t.Fatalf("status_info %q, want %q and the pending checks", h.StatusInfo, prefix)
+	}
+	for _, m := range strings.Split(rest, " ; ") {
+		if !slices.Contains(pending, m) {
+			t.Errorf("status_info names %q, which is not a pending validation's message (%q)", m, pending)
+		}
 	}
 }

@@ -25,7 +25,8 @@ type remoteHost struct {
 }
 
 // parseConnectivityParams checks and parses the hosts to probe. Addresses
-// are CIDRs as the service sends them; a bare address is accepted too.
+// are plain, as the swagger's connectivity-check-nic has them; one with a
+// prefix length, as node zero sent them before, is accepted too.
 func parseConnectivityParams(params v2.ConnectivityCheckParams) ([]remoteHost, error) {
 	var hosts []remoteHost
 	for i, h := range params {
