@@ -69,6 +69,14 @@ type Config struct {
 	// BootstrapMAC makes the host with this MAC in its inventory the
 	// bootstrap host (ABI's BOOTSTRAP_HOST_MAC: node zero's own).
 	BootstrapMAC string
+	// Images are the release's images the install step names; node zero
+	// takes them from its payload. Empty installer, controller and agent
+	// images take assisted-service's defaults; empty MCO and must-gather
+	// images are left out of the step.
+	Images InstallImages
+	// CheckClusterVersion is assisted's CHECK_CLUSTER_VERSION (false, as ABI
+	// leaves it): the install step's check_cvo.
+	CheckClusterVersion bool
 }
 
 func (c *Config) setDefaults() {

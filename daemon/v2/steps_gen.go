@@ -367,10 +367,11 @@ type InstallCmdRequest struct {
 	// Specifies the required number of control plane nodes that should be part of the cluster.
 	ControlPlaneCount int64  `json:"control_plane_count,omitempty"`
 	Proxy             *Proxy `json:"proxy,omitempty"`
-	// Check CVO status if needed
-	CheckCvo bool `json:"check_cvo,omitempty"`
+	// Check CVO status if needed (the swagger's default is true: the
+	// service always sends it).
+	CheckCvo *bool `json:"check_cvo,omitempty"`
 	// List of disks to format
-	DisksToFormat []string `json:"disks_to_format,omitempty"`
+	DisksToFormat []string `json:"disks_to_format"`
 	// Must-gather images to use
 	MustGatherImage string `json:"must_gather_image,omitempty"`
 	// Machine config operator image
@@ -389,4 +390,17 @@ type InstallCmdRequest struct {
 	NotifyNumReboots bool `json:"notify_num_reboots,omitempty"`
 	// CoreOS container image to use if installing to the local device
 	CoreosImage string `json:"coreos_image,omitempty"`
+	// Guaranteed availability of the installed cluster: Full or None
+	// (single node). Newer swaggers replaced it with control_plane_count;
+	// older assisted-installers read it.
+	HighAvailabilityMode InstallCmdRequestHighAvailabilityMode `json:"high_availability_mode,omitempty"`
 }
+
+// InstallCmdRequestHighAvailabilityMode is install_cmd_request's
+// high_availability_mode of older swaggers.
+type InstallCmdRequestHighAvailabilityMode string
+
+const (
+	InstallCmdRequestHighAvailabilityModeFull InstallCmdRequestHighAvailabilityMode = "Full"
+	InstallCmdRequestHighAvailabilityModeNone InstallCmdRequestHighAvailabilityMode = "None"
+)

@@ -212,6 +212,12 @@ func run(ctx context.Context, cfg Config, j *Journal, resumedAt v2.HostStage) er
 	in.rep.resumeAt(resumedAt)
 	if resumedAt == "" {
 		in.log.Info("installation starting", slog.String(keyDevice, in.req.BootDevice))
+		if len(in.req.DisksToFormat) > 0 {
+			// assisted-installer zeroes their first sector so that no old
+			// system on them boots instead; this installer writes only the
+			// installation disk and sets the boot order to it.
+			in.log.Info("disks to format left as they are", slog.Any("disks", in.req.DisksToFormat))
+		}
 	}
 	err = in.prepare()
 	if err == nil {

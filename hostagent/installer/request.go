@@ -75,6 +75,13 @@ func validateRequest(req v2.InstallCmdRequest) (installerArgs, error) {
 	if !strings.HasPrefix(req.BootDevice, "/dev/") || len(req.BootDevice) == len("/dev/") {
 		problems = append(problems, fmt.Sprintf("boot_device %q: must be a path under /dev/", req.BootDevice))
 	}
+	for i, d := range req.DisksToFormat {
+		// As the upstream agent checks them; this installer leaves them as
+		// they are (see Run).
+		if !strings.HasPrefix(d, "/dev/") || len(d) == len("/dev/") {
+			problems = append(problems, fmt.Sprintf("disks_to_format[%d] %q: must be a path under /dev/", i, d))
+		}
+	}
 	switch req.Role {
 	case v2.HostRoleMaster, v2.HostRoleWorker, v2.HostRoleBootstrap, v2.HostRoleArbiter:
 	default:

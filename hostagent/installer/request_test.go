@@ -27,6 +27,9 @@ func TestValidateRequestRefuses(t *testing.T) {
 			r.Role, r.ControlPlaneCount = v2.HostRoleBootstrap, 0
 		}, []string{"control_plane_count"}},
 		{"negative count", func(r *v2.InstallCmdRequest) { r.ControlPlaneCount = -1 }, []string{"control_plane_count"}},
+		{"disk to format outside /dev", func(r *v2.InstallCmdRequest) {
+			r.DisksToFormat = []string{"/dev/sdb", "sdc"}
+		}, []string{`disks_to_format[1] "sdc"`}},
 		{"args not json", func(r *v2.InstallCmdRequest) { r.InstallerArgs = `--append-karg x` }, []string{"installer_args"}},
 		{"args not strings", func(r *v2.InstallCmdRequest) { r.InstallerArgs = `[1, 2]` }, []string{"installer_args"}},
 		{"args an object", func(r *v2.InstallCmdRequest) { r.InstallerArgs = `{"a":"b"}` }, []string{"installer_args"}},
@@ -111,15 +114,28 @@ func TestParseInstallerArgs(t *testing.T) {
 }
 
 func TestValidateRequestAccepts(t *testing.T) {
+	// Every field filled, as node zero and assisted-service fill them.
+	filled := testRequest(v2.HostRoleBootstrap, 3)
+	yes, noProxy := true, "127.0.0.1,localhost,.svc,.cluster.local,api-int.ostest.example.com"
+	filled.InstallerImage, filled.ControllerImage = "quay.io/ocp/installer:4.18.0", "quay.io/ocp/controller:4.18.0"
+	filled.McoImage, filled.MustGatherImage = "quay.io/ocp/mco:4.18.0", `{"ocp":"quay.io/ocp/must-gather:4.18.0"}`
+	filled.OpenshiftVersion, filled.CheckCvo, filled.EnableSkipMcoReboot, filled.NotifyNumReboots = "4.18.0", &yes, true, true
+	filled.DisksToFormat = []string{"/dev/disk/by-id/wwn-0x5000c500a0000001", "/dev/sdc"}
+	filled.Proxy = &v2.Proxy{HTTPProxy: ptrTo("http://proxy.example.com:3128"), NoProxy: &noProxy}
+	filled.InstallerArgs = `["--append-karg","ip=52-54-00-aa-bb-cc:dhcp"]`
+	filled.HighAvailabilityMode = v2.InstallCmdRequestHighAvailabilityModeFull
 	for _, req := range []v2.InstallCmdRequest{
 		testRequest(v2.HostRoleMaster, 3),
 		testRequest(v2.HostRoleArbiter, 2),
 		testRequest(v2.HostRoleWorker, 0),
 		testRequest(v2.HostRoleBootstrap, 1),
 		testRequest(v2.HostRoleBootstrap, 5),
+		filled,
 	} {
 		if _, err := validateRequest(req); err != nil {
 			t.Errorf("validateRequest(%s, %d) = %v", req.Role, req.ControlPlaneCount, err)
 		}
 	}
 }
+
+func ptrTo[T any](v T) *T { return &v }
