@@ -211,7 +211,7 @@ func (s *Service) GetClusterExcludingHosts(id string) (*v2.Cluster, error) {
 
 // ListClusters returns every cluster (v2ListClusters), without hosts.
 func (s *Service) ListClusters() []*v2.Cluster {
-	var out []*v2.Cluster
+	out := []*v2.Cluster{} // none: [], never null
 	s.view(func() {
 		for _, c := range s.clusters {
 			out = append(out, s.clusterView(c, false))

@@ -28,6 +28,7 @@ func (s *Service) RegisterHost(ctx context.Context, infraEnvID string, p *v2.Hos
 		p.DiscoveryAgentVersion = agentVersion
 	}
 	var h *hostRec
+	again := false
 	err := s.updateAgent(ctx, func(t *txn) error {
 		ie, err := s.infraEnvByID(infraEnvID)
 		if err != nil {
@@ -41,8 +42,10 @@ func (s *Service) RegisterHost(ctx context.Context, infraEnvID string, p *v2.Hos
 		h = s.hosts[hostKey{infraEnvID, p.HostID}]
 		if h == nil {
 			if c != nil && !acceptsChanges(c.c.Status) {
+				// The agent is told 409 and stops; the event is the
+				// refused host's, a warning: the cluster has no error.
 				msg := fmt.Sprintf("Cannot add hosts to cluster %s in status %s", c.c.ID, c.c.Status)
-				t.event("host_registration_failed", sevError, msg, c.c.ID, infraEnvID, p.HostID)
+				t.event("host_registration_failed", sevWarning, msg, c.c.ID, infraEnvID, p.HostID)
 				return conflict("%s", msg)
 			}
 			h = newHost(infraEnvID, p, c, now)
@@ -53,6 +56,7 @@ func (s *Service) RegisterHost(ctx context.Context, infraEnvID string, p *v2.Hos
 			t.putHost(h)
 			t.hostEvent(h, evHostRegistered, sevInfo, fmt.Sprintf("Host %s: Successfully registered", h.name()))
 		} else {
+			again = true
 			h.h.RegisteredAt = v2.DateTime(now)
 			h.h.DiscoveryAgentVersion = p.DiscoveryAgentVersion
 			if err := t.fireHost(h, machine.TriggerRegisterHost); err != nil {
@@ -82,17 +86,47 @@ func (s *Service) RegisterHost(ctx context.Context, infraEnvID string, p *v2.Hos
 	}
 	var out *v2.HostRegistrationResponse
 	s.view(func() {
-		cmd, _ := json.Marshal(v2.NextStepCmdRequest{AgentVersion: p.DiscoveryAgentVersion, HostID: h.h.ID, InfraEnvID: h.h.InfraEnvID})
+		cmd, _ := json.Marshal(v2.NextStepCmdRequest{AgentVersion: s.runnerImage(p.DiscoveryAgentVersion), HostID: h.h.ID, InfraEnvID: h.h.InfraEnvID})
+		c := s.clusters[h.clusterID()]
+		view := s.hostView(h, c)
+		if again {
+			view = s.reregistrationView(h, c)
+		}
 		out = &v2.HostRegistrationResponse{
-			Host:                  *s.hostView(h, s.clusters[h.clusterID()]),
+			Host:                  *view,
 			NextStepRunnerCommand: &v2.HostRegistrationResponseNextStepRunnerCommand{Args: []string{string(cmd)}},
 		}
 	})
-	// A host registering again may have a report.
-	if err := s.withConnectivity([]*v2.Host{&out.Host}, store.HostFilter{}); err != nil {
-		return nil, internal(err, "read the host's connectivity report")
-	}
 	return out, nil
+}
+
+// runnerImage is the agent image next_step_runner_command names: the
+// payload's agent image when node zero has one (assisted names its
+// AGENT_DOCKER_IMAGE), else the version the agent registered with, else
+// assisted's default.
+func (s *Service) runnerImage(registered string) string {
+	switch {
+	case s.cfg.Images.Agent != "":
+		return s.cfg.Images.Agent
+	case registered != "":
+		return registered
+	}
+	return defaultAgentImage
+}
+
+// reregistrationView is the host as assisted-service answers a
+// re-registration: the host it builds from the request (the role its
+// cluster gives a new host, no inventory, no progress) with status and
+// status_info unset, which the API writes as null; the stored host is
+// what later reads return.
+func (s *Service) reregistrationView(h *hostRec, c *clusterRec) *v2.Host {
+	fresh := newHost(h.h.InfraEnvID, &v2.HostCreateParams{HostID: h.h.ID, DiscoveryAgentVersion: h.h.DiscoveryAgentVersion}, c, h.h.RegisteredAt.Time())
+	fresh.h.Kind = h.h.Kind
+	fresh.h.Status, fresh.h.StatusInfo, fresh.h.StatusUpdatedAt = "", "", v2.DateTime{}
+	fresh.h.CheckedInAt = h.h.CheckedInAt
+	out := s.hostView(fresh, c)
+	out.RequestedHostname = h.name()
+	return out
 }
 
 func newHost(infraEnvID string, p *v2.HostCreateParams, c *clusterRec, now time.Time) *hostRec {
@@ -224,6 +258,9 @@ func (s *Service) hostView(h *hostRec, c *clusterRec) *v2.Host {
 	out.RequestedHostname = h.name()
 	sno := c != nil && c.c.ControlPlaneCount == 1
 	out.ProgressStages = machine.Stages(stageKey(h, sno))
+	if out.ProgressStages == nil {
+		out.ProgressStages = []v2.HostStage{} // a role with no stages yet: [], as assisted lists it
+	}
 	return out
 }
 

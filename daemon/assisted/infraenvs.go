@@ -93,7 +93,7 @@ func (s *Service) GetInfraEnv(id string) (*v2.InfraEnv, error) {
 
 // ListInfraEnvs returns every infra-env, optionally of one cluster.
 func (s *Service) ListInfraEnvs(clusterID string) []*v2.InfraEnv {
-	var out []*v2.InfraEnv
+	out := []*v2.InfraEnv{} // none: [], never null
 	s.view(func() {
 		for _, ie := range s.infraEnvs {
 			if clusterID == "" || ie.ie.ClusterID == clusterID {

@@ -31,7 +31,7 @@ type Host struct {
 	StageStartedAt DateTime `json:"stage_started_at,omitempty"`
 	// Time at which the current progress stage was last updated.
 	StageUpdatedAt DateTime    `json:"stage_updated_at,omitempty"`
-	ProgressStages []HostStage `json:"progress_stages,omitempty"`
+	ProgressStages []HostStage `json:"progress_stages"`
 	Connectivity   string      `json:"connectivity,omitempty"`
 	// Contains a serialized api_vip_connectivity_response
 	APIVIPConnectivity string `json:"api_vip_connectivity,omitempty"`
