@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 )
 
 // DefaultPayloadDir is where the factory image carries its payload.
@@ -20,7 +21,11 @@ const PayloadFile = "payload.json"
 type Payload struct {
 	ReleaseImage     string `json:"release_image"`
 	OpenshiftVersion string `json:"openshift_version"`
-	OS               Image  `json:"os_image"`
+	// Images are images of the release that node zero's service names in
+	// the install step (CheckReleaseImages); a payload that serves only as
+	// the disk writer's source may leave them out.
+	Images ReleaseImages `json:"images,omitzero"`
+	OS     Image         `json:"os_image"`
 	// Dir is the directory payload.json was read from; OS.File is
 	// relative to it. Not part of the file.
 	Dir string `json:"-"`
@@ -41,15 +46,66 @@ type Image struct {
 	IgnitionPartition string `json:"ignition_partition"`
 }
 
+// ReleaseImages are the release's container images the install step names,
+// as a release's image references (ABI takes the first two from the
+// release's agent-installer-orchestrator and agent-installer-csr-approver
+// images).
+type ReleaseImages struct {
+	Installer  string `json:"installer"`   // the assisted-installer
+	Controller string `json:"controller"`  // the assisted-installer controller
+	MCO        string `json:"mco"`         // the machine-config-operator
+	MustGather string `json:"must_gather"` // must-gather
+	// Agent is the agent image (agent-installer-node-agent); optional.
+	Agent string `json:"agent,omitempty"`
+}
+
+// imageRefRE is the swagger's pattern for an image reference
+// (install_cmd_request.installer_image and the others): the upstream agent
+// refuses an install step whose images break it.
+var imageRefRE = regexp.MustCompile(`^(([a-zA-Z0-9\-\.]+)(:[0-9]+)?\/)?[a-z0-9\._\-\/@]+[?::a-zA-Z0-9_\-.]+$`)
+
+// CheckReleaseImages checks what node zero's service needs of the payload
+// besides the OS image: the release image, its version, and the installer,
+// controller, MCO and must-gather images (the agent image only when
+// given), each an image reference. Every problem is reported, each naming
+// payload.json and the field.
+func (p *Payload) CheckReleaseImages() error {
+	path := filepath.Join(p.Dir, PayloadFile)
+	var errs []error
+	field := func(name, v string, optional bool) {
+		switch {
+		case v == "" && optional:
+		case v == "":
+			errs = append(errs, fmt.Errorf("%s: %s: missing (node zero names it in every host's install step)", path, name))
+		case !imageRefRE.MatchString(v):
+			errs = append(errs, fmt.Errorf("%s: %s: %q is not an image reference (registry/repository:tag or @sha256:digest)", path, name, v))
+		}
+	}
+	field("release_image", p.ReleaseImage, false)
+	if p.OpenshiftVersion == "" {
+		errs = append(errs, fmt.Errorf("%s: openshift_version: missing", path))
+	}
+	field("images.installer", p.Images.Installer, false)
+	field("images.controller", p.Images.Controller, false)
+	field("images.mco", p.Images.MCO, false)
+	field("images.must_gather", p.Images.MustGather, false)
+	field("images.agent", p.Images.Agent, true)
+	if len(errs) > 0 {
+		return fmt.Errorf("payload for node zero: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
 // ImagePath is the OS image file's path.
 func (p *Payload) ImagePath() string {
 	return filepath.Join(p.Dir, p.OS.File)
 }
 
 // LoadPayload reads dir/payload.json and checks its os_image: every problem
-// is reported, each naming the file and the field. release_image and
-// openshift_version are not checked here: the writer does not use them.
-// Unknown keys are ignored.
+// is reported, each naming the file and the field. release_image,
+// openshift_version and images are not checked here: the writer does not
+// use them (node zero checks them with CheckReleaseImages). Unknown keys
+// are ignored.
 func LoadPayload(dir string) (*Payload, error) {
 	path := filepath.Join(dir, PayloadFile)
 	data, err := os.ReadFile(path)

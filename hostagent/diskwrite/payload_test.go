@@ -19,6 +19,8 @@ func TestLoadPayload(t *testing.T) {
 	}
 	data := `{"release_image": "quay.io/openshift-release-dev/ocp-release:4.18.0-x86_64",
  "openshift_version": "4.18.0", "future_key": 1,
+ "images": {"installer": "quay.io/ocp/installer:4.18.0", "controller": "quay.io/ocp/controller:4.18.0",
+            "mco": "quay.io/ocp/mco:4.18.0", "must_gather": "quay.io/ocp/must-gather:4.18.0"},
  "os_image": {"file": "os.raw.zst", "sha256": "` + goodSHA + `",
               "size": 33554432, "ignition_partition": "ignition"}}`
 	if err := os.WriteFile(filepath.Join(dir, PayloadFile), []byte(data), 0o644); err != nil {
@@ -31,8 +33,10 @@ func TestLoadPayload(t *testing.T) {
 	want := &Payload{
 		ReleaseImage:     "quay.io/openshift-release-dev/ocp-release:4.18.0-x86_64",
 		OpenshiftVersion: "4.18.0",
-		OS:               Image{File: "os.raw.zst", SHA256: goodSHA, Size: 33554432, IgnitionPartition: "ignition"},
-		Dir:              dir,
+		Images: ReleaseImages{Installer: "quay.io/ocp/installer:4.18.0", Controller: "quay.io/ocp/controller:4.18.0",
+			MCO: "quay.io/ocp/mco:4.18.0", MustGather: "quay.io/ocp/must-gather:4.18.0"},
+		OS:  Image{File: "os.raw.zst", SHA256: goodSHA, Size: 33554432, IgnitionPartition: "ignition"},
+		Dir: dir,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("LoadPayload (-want +got):\n%s", diff)
@@ -114,6 +118,56 @@ func TestLoadPayloadErrors(t *testing.T) {
 	}
 }
 
+// What node zero needs of its payload: the release and the images its
+// install step names, each problem naming payload.json and the field.
+func TestCheckReleaseImages(t *testing.T) {
+	good := Payload{
+		ReleaseImage: "quay.io/openshift-release-dev/ocp-release:4.18.0-x86_64", OpenshiftVersion: "4.18.0",
+		Images: ReleaseImages{
+			Installer:  "quay.io/openshift-release-dev/ocp-v4.0-art-dev@sha256:" + goodSHA,
+			Controller: "127.0.0.2:5000/ocp/controller:4.18.0", MCO: "registry.example.com/ocp/mco:4.18.0",
+			MustGather: "quay.io/ocp/must-gather:4.18.0",
+		},
+		Dir: "/payload",
+	}
+	tests := []struct {
+		name string
+		mod  func(*Payload)
+		want []string
+	}{
+		{"complete", func(*Payload) {}, nil},
+		{"with an agent image", func(p *Payload) { p.Images.Agent = "quay.io/ocp/agent:4.18.0" }, nil},
+		{"no images", func(p *Payload) { p.Images = ReleaseImages{} }, []string{
+			"payload for node zero: /payload/payload.json: images.installer: missing (node zero names it in every host's install step)",
+			"/payload/payload.json: images.controller: missing (node zero names it in every host's install step)",
+			"/payload/payload.json: images.mco: missing (node zero names it in every host's install step)",
+			"/payload/payload.json: images.must_gather: missing (node zero names it in every host's install step)",
+		}},
+		{"no release", func(p *Payload) { p.ReleaseImage, p.OpenshiftVersion = "", "" }, []string{
+			"payload for node zero: /payload/payload.json: release_image: missing (node zero names it in every host's install step)",
+			"/payload/payload.json: openshift_version: missing",
+		}},
+		{"not references", func(p *Payload) { p.Images.MCO, p.Images.Agent = "Quay.io/MCO", "a b" }, []string{
+			`payload for node zero: /payload/payload.json: images.mco: "Quay.io/MCO" is not an image reference (registry/repository:tag or @sha256:digest)`,
+			`/payload/payload.json: images.agent: "a b" is not an image reference (registry/repository:tag or @sha256:digest)`,
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := good
+			tc.mod(&p)
+			err := p.CheckReleaseImages()
+			var got []string
+			if err != nil {
+				got = strings.Split(err.Error(), "\n")
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("CheckReleaseImages (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestLoadPayloadMissing(t *testing.T) {
 	if _, err := LoadPayload(t.TempDir()); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("LoadPayload(empty dir) = %v, want ErrNotExist", err)
@@ -122,7 +176,8 @@ func TestLoadPayloadMissing(t *testing.T) {
 
 func TestWritePayload(t *testing.T) {
 	dir := t.TempDir()
-	p := &Payload{ReleaseImage: "r", OpenshiftVersion: "4.18.0", OS: Image{File: "os.raw", SHA256: goodSHA, Size: 512, IgnitionPartition: "ignition"}}
+	p := &Payload{ReleaseImage: "r", OpenshiftVersion: "4.18.0", OS: Image{File: "os.raw", SHA256: goodSHA, Size: 512, IgnitionPartition: "ignition"},
+		Images: ReleaseImages{Installer: "i:1", Controller: "c:1", MCO: "m:1", MustGather: "g:1", Agent: "a:1"}}
 	if err := WritePayload(dir, p); err != nil {
 		t.Fatalf("WritePayload: %v", err)
 	}
