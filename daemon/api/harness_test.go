@@ -63,11 +63,21 @@ func newHarness(tb testing.TB) *harness {
 // is one millisecond, so a long-poll from a test or a fuzz input never
 // holds a request for long.
 func startHarness(dir string) (*harness, error) {
+	return startHarnessWith(dir, nil, nil)
+}
+
+// startHarnessWith is startHarness with the service's config changed by mod
+// and the API's handler wrapped by wrap (either may be nil).
+func startHarnessWith(dir string, mod func(*assisted.Config), wrap func(http.Handler) http.Handler) (*harness, error) {
 	st, err := store.Open(context.Background(), filepath.Join(dir, "nodezero.db"), store.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("store.Open: %w", err)
 	}
-	svc, err := assisted.New(assisted.Config{Store: st, MonitorInterval: -1, MaxWait: time.Millisecond})
+	cfg := assisted.Config{Store: st, MonitorInterval: -1, MaxWait: time.Millisecond}
+	if mod != nil {
+		mod(&cfg)
+	}
+	svc, err := assisted.New(cfg)
 	if err != nil {
 		st.Close()
 		return nil, fmt.Errorf("assisted.New: %w", err)
@@ -91,6 +101,9 @@ func startHarness(dir string) (*harness, error) {
 	}
 	h.handler = api.New(api.Config{Service: svc, Verifier: auth.NewVerifier(&h.key.PublicKey, nil), LogsDir: h.logsDir, MaxLogsSize: testMaxLogsSize})
 	h.srv.Config.Handler = h.handler
+	if wrap != nil {
+		h.srv.Config.Handler = wrap(h.handler)
+	}
 	h.srv.Start()
 	h.client, err = v2.NewClient(h.srv.URL, v2.WithAgentToken(h.tokens[auth.Agent]),
 		v2.WithUserToken(h.tokens[auth.User]), v2.WithWatcherToken(h.tokens[auth.Watcher]),
