@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 
+	"github.com/nodezero/nodezero/configimage/credentials"
 	v2 "github.com/nodezero/nodezero/daemon/v2"
 )
 
@@ -16,10 +17,11 @@ const (
 )
 
 // builtIn makes the install files without openshift-install: Ignition
-// 3.4.0 role configs and the credentials (see credentials).
+// 3.4.0 role configs and the credentials from the source
+// (clusterCredentials).
 func builtIn(in Input, p *plan) (*Files, error) {
 	f := p.facts
-	creds, err := newCredentials(in.Rand, in.Now, f.name, f.baseDomain)
+	creds, err := newClusterCredentials(in, f.name, f.baseDomain)
 	if err != nil {
 		return nil, fmt.Errorf("built-in generator: %w", err)
 	}
@@ -33,7 +35,7 @@ func builtIn(in Input, p *plan) (*Files, error) {
 			FileInstallConfig:     p.icRaw,
 			FileMetadata:          metadata,
 			FileKubeconfig:        creds.kubeconfig,
-			FileKubeadminPassword: []byte(creds.password),
+			FileKubeadminPassword: []byte(creds.password), // "" with a hash-only source, as openshift-install writes it
 		},
 	}
 
@@ -70,18 +72,31 @@ func commonFiles(f facts) []ignFile {
 	return list
 }
 
+// adminCABundle is openshift-install's name for the CA bundle the API
+// server trusts for the admin kubeconfig's client certificate.
+const adminCABundle = "admin-kubeconfig-ca-bundle.crt"
+
 // bootstrapFiles are the bootstrap host's: what openshift-install would
-// render its manifests from, under /opt/openshift as bootkube expects.
-func bootstrapFiles(in Input, p *plan, creds *credentials) []ignFile {
+// render its manifests from, under /opt/openshift as bootkube expects. Of
+// the source's signers, as openshift-install's bootstrap.ign carries them:
+// the three kube-apiserver signers with their keys (the API's serving
+// certificates are issued from them) and the admin-kubeconfig-signer's
+// certificate alone as admin-kubeconfig-ca-bundle.crt (its key never goes
+// to a host: only the user mints admin certificates).
+func bootstrapFiles(in Input, p *plan, creds *clusterCredentials) []ignFile {
 	at := func(elem ...string) string { return path.Join(append([]string{pathBootstrapRoot}, elem...)...) }
 	list := []ignFile{
 		file(at("install-config.yaml"), 0o600, p.icRaw),
-		file(at("tls", adminSignerName+".crt"), 0o644, creds.adminSignerCert),
-		file(at("tls", apiSignerName+".crt"), 0o644, creds.apiSignerCert),
-		file(at("tls", apiSignerName+".key"), 0o600, creds.apiSignerKey),
+		file(at("tls", adminCABundle), 0o644, creds.tls.Signers[credentials.AdminSigner].CertPEM),
+	}
+	for _, n := range credentials.Signers[1:] {
+		s := creds.tls.Signers[n]
+		list = append(list, file(at("tls", n+".crt"), 0o644, s.CertPEM), file(at("tls", n+".key"), 0o600, s.KeyPEM))
+	}
+	list = append(list,
 		file(at("auth", "kubeconfig"), 0o600, creds.kubeconfig),
 		file(at("openshift", "99_kubeadmin-password-secret.yaml"), 0o600, creds.kubeadminSecret()),
-	}
+	)
 	// User manifests come last, so one of the same name replaces ours.
 	for _, m := range in.Manifests {
 		list = append(list, file(at(m.Folder, m.FileName), 0o644, m.Content))

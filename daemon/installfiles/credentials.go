@@ -1,12 +1,8 @@
 package installfiles
 
 import (
-	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
@@ -15,226 +11,66 @@ import (
 	"math/big"
 	"regexp"
 	"strings"
-	"time"
 
-	"golang.org/x/crypto/bcrypt"
 	"gopkg.in/yaml.v3"
+
+	"github.com/nodezero/nodezero/configimage/credentials"
 )
 
-// credentials are what the built-in generator makes in place of
-// openshift-install's auth assets: the cluster's identity, the kubeadmin
-// password, and an admin kubeconfig with the two signers behind it.
-type credentials struct {
+// clusterCredentials are a cluster's identity and trust as the built-in
+// generator lays them down in place of openshift-install's assets: the
+// cluster and infra IDs, the signers and kubeadmin password hash of the
+// credential source, and an admin kubeconfig whose client certificate the
+// source's admin-kubeconfig-signer issued.
+//
+// The source (credentialSource) is the config image's /opt/agent/tls
+// (Input.TLSDir) on node zero, so the user's auth/kubeconfig from
+// create config-image opens the cluster and its kubeadmin password logs
+// in; a service started without one (nodezero service alone, tests) mints
+// a set of the same form. Either way it is one credentials.TLS and one
+// code path from there on.
+type clusterCredentials struct {
 	clusterID string // a random UUID
 	infraID   string // <name>-<5 lowercase letters>
 
-	password     string
-	passwordHash []byte // bcrypt, for the kube-system/kubeadmin secret
-
-	// adminSigner signs the admin client certificate; the API server
-	// trusts it for clients. apiSigner is the CA the kubeconfig trusts
-	// for the API's serving certificate, which bootstrap issues from its
-	// key.
-	adminSignerCert []byte // PEM
-	apiSignerCert   []byte
-	apiSignerKey    []byte
-
+	tls *credentials.TLS
+	// password is the kubeadmin password, "" when the source carries only
+	// its hash: openshift-install then writes an empty
+	// auth/kubeadmin-password too, and assisted-service serves that.
+	password   string
 	kubeconfig []byte
 }
 
-// Signer names, as openshift-install names them under /opt/openshift/tls.
-const (
-	adminSignerName = "admin-kubeconfig-signer"
-	apiSignerName   = "kube-apiserver-lb-signer"
-)
+// credentialSource is where a cluster's signers and kubeadmin password
+// come from: every regular file of in.TLSDir, parsed and checked, or a
+// freshly minted set (files nil) when there is no directory.
+func credentialSource(in Input) (tls *credentials.TLS, files map[string][]byte, err error) {
+	if in.TLSDir == "" {
+		tls, err = credentials.NewTLS(in.Rand, in.Now)
+		return tls, nil, err
+	}
+	return credentials.ReadTLSDir(in.TLSDir)
+}
 
-// certValidity is openshift-install's ten years for the admin signer and
-// the admin client certificate.
-const certValidity = 10 * 365 * 24 * time.Hour
-
-// clockSkew backdates certificates so that a host whose clock runs a little
-// behind node zero's still accepts them.
-const clockSkew = 5 * time.Minute
-
-func newCredentials(rnd io.Reader, now time.Time, name, baseDomain string) (*credentials, error) {
-	c := &credentials{}
+func newClusterCredentials(in Input, name, baseDomain string) (*clusterCredentials, error) {
+	c := &clusterCredentials{}
 	var err error
-	if c.clusterID, err = newUUID(rnd); err != nil {
+	if c.clusterID, err = newUUID(in.Rand); err != nil {
 		return nil, fmt.Errorf("cluster id: %w", err)
 	}
-	if c.infraID, err = newInfraID(rnd, name); err != nil {
+	if c.infraID, err = newInfraID(in.Rand, name); err != nil {
 		return nil, fmt.Errorf("infra id: %w", err)
 	}
-	if c.password, err = newKubeadminPassword(rnd); err != nil {
-		return nil, fmt.Errorf("kubeadmin password: %w", err)
+	if c.tls, _, err = credentialSource(in); err != nil {
+		return nil, err
 	}
-	if c.passwordHash, err = bcrypt.GenerateFromPassword([]byte(c.password), bcrypt.DefaultCost); err != nil {
-		return nil, fmt.Errorf("kubeadmin password hash: %w", err)
-	}
-
-	adminCA, adminKey, err := newCA(rnd, now, adminSignerName)
+	c.password = c.tls.Password
+	cert, key, err := c.tls.IssueAdminClient(in.Rand, in.Now)
 	if err != nil {
 		return nil, err
 	}
-	apiCA, apiKey, err := newCA(rnd, now, apiSignerName)
-	if err != nil {
-		return nil, err
-	}
-	clientCert, clientKey, err := newAdminClient(rnd, now, adminCA, adminKey)
-	if err != nil {
-		return nil, err
-	}
-	c.adminSignerCert = pemCert(adminCA.Raw)
-	c.apiSignerCert = pemCert(apiCA.Raw)
-	if c.apiSignerKey, err = pemKey(apiKey); err != nil {
-		return nil, err
-	}
-	clientKeyPEM, err := pemKey(clientKey)
-	if err != nil {
-		return nil, err
-	}
-	server := fmt.Sprintf("https://api.%s.%s:6443", name, baseDomain)
-	if c.kubeconfig, err = kubeconfig(name, server, c.apiSignerCert, pemCert(clientCert), clientKeyPEM); err != nil {
-		return nil, err
-	}
+	c.kubeconfig = credentials.Kubeconfig(name, baseDomain, c.tls.CABundle(), cert, key)
 	return c, nil
-}
-
-func newKey() (*ecdsa.PrivateKey, error) {
-	// The reader argument is ignored for key generation since Go 1.26.
-	return ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-}
-
-func serial(rnd io.Reader) (*big.Int, error) {
-	return rand.Int(rnd, new(big.Int).Lsh(big.NewInt(1), 127))
-}
-
-func newCA(rnd io.Reader, now time.Time, cn string) (*x509.Certificate, *ecdsa.PrivateKey, error) {
-	key, err := newKey()
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s key: %w", cn, err)
-	}
-	sn, err := serial(rnd)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s serial: %w", cn, err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          sn,
-		Subject:               pkix.Name{CommonName: cn, OrganizationalUnit: []string{"openshift"}},
-		NotBefore:             now.Add(-clockSkew),
-		NotAfter:              now.Add(certValidity),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	der, err := x509.CreateCertificate(rnd, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s certificate: %w", cn, err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	return cert, key, err
-}
-
-// newAdminClient is the system:admin client certificate of the admin
-// kubeconfig, in the system:masters group as openshift-install makes it.
-func newAdminClient(rnd io.Reader, now time.Time, ca *x509.Certificate, caKey *ecdsa.PrivateKey) ([]byte, *ecdsa.PrivateKey, error) {
-	key, err := newKey()
-	if err != nil {
-		return nil, nil, fmt.Errorf("admin client key: %w", err)
-	}
-	sn, err := serial(rnd)
-	if err != nil {
-		return nil, nil, fmt.Errorf("admin client serial: %w", err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: sn,
-		Subject:      pkix.Name{CommonName: "system:admin", Organization: []string{"system:masters"}},
-		NotBefore:    now.Add(-clockSkew),
-		NotAfter:     now.Add(certValidity),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
-	der, err := x509.CreateCertificate(rnd, tmpl, ca, &key.PublicKey, caKey)
-	if err != nil {
-		return nil, nil, fmt.Errorf("admin client certificate: %w", err)
-	}
-	return der, key, nil
-}
-
-func pemCert(der []byte) []byte {
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-}
-
-func pemKey(k *ecdsa.PrivateKey) ([]byte, error) {
-	der, err := x509.MarshalECPrivateKey(k)
-	if err != nil {
-		return nil, err
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der}), nil
-}
-
-// kubeconfig is the admin kubeconfig: cluster <name>, user admin, context
-// admin.
-func kubeconfig(name, server string, caPEM, certPEM, keyPEM []byte) ([]byte, error) {
-	b64 := base64.StdEncoding.EncodeToString
-	type named struct {
-		Name    string         `yaml:"name"`
-		Cluster map[string]any `yaml:"cluster,omitempty"`
-		User    map[string]any `yaml:"user,omitempty"`
-		Context map[string]any `yaml:"context,omitempty"`
-	}
-	cfg := struct {
-		APIVersion     string         `yaml:"apiVersion"`
-		Kind           string         `yaml:"kind"`
-		Clusters       []named        `yaml:"clusters"`
-		Contexts       []named        `yaml:"contexts"`
-		CurrentContext string         `yaml:"current-context"`
-		Preferences    map[string]any `yaml:"preferences"`
-		Users          []named        `yaml:"users"`
-	}{
-		APIVersion: "v1",
-		Kind:       "Config",
-		Clusters: []named{{Name: name, Cluster: map[string]any{
-			"server": server, "certificate-authority-data": b64(caPEM),
-		}}},
-		Contexts:       []named{{Name: "admin", Context: map[string]any{"cluster": name, "user": "admin"}}},
-		CurrentContext: "admin",
-		Preferences:    map[string]any{},
-		Users: []named{{Name: "admin", User: map[string]any{
-			"client-certificate-data": b64(certPEM), "client-key-data": b64(keyPEM),
-		}}},
-	}
-	var buf bytes.Buffer
-	enc := yaml.NewEncoder(&buf)
-	enc.SetIndent(2)
-	if err := enc.Encode(cfg); err != nil {
-		return nil, err
-	}
-	if err := enc.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
-
-// passwordAlphabet is openshift-install's (pkg/asset/password): letters and
-// digits without the look-alikes l, O, 0 and 1.
-const passwordAlphabet = "abcdefghijkmnopqrstuvwxyz" + "ABCDEFGHIJKLMNPQRSTUVWXYZ" + "23456789"
-
-// newKubeadminPassword is openshift's form: four groups of five characters
-// joined by '-', 23 characters in all.
-func newKubeadminPassword(rnd io.Reader) (string, error) {
-	var b strings.Builder
-	for i := range 20 {
-		if i > 0 && i%5 == 0 {
-			b.WriteByte('-')
-		}
-		n, err := rand.Int(rnd, big.NewInt(int64(len(passwordAlphabet))))
-		if err != nil {
-			return "", err
-		}
-		b.WriteByte(passwordAlphabet[n.Int64()])
-	}
-	return b.String(), nil
 }
 
 // newUUID is a random (version 4) UUID.
@@ -280,7 +116,7 @@ func newInfraID(rnd io.Reader, name string) (string, error) {
 
 // metadata is metadata.json as openshift-install writes it (the platform
 // section left out: no destroy runs from it).
-func (c *credentials) metadata(name string) ([]byte, error) {
+func (c *clusterCredentials) metadata(name string) ([]byte, error) {
 	return json.MarshalIndent(map[string]string{
 		"clusterName": name,
 		"clusterID":   c.clusterID,
@@ -288,9 +124,78 @@ func (c *credentials) metadata(name string) ([]byte, error) {
 	}, "", "  ")
 }
 
-// kubeadminSecret is the kube-system/kubeadmin secret with the password's
+// kubeadminSecret is the kube-system/kubeadmin secret with the source's
 // bcrypt hash, which the OAuth server checks the password against.
-func (c *credentials) kubeadminSecret() []byte {
+func (c *clusterCredentials) kubeadminSecret() []byte {
 	return []byte("apiVersion: v1\nkind: Secret\nmetadata:\n  name: kubeadmin\n  namespace: kube-system\ntype: Opaque\ndata:\n  kubeadmin: " +
-		base64.StdEncoding.EncodeToString(c.passwordHash) + "\n")
+		base64.StdEncoding.EncodeToString(c.tls.PasswordHash) + "\n")
+}
+
+// checkKubeconfig checks that an admin kubeconfig (name says which, in
+// errors) belongs to the credential source: its CA data holds the three
+// kube-apiserver signers and its client certificate chains to the
+// admin-kubeconfig-signer. openshift-install's auth/kubeconfig passes when
+// it loaded tls/; one that minted its own signers would lock the user out.
+func checkKubeconfig(name string, kc []byte, tls *credentials.TLS) error {
+	var doc struct {
+		Clusters []struct {
+			Cluster struct {
+				CA string `yaml:"certificate-authority-data"`
+			} `yaml:"cluster"`
+		} `yaml:"clusters"`
+		Users []struct {
+			User struct {
+				Cert string `yaml:"client-certificate-data"`
+			} `yaml:"user"`
+		} `yaml:"users"`
+	}
+	if err := yaml.Unmarshal(kc, &doc); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if len(doc.Clusters) != 1 || len(doc.Users) != 1 {
+		return fmt.Errorf("%s: %d clusters and %d users, want one of each", name, len(doc.Clusters), len(doc.Users))
+	}
+	ca, err := base64.StdEncoding.DecodeString(doc.Clusters[0].Cluster.CA)
+	if err != nil {
+		return fmt.Errorf("%s: clusters[0].cluster.certificate-authority-data: %w", name, err)
+	}
+	trusted := map[string]bool{}
+	for rest := ca; ; {
+		var blk *pem.Block
+		if blk, rest = pem.Decode(rest); blk == nil {
+			break
+		}
+		trusted[string(blk.Bytes)] = true
+	}
+	for _, n := range credentials.Signers[1:] {
+		if !trusted[string(tls.Signers[n].Cert.Raw)] {
+			return fmt.Errorf("%s: clusters[0].cluster.certificate-authority-data lacks the cluster TLS directory's %s", name, n)
+		}
+	}
+	certPEM, err := base64.StdEncoding.DecodeString(doc.Users[0].User.Cert)
+	if err != nil {
+		return fmt.Errorf("%s: users[0].user.client-certificate-data: %w", name, err)
+	}
+	blk, _ := pem.Decode(certPEM)
+	if blk == nil {
+		return fmt.Errorf("%s: users[0].user.client-certificate-data: no PEM certificate", name)
+	}
+	cert, err := x509.ParseCertificate(blk.Bytes)
+	if err != nil {
+		return fmt.Errorf("%s: users[0].user.client-certificate-data: %w", name, err)
+	}
+	admin := tls.Signers[credentials.AdminSigner].Cert
+	roots := x509.NewCertPool()
+	roots.AddCert(admin)
+	// The chain is checked at a time both certificates are valid, not at
+	// node zero's clock: a host a little behind the machine that made the
+	// config image is no reason to fail here.
+	at := cert.NotBefore
+	if admin.NotBefore.After(at) {
+		at = admin.NotBefore
+	}
+	if _, err := cert.Verify(x509.VerifyOptions{Roots: roots, CurrentTime: at, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
+		return fmt.Errorf("%s: the client certificate does not chain to the cluster TLS directory's %s: %w", name, credentials.AdminSigner, err)
+	}
+	return nil
 }

@@ -14,11 +14,19 @@
 // the user manifests and the credentials) without the control-plane
 // manifests only openshift-install can render.
 //
+// Both use one set of credentials: the signers and kubeadmin password of
+// the config image's /opt/agent/tls (Input.TLSDir), which the user's
+// auth/kubeconfig and auth/kubeadmin-password were made with. openshift-install
+// gets that directory's files in its tls/ with
+// OPENSHIFT_INSTALL_LOAD_CLUSTER_CERTS=true, as assisted-service gives them;
+// the built-in generator lays the same signers and hash into its configs.
+// Without a directory (a service started on its own) a set is minted.
+//
 // Every Ignition config Generate returns has passed Check, which parses it
 // as Ignition does and reports where it is wrong: file, JSON path, line and
 // column.
 //
 // The package imports the standard library, coreos/ignition, yaml.v3,
-// golang.org/x/crypto and the wire types of daemon/v2, nothing else of this
-// module.
+// golang.org/x/crypto, the wire types of daemon/v2 and configimage/credentials
+// (the owner of the /opt/agent/tls format), nothing else of this module.
 package installfiles

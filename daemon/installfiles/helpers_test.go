@@ -83,11 +83,14 @@ func testCluster() *v2.Cluster {
 	}
 }
 
+// testInput is node zero's case: the config image's /opt/agent/tls as the
+// credential source.
 func testInput(masters, workers int) Input {
 	return Input{
 		Cluster:    testCluster(),
 		Hosts:      testHosts(masters, workers),
 		PullSecret: testPullSecret,
+		TLSDir:     imageTLSDir,
 		Rand:       seeded(1),
 		Now:        testNow,
 	}

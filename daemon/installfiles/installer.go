@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/nodezero/nodezero/configimage/credentials"
 )
 
 // InstallerError is a failed openshift-install run. Output holds the last
@@ -42,9 +44,19 @@ const maxInstallerFile = 64 << 20
 // installer's service does.
 const installerEnv = "OPENSHIFT_INSTALL_INVOKER=agent-installer"
 
+// loadCertsEnv makes openshift-install load the signers and the kubeadmin
+// password from tls/ instead of minting them; assisted-service sets it on
+// its create commands whenever the override directory is configured.
+const loadCertsEnv = "OPENSHIFT_INSTALL_LOAD_CLUSTER_CERTS=true"
+
 // runInstaller makes the install files with the payload's openshift-install:
-// version, then create manifests on the install-config, then the user
-// manifests copied in, then create ignition-configs.
+// version, then (with in.TLSDir) the override directory's files into tls/,
+// then create manifests on the install-config, then the user manifests
+// copied in, then create ignition-configs. As assisted-service does, it
+// copies every regular file of the directory, whatever its name; it also
+// checks them first and checks after the run that openshift-install's
+// auth/ came from them, so that an installer that ignored the flag fails
+// the preparation rather than install a cluster the user cannot open.
 func runInstaller(ctx context.Context, in Input, p *plan) (*Files, error) {
 	if in.WorkDir != "" {
 		if err := os.MkdirAll(in.WorkDir, 0o700); err != nil {
@@ -57,16 +69,28 @@ func runInstaller(ctx context.Context, in Input, p *plan) (*Files, error) {
 	}
 	defer os.RemoveAll(dir)
 
-	out, err := runTool(ctx, in.Installer, dir, "version")
+	out, err := runTool(ctx, in.Installer, dir, nil, "version")
 	if err != nil {
 		return nil, err
 	}
 	version := installerVersion(out)
 
+	var source *credentials.TLS
+	var env []string
+	if in.TLSDir != "" {
+		var files map[string][]byte
+		if source, files, err = credentials.ReadTLSDir(in.TLSDir); err != nil {
+			return nil, err
+		}
+		if err := writeTLS(filepath.Join(dir, "tls"), files); err != nil {
+			return nil, err
+		}
+		env = []string{loadCertsEnv}
+	}
 	if err := os.WriteFile(filepath.Join(dir, FileInstallConfig), p.icRaw, 0o600); err != nil {
 		return nil, fmt.Errorf("openshift-install input: %w", err)
 	}
-	if _, err := runTool(ctx, in.Installer, dir, "create", "manifests", "--dir", dir); err != nil {
+	if _, err := runTool(ctx, in.Installer, dir, env, "create", "manifests", "--dir", dir); err != nil {
 		return nil, err
 	}
 	for _, m := range in.Manifests {
@@ -78,7 +102,7 @@ func runInstaller(ctx context.Context, in Input, p *plan) (*Files, error) {
 			return nil, fmt.Errorf("manifest %s/%s: %w", m.Folder, m.FileName, err)
 		}
 	}
-	if _, err := runTool(ctx, in.Installer, dir, "create", "ignition-configs", "--dir", dir); err != nil {
+	if _, err := runTool(ctx, in.Installer, dir, env, "create", "ignition-configs", "--dir", dir); err != nil {
 		return nil, err
 	}
 
@@ -104,7 +128,31 @@ func runInstaller(ctx context.Context, in Input, p *plan) (*Files, error) {
 		}
 		files.Cluster[name] = b
 	}
+	if source != nil {
+		if string(files.Cluster[FileKubeadminPassword]) != source.Password {
+			return nil, fmt.Errorf("openshift-install wrote an auth/kubeadmin-password other than the cluster TLS directory's %s (was %s honoured?): the user's password would not log in",
+				credentials.PasswordFile, loadCertsEnv)
+		}
+		if err := checkKubeconfig("openshift-install's auth/kubeconfig", files.Cluster[FileKubeconfig], source); err != nil {
+			return nil, err
+		}
+	}
 	return files, nil
+}
+
+// writeTLS writes the override directory's files into the installer's
+// tls/ directory, mode 0600, as assisted-service's importClusterTLSCerts
+// does.
+func writeTLS(dir string, files map[string][]byte) error {
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return fmt.Errorf("openshift-install tls directory: %w", err)
+	}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			return fmt.Errorf("openshift-install tls directory: %w", err)
+		}
+	}
+	return nil
 }
 
 // installerVersion turns `openshift-install version`'s first line
@@ -133,12 +181,13 @@ func readLimited(name string) ([]byte, error) {
 	return b, nil
 }
 
-// runTool runs the installer in dir and returns its output; a failure is
-// an *InstallerError with the output's last lines.
-func runTool(ctx context.Context, exe, dir string, args ...string) ([]byte, error) {
+// runTool runs the installer in dir, with env added to its environment,
+// and returns its output; a failure is an *InstallerError with the
+// output's last lines.
+func runTool(ctx context.Context, exe, dir string, env []string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, exe, args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), installerEnv)
+	cmd.Env = append(append(os.Environ(), installerEnv), env...)
 	// A child holding the output pipes open must not keep us waiting once
 	// the installer itself is gone.
 	cmd.WaitDelay = 10 * time.Second

@@ -42,11 +42,66 @@ func goodOutputs() standIn {
 	}
 }
 
+// fromTLS as a stand-in's output makes it write that file from its tls/
+// directory, as openshift-install does under
+// OPENSHIFT_INSTALL_LOAD_CLUSTER_CERTS=true: auth/kubeadmin-password is
+// tls/kubeadmin-password (empty without it); auth/kubeconfig and
+// bootstrap.ign are written by this test binary run as a helper
+// (standInFromTLS), which signs a client certificate with the loaded
+// admin-kubeconfig-signer as openshift-install would.
+const fromTLS = "\x00from tls/"
+
+// loadingOutputs are goodOutputs with the credentials written from tls/.
+func loadingOutputs() standIn {
+	out := goodOutputs()
+	for _, p := range []string{"bootstrap.ign", "auth/kubeconfig", "auth/kubeadmin-password"} {
+		out[p] = fromTLS
+	}
+	return out
+}
+
+// standInHelperEnv runs this test binary as the stand-in's helper, on the
+// installer's directory; standInWriteEnv lists the outputs it writes.
+const (
+	standInHelperEnv = "NODEZERO_INSTALLFILES_STANDIN_DIR"
+	standInWriteEnv  = "NODEZERO_INSTALLFILES_STANDIN_WRITE"
+)
+
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(standInHelperEnv); dir != "" {
+		if err := standInFromTLS(dir, strings.Fields(os.Getenv(standInWriteEnv))); err != nil {
+			fmt.Fprintln(os.Stderr, "stand-in helper:", err)
+			os.Exit(7)
+		}
+		os.Exit(0)
+	}
+	os.Exit(runTests(m))
+}
+
+// runTests runs the tests with the config image's credentials set up
+// (setUpConfigImage) and removed afterwards.
+func runTests(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "installfiles-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	if err := setUpConfigImage(dir); err != nil {
+		fmt.Fprintln(os.Stderr, "config image credentials:", err)
+		return 1
+	}
+	return m.Run()
+}
+
 // writeStandIn writes a recording openshift-install: it appends its argv,
-// working directory and invoker to <rec>/calls, keeps what it was given,
-// and writes outputs on create ignition-configs. failAt names the
-// subcommand ("version", "manifests", "ignition-configs") that instead
-// prints 30 lines and a fatal message and exits 3.
+// working directory, invoker and OPENSHIFT_INSTALL_LOAD_CLUSTER_CERTS to
+// <rec>/calls, keeps what it was given, and writes outputs on create
+// ignition-configs. When its directory has a tls/ before create
+// manifests, it insists on the flag and on mode 0600 for every file there,
+// and lists them in <rec>/tls-seen. failAt names the subcommand
+// ("version", "manifests", "ignition-configs") that instead prints 30
+// lines and a fatal message and exits 3.
 func writeStandIn(t *testing.T, outputs standIn, failAt string) (exe, rec string) {
 	t.Helper()
 	needTool(t, "sh")
@@ -56,12 +111,25 @@ func writeStandIn(t *testing.T, outputs standIn, failAt string) (exe, rec string
 		t.Fatal(err)
 	}
 	var writes strings.Builder
+	var helper []string
 	for _, p := range slices.Sorted(maps.Keys(outputs)) {
-		fmt.Fprintf(&writes, "mkdir -p \"$dir/%s\"\ncat > \"$dir/%s\" <<'STANDIN_EOF'\n%s\nSTANDIN_EOF\n", filepath.Dir(p), p, outputs[p])
+		fmt.Fprintf(&writes, "mkdir -p \"$dir/%s\"\n", filepath.Dir(p))
+		switch {
+		case outputs[p] != fromTLS:
+			fmt.Fprintf(&writes, "cat > \"$dir/%s\" <<'STANDIN_EOF'\n%s\nSTANDIN_EOF\n", p, outputs[p])
+		case p == "auth/kubeadmin-password":
+			fmt.Fprintf(&writes, "if [ -f \"$dir/tls/kubeadmin-password\" ]; then cat \"$dir/tls/kubeadmin-password\"; fi > \"$dir/%s\"\n", p)
+		default:
+			helper = append(helper, p)
+		}
+	}
+	if helper != nil {
+		fmt.Fprintf(&writes, "%s=\"$dir\" %s='%s' '%s' || exit 7\n", standInHelperEnv, standInWriteEnv, strings.Join(helper, " "), os.Args[0])
 	}
 	script := `#!/bin/sh
+export LC_ALL=C
 rec='` + rec + `'
-printf 'argv:%s|cwd:%s|invoker:%s\n' "$*" "$(pwd)" "$OPENSHIFT_INSTALL_INVOKER" >> "$rec/calls"
+printf 'argv:%s|cwd:%s|invoker:%s|load:%s\n' "$*" "$(pwd)" "$OPENSHIFT_INSTALL_INVOKER" "$OPENSHIFT_INSTALL_LOAD_CLUSTER_CERTS" >> "$rec/calls"
 fail() {
 	i=1
 	while [ $i -le 30 ]; do echo "level=info msg=line $i"; i=$((i+1)); done
@@ -83,6 +151,13 @@ create)
 		[ "` + failAt + `" = manifests ] && fail manifests
 		cp "$dir/install-config.yaml" "$rec/install-config.yaml" || exit 4
 		ls -A "$dir" > "$rec/before-manifests"
+		if [ -d "$dir/tls" ]; then
+			[ "$OPENSHIFT_INSTALL_LOAD_CLUSTER_CERTS" = true ] || { echo "tls/ given without OPENSHIFT_INSTALL_LOAD_CLUSTER_CERTS=true" >&2; exit 5; }
+			for f in "$dir"/tls/*; do
+				[ "$(stat -c %a "$f")" = 600 ] || { echo "$f is not mode 0600" >&2; exit 5; }
+			done
+			ls "$dir/tls" > "$rec/tls-seen"
+		fi
 		rm "$dir/install-config.yaml"
 		mkdir -p "$dir/manifests" "$dir/openshift"
 		echo "kind: Infrastructure" > "$dir/manifests/cluster-infrastructure-02-config.yml"
@@ -114,8 +189,11 @@ func readRec(t *testing.T, rec, name string) string {
 	return string(b)
 }
 
+// installerInput runs exe without an override directory (the stand-in's
+// canned credentials are nobody's); the tests of the directory set one.
 func installerInput(t *testing.T, exe string) Input {
 	in := testInput(3, 2)
+	in.TLSDir = ""
 	in.Installer = exe
 	in.WorkDir = filepath.Join(t.TempDir(), "work") // made by Generate
 	in.Manifests = []Manifest{
@@ -143,9 +221,9 @@ func TestInstallerArgumentContract(t *testing.T) {
 		t.Errorf("installer ran in %q, want a directory inside WorkDir %q", cwd, in.WorkDir)
 	}
 	want := []string{
-		"argv:version|cwd:" + cwd + "|invoker:agent-installer",
-		"argv:create manifests --dir " + cwd + "|cwd:" + cwd + "|invoker:agent-installer",
-		"argv:create ignition-configs --dir " + cwd + "|cwd:" + cwd + "|invoker:agent-installer",
+		"argv:version|cwd:" + cwd + "|invoker:agent-installer|load:",
+		"argv:create manifests --dir " + cwd + "|cwd:" + cwd + "|invoker:agent-installer|load:",
+		"argv:create ignition-configs --dir " + cwd + "|cwd:" + cwd + "|invoker:agent-installer|load:",
 	}
 	if d := cmp.Diff(want, calls); d != "" {
 		t.Errorf("calls (-want +got):\n%s", d)

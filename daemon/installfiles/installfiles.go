@@ -34,15 +34,26 @@ type Input struct {
 	// Installer is the path of the payload's openshift-install; "" selects
 	// the built-in generator.
 	Installer string
+	// TLSDir is the cluster TLS override directory (assisted-service's
+	// EPHEMERAL_INSTALLER_CLUSTER_TLS_CERTS_OVERRIDE_DIR: /opt/agent/tls
+	// from the config image, with its signers, the kubeadmin password hash
+	// and the password). Whichever generator runs, the install uses them:
+	// openshift-install gets every regular file of it in its tls/
+	// directory and OPENSHIFT_INSTALL_LOAD_CLUSTER_CERTS=true, the built-in
+	// generator reads them. "" is a service started without a config image:
+	// openshift-install mints its own, as without the setting in
+	// assisted-service, and the built-in generator mints a set.
+	TLSDir string
 	// WorkDir is where a scratch directory for the installer run is made
 	// (and removed afterwards); "" means the system's temporary directory.
 	WorkDir string
-	// Rand is the randomness of the built-in generator's password, cluster
-	// ID, infra ID and certificate serials; nil means crypto/rand. Private
-	// keys always come from the system's generator: Go ignores a custom
-	// reader for key generation.
+	// Rand is the randomness of the built-in generator's cluster ID, infra
+	// ID, certificate serials and (without TLSDir) password; nil means
+	// crypto/rand. Private keys always come from the system's generator: Go
+	// ignores a custom reader for key generation.
 	Rand io.Reader
-	// Now starts the certificates' validity; zero means time.Now().
+	// Now starts the validity of certificates minted without TLSDir; zero
+	// means time.Now().
 	Now time.Time
 }
 
