@@ -114,7 +114,7 @@ func (s *Service) preparationInput(ctx context.Context, id string) (installfiles
 	if in.Cluster == nil {
 		return in, fmt.Errorf("cluster %s is gone", id)
 	}
-	in.Installer = s.cfg.Installer
+	in.Installer, in.TLSDir = s.cfg.Installer, s.cfg.ClusterTLSDir
 	in.Now = s.cfg.Now()
 	err := s.store.View(ctx, func(tx *store.Tx) error {
 		for _, k := range keys {

@@ -63,6 +63,13 @@ type Config struct {
 	// preparation runs; "" generates the Ignition configs itself
 	// (installfiles.Generate).
 	Installer string
+	// ClusterTLSDir is assisted-service's
+	// EPHEMERAL_INSTALLER_CLUSTER_TLS_CERTS_OVERRIDE_DIR (the config image's
+	// /opt/agent/tls): the signers and kubeadmin password every
+	// preparation's install files use, so that the user's auth/kubeconfig
+	// and password open the cluster. "": each preparation mints its own
+	// (installfiles.Input.TLSDir).
+	ClusterTLSDir string
 	// WorkDir is where preparations make their scratch directories
 	// ("": the system's temporary directory).
 	WorkDir string
