@@ -372,6 +372,13 @@ func (nz *nodeZero) serve(ctx context.Context, env boot.Env) (*v2.Client, <-chan
 	if _, err := os.Stat(installer); err != nil {
 		installer = "" // the built-in Ignition generator
 	}
+	// The config image's signers and kubeadmin password, which the
+	// install files use whichever generator runs (installfiles.Input.TLSDir),
+	// rooted as every host path is.
+	var tlsDir string
+	if d := svcEnv["EPHEMERAL_INSTALLER_CLUSTER_TLS_CERTS_OVERRIDE_DIR"]; d != "" {
+		tlsDir = filepath.Join(nz.root, d)
+	}
 	mac := env.BootstrapMAC
 	if mac == "" {
 		// Installed mode: node zero's record of itself.
@@ -393,7 +400,7 @@ func (nz *nodeZero) serve(ctx context.Context, env boot.Env) (*v2.Client, <-chan
 			Dir: nz.dataDir, Listen: nz.listen, PublicKeyPEM: []byte(svcEnv["EC_PUBLIC_KEY_PEM"]),
 			HostConfigs: hostConfigs, Logger: nz.log, MonitorInterval: 5 * time.Second,
 			DisconnectionTimeout: nz.disconnect, EvaluationDelay: 5 * time.Millisecond, StepInterval: nz.checkEvery,
-			Listening: func(a net.Addr) { listening <- a }, Installer: installer, BootstrapMAC: mac,
+			Listening: func(a net.Addr) { listening <- a }, Installer: installer, ClusterTLSDir: tlsDir, BootstrapMAC: mac,
 			TLSCertFile: certFile, TLSKeyFile: keyFile,
 		})
 	}()

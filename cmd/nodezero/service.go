@@ -120,6 +120,7 @@ type serviceConfig struct {
 	StepInterval         time.Duration  // how often repeating steps (inventory, host checks) are handed out; 0: 60 s
 	Listening            func(net.Addr) // called once the API accepts connections; may be nil
 	Installer            string         // the payload's openshift-install ("": the built-in Ignition generator)
+	ClusterTLSDir        string         // the config image's /opt/agent/tls ("": install files mint their credentials)
 	BootstrapMAC         string         // node zero's MAC: its host is the bootstrap host
 	Limits               serviceLimits  // zero fields: defaultLimits'
 	// TLSCertFile and TLSKeyFile, when set, make the API serve HTTPS with
@@ -154,7 +155,7 @@ func serve(ctx context.Context, cfg serviceConfig) error {
 		Store: st, Logger: log.With("subsystem", "assisted"),
 		MonitorInterval: cfg.MonitorInterval, DisconnectionTimeout: cfg.DisconnectionTimeout, EvaluationDelay: cfg.EvaluationDelay,
 		StepInterval: cfg.StepInterval, HostConfigs: cfg.HostConfigs, MaxWait: lim.MaxWait,
-		Installer: cfg.Installer, WorkDir: cfg.Dir, BootstrapMAC: cfg.BootstrapMAC,
+		Installer: cfg.Installer, ClusterTLSDir: cfg.ClusterTLSDir, WorkDir: cfg.Dir, BootstrapMAC: cfg.BootstrapMAC,
 	})
 	if err != nil {
 		return err
