@@ -208,7 +208,13 @@ func runInstalled(ctx context.Context, d *bootDisk, o installedOptions) error {
 	log.Info("host installed")
 	o.status("Host installed (simulated OpenShift)")
 	if user != nil {
-		if err := completeWhenFinalizing(ctx, user, agent, d.ClusterID, log); err != nil {
+		// The sandbox's kube API, when it runs one: the operators' and
+		// the cluster version's status go there.
+		kw, err := newClusterStatusWriter(o.root, log)
+		if err != nil {
+			return fmt.Errorf("the installed cluster's kubeconfig: %w", err)
+		}
+		if err := completeWhenFinalizing(ctx, user, agent, d.ClusterID, kw, log); err != nil {
 			return err
 		}
 	}
@@ -216,13 +222,31 @@ func runInstalled(ctx context.Context, d *bootDisk, o installedOptions) error {
 }
 
 // completeWhenFinalizing is the simulated controller's last act: once the
-// cluster is finalizing, it reports the installation complete.
-func completeWhenFinalizing(ctx context.Context, user, agent *v2.Client, clusterID string, log *slog.Logger) error {
+// cluster is finalizing, it reports the installation complete. With a
+// kube API (kw not nil) it writes the operators' status there as the hosts
+// join, and completes only once the ClusterVersion is Available.
+func completeWhenFinalizing(ctx context.Context, user, agent *v2.Client, clusterID string, kw *clusterStatusWriter, log *slog.Logger) error {
 	for {
-		c, err := user.GetClusterExcludingHosts(ctx, clusterID) // the status only
+		var c *v2.Cluster
+		var err error
+		if kw != nil {
+			c, err = user.GetCluster(ctx, clusterID) // the hosts' stages too
+		} else {
+			c, err = user.GetClusterExcludingHosts(ctx, clusterID) // the status only
+		}
+		cvReady := true
+		if err == nil && kw != nil {
+			var serr error
+			if cvReady, serr = kw.sync(ctx, c); serr != nil {
+				kw.failed(serr)
+			}
+		}
 		if err == nil {
 			switch c.Status {
 			case v2.ClusterStatusFinalizing:
+				if !cvReady {
+					break // the cluster version is not Available yet
+				}
 				ok := true
 				if _, err := agent.CompleteInstallation(ctx, clusterID, v2.CompletionParams{IsSuccess: &ok}); err != nil {
 					log.Warn("complete installation", "err", err)
@@ -230,7 +254,11 @@ func completeWhenFinalizing(ctx context.Context, user, agent *v2.Client, cluster
 				}
 				log.Info("installation complete (reported by the simulated controller)", "cluster", clusterID)
 				return nil
-			case v2.ClusterStatusInstalled, v2.ClusterStatusError, v2.ClusterStatusCancelled:
+			case v2.ClusterStatusInstalled:
+				if cvReady {
+					return nil
+				}
+			case v2.ClusterStatusError, v2.ClusterStatusCancelled:
 				return nil
 			}
 		}

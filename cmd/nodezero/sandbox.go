@@ -59,6 +59,11 @@ type sandboxOptions struct {
 	neverJoin                       string // a host that never joins (tests)
 	settle                          time.Duration
 	apiTLS                          bool // node zero's API over HTTPS, with certificates made here
+	// kubeAPI runs the installed cluster's Kubernetes API after node
+	// zero's reboot (sandbox_kube.go): "yes", "no", or "auto" (when the
+	// tools are found; the flag's default). The zero value, for callers
+	// that build options themselves, is no.
+	kubeAPI string
 	// started, when set, is called once every host has started, with the
 	// API client and the hosts (the crash tests kill processes through it).
 	started        func(c *v2.Client, hosts []*sandboxHost)
@@ -83,6 +88,10 @@ type sandboxSummary struct {
 	Hosts          []sandboxHostSummary `json:"hosts"`
 	URL            string               `json:"url"`
 	UserToken      string               `json:"user_token"`
+	// KubeAPI is the installed cluster's Kubernetes API, Kubeconfig the
+	// admin kubeconfig that opens it (empty when the step was skipped).
+	KubeAPI    string `json:"kube_api,omitempty"`
+	Kubeconfig string `json:"kubeconfig,omitempty"`
 }
 
 type sandboxHostSummary struct {
@@ -119,6 +128,7 @@ func runSandbox(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.StringVar(&o.logLevel, "log-level", "info", "the hosts' log level")
 	fs.StringVar(&o.neverJoin, "fault-never-join", "", "tests: this host, once installed, never joins")
 	fs.DurationVar(&o.settle, "settle", 0, "how long a host booted from its installed disk stays in Configuring and in Joined")
+	fs.StringVar(&o.kubeAPI, "kube-api", "auto", "after node zero's reboot, run the installed cluster's Kubernetes API (kube-apiserver and etcd on the API VIP, opened by install/auth/kubeconfig): yes, no, or auto (when the tools are found: make deps)")
 	console := fs.String("console", "auto", "show node zero's dashboard while the install runs: yes, no, or auto (when stdout is a terminal)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -134,6 +144,11 @@ func runSandbox(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("sandbox: unexpected arguments %q", fs.Args())
+	}
+	switch o.kubeAPI {
+	case "yes", "no", "auto":
+	default:
+		return fmt.Errorf("sandbox: --kube-api %q: want yes, no or auto", o.kubeAPI)
 	}
 	if o.netns {
 		return errors.New("sandbox: --netns is not in this build yet; the namespaces test bed runs in the tests (go test ./cmd/nodezero -run Netns, as root)")
@@ -272,6 +287,12 @@ func sandbox(ctx context.Context, o sandboxOptions) (err error) {
 	}
 	userToken := st.Tokens["userAuth"]
 	say("config image %s", iso)
+	kapi, err := prepareSandboxKube(o, installDir, lb, zero, say)
+	if err != nil {
+		return err
+	}
+	// Stopped after the hosts (the deferred stop below runs first).
+	defer kapi.close()
 
 	for _, h := range hosts {
 		h.args = []string{"run", "--root", h.root, "--hardware-root", h.hw, "--config-image", iso,
@@ -296,6 +317,9 @@ func sandbox(ctx context.Context, o sandboxOptions) (err error) {
 		stop()
 		wg.Wait()
 	}()
+	if kapi != nil {
+		zero.onReboot = func() { kapi.start(ctx, &wg, zero) }
+	}
 	for _, h := range hosts {
 		wg.Add(1)
 		go func() {
@@ -340,8 +364,11 @@ func sandbox(ctx context.Context, o sandboxOptions) (err error) {
 	} else {
 		close(consoleDone)
 	}
-	sum, werr := watchSandbox(ctx, c, hosts, o.timeout, say)
+	sum, werr := watchSandbox(ctx, c, hosts, o.timeout, say, kapi.failure)
 	sum.URL, sum.UserToken = url, userToken
+	if sum.KubeAPI = kapi.url(); sum.KubeAPI != "" {
+		sum.Kubeconfig = kapi.kubeconfig
+	}
 	sum.WallSeconds = time.Since(start).Seconds()
 	if sum.ClusterID != "" {
 		sum.WritingSeconds = writingSeconds(ctx, c, sum.ClusterID)
@@ -371,6 +398,12 @@ func sandbox(ctx context.Context, o sandboxOptions) (err error) {
 		fmt.Fprintf(o.stdout, "  %-9s %-7s %-10s disks %s, log %s\n", h.Name, h.Role, h.Status, h.Disks, h.Log)
 	}
 	fmt.Fprintf(o.stdout, "summary %s; API %s (user token in %s)\n", filepath.Join(o.dir, "summary.json"), url, filepath.Join(installDir, stateFile))
+	switch {
+	case sum.KubeAPI != "":
+		fmt.Fprintf(o.stdout, "kube API %s (etcd and kube-apiserver logs in %s): kubectl --kubeconfig %s get clusterversion\n", sum.KubeAPI, kapi.cfg.Dir, sum.Kubeconfig)
+	case kapi == nil:
+		fmt.Fprintln(o.stdout, "kube API: none (skipped)")
+	}
 	if werr == nil && o.keepRunning {
 		fmt.Fprintln(o.stdout, "hosts keep running; interrupt to stop them")
 		<-ctx.Done()
@@ -408,7 +441,7 @@ func isTerminal(w io.Writer) bool {
 
 // watchSandbox follows the install through node zero's API, printing what
 // changes, until the cluster is installed, fails, or the time is up.
-func watchSandbox(ctx context.Context, c *v2.Client, hosts []*sandboxHost, timeout time.Duration, say func(string, ...any)) (sandboxSummary, error) {
+func watchSandbox(ctx context.Context, c *v2.Client, hosts []*sandboxHost, timeout time.Duration, say func(string, ...any), failed func() error) (sandboxSummary, error) {
 	deadline := time.Now().Add(timeout)
 	var sum sandboxSummary
 	seen := map[string]string{}
@@ -427,6 +460,9 @@ func watchSandbox(ctx context.Context, c *v2.Client, hosts []*sandboxHost, timeo
 			if exit != nil {
 				return sum, fmt.Errorf("sandbox: host %s stopped: %v (log %s)", h.Name, exit, h.log)
 			}
+		}
+		if err := failed(); err != nil {
+			return sum, err
 		}
 		if cl, err := c.ListClusters(ctx); err == nil && len(cl) > 0 {
 			cluster, err := c.GetCluster(ctx, cl[0].ID)

@@ -22,6 +22,9 @@ type sandboxHost struct {
 	Addr                 netip.Addr
 	hw, root, disks, log string
 	args                 []string
+	// onReboot, when set, is called (and must return at once) each time
+	// the host reboots into its installed disk, before it starts again.
+	onReboot func()
 
 	mu      sync.Mutex
 	boots   int         // processes started (boots and restarts)
@@ -99,6 +102,9 @@ func superviseHost(ctx context.Context, bin string, h *sandboxHost, say func(str
 		var ee *exec.ExitError
 		if errors.As(err, &ee) && ee.ExitCode() == exitReboot {
 			say("%s rebooted into its installed disk", h.Name)
+			if h.onReboot != nil {
+				h.onReboot()
+			}
 			continue
 		}
 		if ws, ok := exitSignal(ee); ok {

@@ -1,19 +1,26 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/hostagent/diskwrite"
+	"github.com/nodezero/nodezero/kube"
+	"github.com/nodezero/nodezero/kube/localapi"
 )
 
 // runSandboxBinary runs `nodezero sandbox` from the built binary, with the
@@ -37,6 +44,115 @@ func runSandboxBinary(t *testing.T, dir string, args ...string) (sandboxSummary,
 		t.Fatal(err)
 	}
 	return sum, out.String(), runErr
+}
+
+// runSandboxKept runs `nodezero sandbox --keep-running` from the built
+// binary; once the install is over (the sandbox says its hosts keep
+// running, or it ended), check looks at what still runs; then the sandbox
+// is stopped with SIGTERM, as ^C stops it. It returns the summary and the
+// output.
+func runSandboxKept(t *testing.T, dir string, check func(sum sandboxSummary, out string), args ...string) (sandboxSummary, string, error) {
+	t.Helper()
+	hw, err := filepath.Abs(filepath.Join("..", "..", "testdata", "hw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(nodezeroBinary(t), append([]string{"sandbox", "--dir", dir, "--hw", hw, "--disks", shmDisks(t, dir), "--timeout", "4m", "--image-size", "16", "--keep-running"}, args...)...)
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	var out bytes.Buffer
+	sc := bufio.NewScanner(pr)
+	kept := false
+	for !kept && sc.Scan() {
+		out.WriteString(sc.Text() + "\n")
+		kept = sc.Text() == "hosts keep running; interrupt to stop them"
+	}
+	var sum sandboxSummary
+	if b, err := os.ReadFile(filepath.Join(dir, "summary.json")); err == nil {
+		if err := json.Unmarshal(b, &sum); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if kept {
+		check(sum, out.String())
+		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rest, _ := io.ReadAll(pr)
+	out.Write(rest)
+	runErr := cmd.Wait()
+	if !kept && runErr == nil {
+		runErr = errors.New("the sandbox ended without keeping its hosts running")
+	}
+	if sum.ClusterID == "" {
+		t.Fatalf("no summary (%v)\n%s", runErr, out.String())
+	}
+	return sum, out.String(), runErr
+}
+
+// checkKubeAPI is the installed cluster's side of a finished sandbox
+// install: kubectl with install/auth/kubeconfig, whose CA and client
+// certificate are create config-image's, finds the ClusterVersion
+// Available and every cluster operator Available.
+func checkKubeAPI(t *testing.T, dir string, sum sandboxSummary) {
+	t.Helper()
+	kubectl, err := localapi.LookKubectl()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc := filepath.Join(dir, "install", "auth", "kubeconfig")
+	if sum.KubeAPI == "" || sum.Kubeconfig != kc {
+		t.Errorf("summary: kube API %q, kubeconfig %q; want the API and %s", sum.KubeAPI, sum.Kubeconfig, kc)
+	}
+	st, err := loadOrCreateState(filepath.Join(dir, "install"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	created, err := kube.ParseKubeconfig(st.Kubeconfig(sandboxCluster, sandboxDomain), "create config-image's")
+	if err != nil {
+		t.Fatal(err)
+	}
+	given, err := kube.LoadKubeconfig(kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(given.CAData, created.CAData) || !bytes.Equal(given.CertData, created.CertData) || !bytes.Equal(given.KeyData, created.KeyData) {
+		t.Error("auth/kubeconfig's CA or client certificate is not create config-image's")
+	}
+	if given.Server != sum.KubeAPI || given.TLSServerName != "api."+sandboxCluster+"."+sandboxDomain {
+		t.Errorf("auth/kubeconfig: server %s for %s, want %s for api.%s.%s", given.Server, given.TLSServerName, sum.KubeAPI, sandboxCluster, sandboxDomain)
+	}
+	run := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command(kubectl, append([]string{"--kubeconfig", kc}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	out := run("get", "clusterversion")
+	t.Logf("kubectl get clusterversion:\n%s", out)
+	if !regexp.MustCompile(`(?m)^version\s+4\.18\.0\s+True\s+False\s+\S+\s+Cluster version is 4\.18\.0$`).MatchString(out) {
+		t.Errorf("kubectl get clusterversion:\n%s\nwant version 4.18.0, Available True, Progressing False", out)
+	}
+	out = run("get", "clusteroperators", "-o", `jsonpath={range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="Available")].status}{"\n"}{end}`)
+	lines := strings.Fields(out)
+	if len(lines) != len(localapi.DefaultOperators) {
+		t.Errorf("kubectl get clusteroperators: %q, want %d operators", lines, len(localapi.DefaultOperators))
+	}
+	for _, l := range lines {
+		if !strings.HasSuffix(l, "=True") {
+			t.Errorf("operator %s, want Available True", l)
+		}
+	}
 }
 
 // shmDisks is where a sandbox test's disks live: a tmpfs, so that the
@@ -86,7 +202,27 @@ func TestSandboxInstalls(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			sum, out, err := runSandboxBinary(t, dir, "--masters", itoa(tc.masters), "--workers", itoa(tc.workers))
+			var sum sandboxSummary
+			var out string
+			var err error
+			if tc.name == "3+2" {
+				// The installed cluster's Kubernetes API: the install
+				// completes once its ClusterVersion is Available, and
+				// it answers the user's kubeconfig while the sandbox
+				// keeps running.
+				mode, kubeChecked := kubeAPIMode(t), false
+				sum, out, err = runSandboxKept(t, dir, func(sum sandboxSummary, out string) {
+					if mode == "yes" {
+						checkKubeAPI(t, dir, sum)
+						kubeChecked = true
+					}
+				}, "--masters", itoa(tc.masters), "--workers", itoa(tc.workers), "--kube-api", mode)
+				if mode == "yes" && !kubeChecked && err == nil {
+					t.Error("the kube API was not checked")
+				}
+			} else {
+				sum, out, err = runSandboxBinary(t, dir, "--masters", itoa(tc.masters), "--workers", itoa(tc.workers))
+			}
 			if err != nil || sum.Status != v2.ClusterStatusInstalled {
 				t.Fatalf("sandbox: %v, cluster %s (%s)\n%s", err, sum.Status, sum.StatusInfo, out)
 			}
@@ -192,6 +328,20 @@ func wantStages(h sandboxHostSummary, masters int) []v2.HostStage {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// kubeAPIMode is yes where the local API's tools are (and must be, under
+// CI=true), else no, said in the test's log.
+func kubeAPIMode(t *testing.T) string {
+	t.Helper()
+	if _, err := localapi.FindTools(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true and %v", err)
+		}
+		t.Logf("the installed cluster's kube API is not checked: %v", err)
+		return "no"
+	}
+	return "yes"
+}
 
 // A control-plane host that never joins: node zero waits, gives up
 // without rebooting, and the cluster says why.

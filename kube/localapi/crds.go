@@ -83,26 +83,12 @@ func installCRDs(ctx context.Context, c *kube.Client, timeout time.Duration) err
 	return nil
 }
 
-// createObjects creates the ClusterVersion `version` and the operators,
-// each with its status set to an install under way. Objects that exist are
-// left alone (a restarted sandbox keeps what its controller wrote).
+// createObjects creates the operators, then the ClusterVersion `version`
+// (last, so that a controller waiting for it finds everything), each with
+// its status set to an install under way. Objects that exist are left
+// alone (a restarted sandbox keeps what its controller wrote).
 func createObjects(ctx context.Context, c *kube.Client, cl Cluster, operators []string) error {
 	now := kube.Now()
-	cv, err := createOrGet(ctx, "ClusterVersion", func() (*kube.ClusterVersion, error) {
-		return c.CreateClusterVersion(ctx, &kube.ClusterVersion{
-			Metadata: kube.ObjectMeta{Name: kube.ClusterVersionName},
-			Spec:     kube.ClusterVersionSpec{ClusterID: cl.ID},
-		})
-	})
-	if err != nil {
-		return err
-	}
-	if cv != nil {
-		cv.Status = InstallingStatus(cl, now)
-		if _, err := c.UpdateClusterVersionStatus(ctx, cv); err != nil {
-			return fmt.Errorf("ClusterVersion status: %w", err)
-		}
-	}
 	for _, name := range operators {
 		co, err := createOrGet(ctx, "ClusterOperator "+name, func() (*kube.ClusterOperator, error) {
 			return c.CreateClusterOperator(ctx, &kube.ClusterOperator{Metadata: kube.ObjectMeta{Name: name}})
@@ -124,6 +110,21 @@ func createObjects(ctx context.Context, c *kube.Client, cl Cluster, operators []
 		}
 		if _, err := c.UpdateClusterOperatorStatus(ctx, co); err != nil {
 			return fmt.Errorf("ClusterOperator %s status: %w", name, err)
+		}
+	}
+	cv, err := createOrGet(ctx, "ClusterVersion", func() (*kube.ClusterVersion, error) {
+		return c.CreateClusterVersion(ctx, &kube.ClusterVersion{
+			Metadata: kube.ObjectMeta{Name: kube.ClusterVersionName},
+			Spec:     kube.ClusterVersionSpec{ClusterID: cl.ID},
+		})
+	})
+	if err != nil {
+		return err
+	}
+	if cv != nil {
+		cv.Status = InstallingStatus(cl, now)
+		if _, err := c.UpdateClusterVersionStatus(ctx, cv); err != nil {
+			return fmt.Errorf("ClusterVersion status: %w", err)
 		}
 	}
 	return nil

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/nodezero/nodezero/configimage/credentials"
+	"github.com/nodezero/nodezero/hostagent/diskwrite"
+	"github.com/nodezero/nodezero/kube"
+	"github.com/nodezero/nodezero/kube/localapi"
+)
+
+// The sandbox's installed cluster has a real Kubernetes API (DESIGN §9):
+// when node zero reboots into its installed disk, kube/localapi starts
+// etcd and kube-apiserver on the API VIP (the address the cluster's API
+// name resolves to in the sandbox's DNS), serving a certificate of the
+// config image's kube-apiserver-lb-signer and trusting its
+// admin-kubeconfig-signer, so that install/auth/kubeconfig, the one
+// `create config-image` wrote, opens it. Node zero's simulated in-cluster
+// controller (installed_cluster.go) writes the ClusterOperators' and the
+// ClusterVersion's status there as the hosts join, and completes the
+// install only once the ClusterVersion is Available, as the real one
+// waits for the cluster version operator.
+
+// simKubeconfigPath is where, under a host's root, the sandbox leaves the
+// installed cluster's admin kubeconfig for node zero's simulated
+// controller: its stand-in for the in-cluster service account.
+const simKubeconfigPath = "/var/lib/nodezero/simulated-cluster/kubeconfig"
+
+// sandboxKube is the sandbox's installed-cluster API: prepared before the
+// hosts start, started once, when node zero reboots.
+type sandboxKube struct {
+	cfg        localapi.Config
+	kubeconfig string // install/auth/kubeconfig
+	payload    string
+	say        func(string, ...any)
+
+	once    sync.Once
+	mu      sync.Mutex
+	api     *localapi.API
+	err     error
+	started chan struct{} // closed when Start has returned
+}
+
+// prepareSandboxKube finds the tools and readies the credentials: the
+// user's auth/kubeconfig is pointed at the API VIP, and node zero gets a
+// copy for its controller. It returns nil when the step is skipped: mode
+// "no", or "auto" without the tools (it says so in one line).
+func prepareSandboxKube(o sandboxOptions, installDir string, vip netip.Addr, zero *sandboxHost, say func(string, ...any)) (*sandboxKube, error) {
+	zeroKC := filepath.Join(zero.root, simKubeconfigPath)
+	if err := os.Remove(zeroKC); err != nil && !errors.Is(err, os.ErrNotExist) { // a run before this one's
+		return nil, err
+	}
+	if o.kubeAPI == "" || o.kubeAPI == "no" {
+		return nil, nil
+	}
+	tools, err := localapi.FindTools()
+	if err != nil {
+		if o.kubeAPI == "yes" {
+			return nil, fmt.Errorf("sandbox: --kube-api yes: %w", err)
+		}
+		say("kube API step skipped: %v", err)
+		return nil, nil
+	}
+	st, err := loadOrCreateState(installDir)
+	if err != nil {
+		return nil, err
+	}
+	const lbSigner, adminSigner = "kube-apiserver-lb-signer", "admin-kubeconfig-signer"
+	if st.SignerCertPEM[lbSigner] == "" || st.SignerKeyPEM[lbSigner] == "" || st.SignerCertPEM[adminSigner] == "" {
+		return nil, fmt.Errorf("sandbox: kube api: %s lacks the %s or %s signer (want %v)", stateFile, lbSigner, adminSigner, credentials.Signers)
+	}
+	apiName := "api." + sandboxCluster + "." + sandboxDomain
+	kcPath := filepath.Join(installDir, "auth", "kubeconfig")
+	b, err := os.ReadFile(kcPath)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: kube api: %w", err)
+	}
+	// The kubeconfig names the API https://api.<cluster>.<domain>:6443, a
+	// name only the sandbox's own DNS knows: this machine's resolver must
+	// not be asked. So its server becomes the VIP's address, and
+	// tls-server-name keeps the certificate checked for the name. The CA
+	// and the client certificate stay as create config-image wrote them.
+	server := "https://" + netip.AddrPortFrom(vip, 6443).String()
+	if b, err = kube.SetServer(b, kcPath, server, apiName); err != nil {
+		return nil, fmt.Errorf("sandbox: kube api: %w", err)
+	}
+	admin, err := kube.ParseKubeconfig(b, kcPath)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: kube api: %w", err)
+	}
+	if err := os.WriteFile(kcPath, b, 0o600); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(zeroKC), 0o700); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(zeroKC, b, 0o600); err != nil {
+		return nil, err
+	}
+	say("auth/kubeconfig: server %s (%s resolves only in the sandbox's DNS; the certificate is still checked for that name: tls-server-name)", server, apiName)
+	dir := filepath.Join(o.dir, "kube-api")
+	if err := os.RemoveAll(dir); err != nil { // a new cluster each run
+		return nil, err
+	}
+	return &sandboxKube{
+		cfg: localapi.Config{
+			Dir: dir, Addr: vip, Names: []string{apiName, "api-int." + sandboxCluster + "." + sandboxDomain},
+			ServingSignerCert: []byte(st.SignerCertPEM[lbSigner]), ServingSignerKey: []byte(st.SignerKeyPEM[lbSigner]),
+			ClientCA: []byte(st.SignerCertPEM[adminSigner]), AdminCert: admin.CertData, AdminKey: admin.KeyData,
+			Tools: tools,
+		},
+		kubeconfig: kcPath, payload: o.payload, say: say, started: make(chan struct{}),
+	}, nil
+}
+
+// start runs the API in the background, once (node zero's reboot calls
+// it). wg counts the goroutine; the API lives until ctx ends or close.
+func (k *sandboxKube) start(ctx context.Context, wg *sync.WaitGroup, zero *sandboxHost) {
+	k.once.Do(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer close(k.started)
+			cfg := k.cfg
+			// The cluster's id, from the record node zero's fake
+			// firmware keeps (its API is down while it reboots).
+			if d, err := readBootDisk(zero.root); err == nil && d != nil {
+				cfg.Cluster.ID = d.ClusterID
+			}
+			if p, err := diskwrite.LoadPayload(k.payload); err == nil {
+				cfg.Cluster.Version, cfg.Cluster.Image = p.OpenshiftVersion, p.ReleaseImage
+			}
+			k.say("node zero rebooted: starting the installed cluster's Kubernetes API (etcd, kube-apiserver %s) on %s", localapi.APIServerVersion, cfg.Addr)
+			began := time.Now()
+			api, err := localapi.Start(ctx, cfg)
+			k.mu.Lock()
+			k.api, k.err = api, err
+			k.mu.Unlock()
+			if err != nil {
+				k.say("kube API: %v", err)
+				return
+			}
+			k.say("kube API up at %s in %.1f s (ClusterVersion and %d ClusterOperators, progressing)", api.URL, time.Since(began).Seconds(), len(localapi.DefaultOperators))
+		}()
+	})
+}
+
+// failure is why the API failed to start or stopped by itself, or nil.
+func (k *sandboxKube) failure() error {
+	if k == nil {
+		return nil
+	}
+	k.mu.Lock()
+	api, err := k.api, k.err
+	k.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("sandbox: the installed cluster's kube API: %w", err)
+	}
+	if api != nil {
+		select {
+		case <-api.Done():
+			if err := api.Err(); err != nil {
+				return fmt.Errorf("sandbox: the installed cluster's kube API: %w", err)
+			}
+		default:
+		}
+	}
+	return nil
+}
+
+// url is the API's address once it started, else "".
+func (k *sandboxKube) url() string {
+	if k == nil {
+		return ""
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.api == nil {
+		return ""
+	}
+	return k.api.URL
+}
+
+// close stops the API (waiting for a start under way first).
+func (k *sandboxKube) close() {
+	if k == nil {
+		return
+	}
+	k.once.Do(func() { close(k.started) }) // never started: nothing to wait for
+	<-k.started
+	k.mu.Lock()
+	api := k.api
+	k.mu.Unlock()
+	if api != nil {
+		api.Close()
+	}
+}
