@@ -57,7 +57,11 @@ func (s *Service) CompleteInstallation(ctx context.Context, id string, p *v2.Com
 
 // Credentials returns the cluster admin's credentials (V2GetCredentials):
 // kubeadmin and its password once the preparation made them, and the
-// console's URL.
+// console's URL. The password is the one of the cluster TLS directory
+// (Config.ClusterTLSDir), so the user's auth/kubeadmin-password: the
+// install files were made from that directory's hash and password. It is
+// empty when the directory carries only the hash, as assisted-service's is
+// with openshift-install's own config image.
 func (s *Service) Credentials(ctx context.Context, id string) (*v2.Credentials, error) {
 	pw, err := s.ClusterFile(ctx, id, v2.FileKubeadminPassword)
 	if err != nil {
