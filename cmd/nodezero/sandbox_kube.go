@@ -48,33 +48,16 @@ type sandboxKube struct {
 	started chan struct{} // closed when Start has returned
 }
 
-// prepareSandboxKube finds the tools and readies the credentials: the
-// user's auth/kubeconfig is pointed at the API VIP, and node zero gets a
-// copy for its controller. It returns nil when the step is skipped: mode
-// "no", or "auto" without the tools (it says so in one line).
+// prepareSandboxKube points the user's auth/kubeconfig at the API VIP
+// (whether or not an API will answer there: a client must never look the
+// cluster's name up in this machine's resolver), finds the tools and gives
+// node zero a copy of the kubeconfig for its controller. It returns nil
+// when the step is skipped: mode "no", or "auto" without the tools (it
+// says so in one line).
 func prepareSandboxKube(o sandboxOptions, installDir string, vip netip.Addr, zero *sandboxHost, say func(string, ...any)) (*sandboxKube, error) {
 	zeroKC := filepath.Join(zero.root, simKubeconfigPath)
 	if err := os.Remove(zeroKC); err != nil && !errors.Is(err, os.ErrNotExist) { // a run before this one's
 		return nil, err
-	}
-	if o.kubeAPI == "" || o.kubeAPI == "no" {
-		return nil, nil
-	}
-	tools, err := localapi.FindTools()
-	if err != nil {
-		if o.kubeAPI == "yes" {
-			return nil, fmt.Errorf("sandbox: --kube-api yes: %w", err)
-		}
-		say("kube API step skipped: %v", err)
-		return nil, nil
-	}
-	st, err := loadOrCreateState(installDir)
-	if err != nil {
-		return nil, err
-	}
-	const lbSigner, adminSigner = "kube-apiserver-lb-signer", "admin-kubeconfig-signer"
-	if st.SignerCertPEM[lbSigner] == "" || st.SignerKeyPEM[lbSigner] == "" || st.SignerCertPEM[adminSigner] == "" {
-		return nil, fmt.Errorf("sandbox: kube api: %s lacks the %s or %s signer (want %v)", stateFile, lbSigner, adminSigner, credentials.Signers)
 	}
 	apiName := "api." + sandboxCluster + "." + sandboxDomain
 	kcPath := filepath.Join(installDir, "auth", "kubeconfig")
@@ -98,13 +81,32 @@ func prepareSandboxKube(o sandboxOptions, installDir string, vip netip.Addr, zer
 	if err := os.WriteFile(kcPath, b, 0o600); err != nil {
 		return nil, err
 	}
+	say("auth/kubeconfig: server %s (%s resolves only in the sandbox's DNS; the certificate is still checked for that name: tls-server-name)", server, apiName)
+	if o.kubeAPI == "" || o.kubeAPI == "no" {
+		return nil, nil
+	}
+	tools, err := localapi.FindTools()
+	if err != nil {
+		if o.kubeAPI == "yes" {
+			return nil, fmt.Errorf("sandbox: --kube-api yes: %w", err)
+		}
+		say("kube API step skipped: %v", err)
+		return nil, nil
+	}
+	st, err := loadOrCreateState(installDir)
+	if err != nil {
+		return nil, err
+	}
+	const lbSigner, adminSigner = "kube-apiserver-lb-signer", "admin-kubeconfig-signer"
+	if st.SignerCertPEM[lbSigner] == "" || st.SignerKeyPEM[lbSigner] == "" || st.SignerCertPEM[adminSigner] == "" {
+		return nil, fmt.Errorf("sandbox: kube api: %s lacks the %s or %s signer (want %v)", stateFile, lbSigner, adminSigner, credentials.Signers)
+	}
 	if err := os.MkdirAll(filepath.Dir(zeroKC), 0o700); err != nil {
 		return nil, err
 	}
 	if err := os.WriteFile(zeroKC, b, 0o600); err != nil {
 		return nil, err
 	}
-	say("auth/kubeconfig: server %s (%s resolves only in the sandbox's DNS; the certificate is still checked for that name: tls-server-name)", server, apiName)
 	dir := filepath.Join(o.dir, "kube-api")
 	if err := os.RemoveAll(dir); err != nil { // a new cluster each run
 		return nil, err
@@ -140,6 +142,9 @@ func (k *sandboxKube) start(ctx context.Context, wg *sync.WaitGroup, zero *sandb
 			k.say("node zero rebooted: starting the installed cluster's Kubernetes API (etcd, kube-apiserver %s) on %s", localapi.APIServerVersion, cfg.Addr)
 			began := time.Now()
 			api, err := localapi.Start(ctx, cfg)
+			if err != nil && ctx.Err() != nil {
+				return // the sandbox is stopping
+			}
 			k.mu.Lock()
 			k.api, k.err = api, err
 			k.mu.Unlock()
