@@ -337,6 +337,8 @@ func checkSandboxSecrets(t *testing.T, dir string, sum sandboxSummary, sandboxOu
 		t.Fatalf("credentials: %+v %v", creds, err)
 	}
 	secrets = append(secrets, secret{"kubeadmin password (cluster)", creds.Password})
+	checkOneSetOfCredentials(t, installDir, creds.Password,
+		get("Authorization", userTok, "/clusters/"+sum.ClusterID+"/downloads/credentials?file_name=kubeconfig-noingress"))
 
 	var outs []output
 	watch := func(rel string) []byte {

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/pem"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/nodezero/nodezero/configimage/credentials"
+)
+
+// checkOneSetOfCredentials is issue #16 item 4 end to end: `create
+// config-image` wrote installDir/auth/, the hosts loaded the config image,
+// and node zero installed from its /opt/agent/tls. The password node zero
+// serves (GET /clusters/{id}/credentials) is the user's
+// auth/kubeadmin-password; the kubeconfig it serves (served) trusts the
+// CA data of the user's auth/kubeconfig, and its client certificate
+// chains to the same admin-kubeconfig-signer as the user's (node zero has
+// that signer, not the user's client key: openshift-install issues a new
+// client certificate from the loaded signer too).
+func checkOneSetOfCredentials(t *testing.T, installDir, servedPassword string, served []byte) {
+	t.Helper()
+	pw, err := os.ReadFile(filepath.Join(installDir, "auth", "kubeadmin-password"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if servedPassword != string(pw) {
+		t.Error("GET credentials answers with another kubeadmin password than the user's auth/kubeadmin-password")
+	}
+	user, err := os.ReadFile(filepath.Join(installDir, "auth", "kubeconfig"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	userCA, userClient := kubeconfigCAAndClient(t, "auth/kubeconfig", user)
+	servedCA, servedClient := kubeconfigCAAndClient(t, "kubeconfig-noingress", served)
+	if !bytes.Equal(userCA, servedCA) {
+		t.Error("the kubeconfig node zero serves has other CA data than the user's auth/kubeconfig")
+	}
+	// The admin-kubeconfig-signer create config-image kept in the
+	// install directory's state and shipped in the image.
+	b, err := os.ReadFile(filepath.Join(installDir, stateFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := credentials.Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tls, err := st.TLS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer := tls.Signers[credentials.AdminSigner].Cert
+	for name, c := range map[string]*x509.Certificate{"the user's": userClient, "node zero's": servedClient} {
+		if err := c.CheckSignatureFrom(signer); err != nil {
+			t.Errorf("%s admin client certificate is not signed by the config image's %s: %v", name, credentials.AdminSigner, err)
+		}
+	}
+}
+
+func kubeconfigCAAndClient(t *testing.T, name string, kc []byte) ([]byte, *x509.Certificate) {
+	t.Helper()
+	var doc struct {
+		Clusters []struct {
+			Cluster struct {
+				CA string `yaml:"certificate-authority-data"`
+			} `yaml:"cluster"`
+		} `yaml:"clusters"`
+		Users []struct {
+			User struct {
+				Cert string `yaml:"client-certificate-data"`
+			} `yaml:"user"`
+		} `yaml:"users"`
+	}
+	if err := yaml.Unmarshal(kc, &doc); err != nil || len(doc.Clusters) != 1 || len(doc.Users) != 1 {
+		t.Fatalf("%s: %v (%d clusters, %d users)", name, err, len(doc.Clusters), len(doc.Users))
+	}
+	ca, err := base64.StdEncoding.DecodeString(doc.Clusters[0].Cluster.CA)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	certPEM, err := base64.StdEncoding.DecodeString(doc.Users[0].User.Cert)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	blk, _ := pem.Decode(certPEM)
+	if blk == nil {
+		t.Fatalf("%s: no client certificate", name)
+	}
+	cert, err := x509.ParseCertificate(blk.Bytes)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return ca, cert
+}
