@@ -239,6 +239,16 @@ func loadtest(ctx context.Context, o loadtestOptions, progress io.Writer) (*ltRe
 	return rep, nil
 }
 
+// ltImageFlags name the release images the load test's install steps
+// carry, as a payload would (nothing pulls them: the simulated hosts write
+// simulated disks).
+var ltImageFlags = []string{
+	"--installer-image", "registry.loadtest.invalid/ocp/agent-installer-orchestrator:4.18.0",
+	"--controller-image", "registry.loadtest.invalid/ocp/agent-installer-csr-approver:4.18.0",
+	"--mco-image", "registry.loadtest.invalid/ocp/machine-config-operator:4.18.0",
+	"--must-gather-image", "registry.loadtest.invalid/ocp/must-gather:4.18.0",
+}
+
 // ltService is a `nodezero service` child process.
 type ltService struct {
 	cmd         *exec.Cmd
@@ -262,7 +272,8 @@ func ltStartService(ctx context.Context, bin, dir string, extra ...string) (*ltS
 	}
 	defer logf.Close() // the child holds its own descriptor
 	lw := &ltListenWatcher{found: make(chan string, 1)}
-	cmd := exec.Command(bin, append([]string{"service", "--dir", dir, "--listen", "127.0.0.1:0"}, extra...)...)
+	args := append([]string{"service", "--dir", dir, "--listen", "127.0.0.1:0"}, ltImageFlags...)
+	cmd := exec.Command(bin, append(args, extra...)...)
 	cmd.Stdout, cmd.Stderr = lw, logf
 	p := &ltService{cmd: cmd, dir: dir, exited: make(chan struct{})}
 	start := time.Now()

@@ -20,6 +20,7 @@ import (
 
 	"github.com/nodezero/nodezero/configimage"
 	"github.com/nodezero/nodezero/configimage/manifests"
+	"github.com/nodezero/nodezero/daemon/assisted"
 	"github.com/nodezero/nodezero/daemon/boot"
 	"github.com/nodezero/nodezero/daemon/issue"
 	"github.com/nodezero/nodezero/daemon/journal"
@@ -27,6 +28,7 @@ import (
 	"github.com/nodezero/nodezero/daemon/register"
 	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/hostagent"
+	"github.com/nodezero/nodezero/hostagent/diskwrite"
 	"github.com/nodezero/nodezero/hostagent/installer"
 	"github.com/nodezero/nodezero/hostagent/inventory"
 	"github.com/nodezero/nodezero/hostagent/logsgather"
@@ -291,7 +293,8 @@ func runNetworkStage(root string, links boot.Links, log *slog.Logger) error {
 // start-cluster-installation units do.
 type nodeZero struct {
 	root, listen, dataDir  string
-	payload                string // openshift-install is looked for here
+	payload                string                 // openshift-install is looked for here
+	images                 assisted.InstallImages // from the payload (run); zero: assisted's defaults
 	disconnect, checkEvery time.Duration
 	board                  *issue.Board
 	status                 func(string)
@@ -303,6 +306,18 @@ type nodeZero struct {
 func (nz *nodeZero) run(ctx context.Context, env boot.Env) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if _, err := os.Stat(filepath.Join(nz.payload, diskwrite.PayloadFile)); errors.Is(err, os.ErrNotExist) {
+		// A host without a factory image's payload (a development or test
+		// host) installs with coreos-installer, if at all: its install
+		// steps name assisted-service's default images.
+		nz.log.Warn("no payload: the install steps name assisted-service's default images", "payload", nz.payload, "stage", "service")
+	} else {
+		images, err := payloadImages(nz.payload)
+		if err != nil {
+			return fmt.Errorf("node zero: %w", err)
+		}
+		nz.images = images
+	}
 	c, served, err := nz.serve(ctx, env)
 	if err != nil {
 		return err
@@ -401,7 +416,7 @@ func (nz *nodeZero) serve(ctx context.Context, env boot.Env) (*v2.Client, <-chan
 			HostConfigs: hostConfigs, Logger: nz.log, MonitorInterval: 5 * time.Second,
 			DisconnectionTimeout: nz.disconnect, EvaluationDelay: 5 * time.Millisecond, StepInterval: nz.checkEvery,
 			Listening: func(a net.Addr) { listening <- a }, Installer: installer, ClusterTLSDir: tlsDir, BootstrapMAC: mac,
-			TLSCertFile: certFile, TLSKeyFile: keyFile,
+			TLSCertFile: certFile, TLSKeyFile: keyFile, Images: nz.images,
 		})
 	}()
 	var addr net.Addr
@@ -423,6 +438,22 @@ func (nz *nodeZero) serve(ctx context.Context, env boot.Env) (*v2.Client, <-chan
 	nz.client.Store(c)
 	nz.log.Info("service listening", "addr", addr.String(), "stage", "service")
 	return c, served, nil
+}
+
+// payloadImages reads the release's images that node zero's service names
+// in every install step from the factory image's payload: a payload
+// without them is an error naming payload.json and the field, and so is a
+// missing payload.
+func payloadImages(dir string) (assisted.InstallImages, error) {
+	p, err := diskwrite.LoadPayload(dir)
+	if err == nil {
+		err = p.CheckReleaseImages()
+	}
+	if err != nil {
+		return assisted.InstallImages{}, err
+	}
+	return assisted.InstallImages{Installer: p.Images.Installer, Controller: p.Images.Controller,
+		MCO: p.Images.MCO, MustGather: p.Images.MustGather, Agent: p.Images.Agent}, nil
 }
 
 // readNode0MAC reads BOOTSTRAP_HOST_MAC from node zero's record.

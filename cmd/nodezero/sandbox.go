@@ -601,7 +601,9 @@ func firstNIC(hw string) (name, mac string, err error) {
 }
 
 // makeSandboxPayload generates the OS image (zstd-compressed) and its
-// payload.json; it returns the image's digest.
+// payload.json, whose release images lie beside the release on its
+// registry (nothing pulls them: the sandbox's hosts install with the
+// built-in writer); it returns the image's digest.
 func makeSandboxPayload(dir string, size int64, release string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
@@ -623,7 +625,15 @@ func makeSandboxPayload(dir string, size int64, release string) (string, error) 
 		return "", err
 	}
 	img.File = "os.raw.zst"
-	p := &diskwrite.Payload{ReleaseImage: release, OpenshiftVersion: "4.18.0", OS: img}
+	registry, _, ok := strings.Cut(release, "/")
+	if !ok {
+		registry = "localhost"
+	}
+	at := func(repo string) string { return registry + "/ocp/" + repo + ":4.18.0" }
+	p := &diskwrite.Payload{ReleaseImage: release, OpenshiftVersion: "4.18.0", OS: img, Images: diskwrite.ReleaseImages{
+		Installer: at("agent-installer-orchestrator"), Controller: at("agent-installer-csr-approver"),
+		MCO: at("machine-config-operator"), MustGather: at("must-gather"), Agent: at("agent-installer-node-agent"),
+	}}
 	return img.SHA256, diskwrite.WritePayload(dir, p)
 }
 

@@ -387,7 +387,9 @@ func TestSandboxCorruptPayload(t *testing.T) {
 		t.Fatal(err)
 	}
 	img.File = "os.raw"
-	if err := diskwrite.WritePayload(payload, &diskwrite.Payload{ReleaseImage: "x", OpenshiftVersion: "4.18.0", OS: img}); err != nil {
+	images := diskwrite.ReleaseImages{Installer: "localhost/ocp/installer:4.18.0", Controller: "localhost/ocp/controller:4.18.0",
+		MCO: "localhost/ocp/mco:4.18.0", MustGather: "localhost/ocp/must-gather:4.18.0"}
+	if err := diskwrite.WritePayload(payload, &diskwrite.Payload{ReleaseImage: "localhost/ocp/release:4.18.0", OpenshiftVersion: "4.18.0", OS: img, Images: images}); err != nil {
 		t.Fatal(err)
 	}
 	sum, out, err := runSandboxBinary(t, dir, "--masters", "1", "--workers", "0", "--payload", payload)

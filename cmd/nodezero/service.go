@@ -40,8 +40,22 @@ func runService(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	tlsKey := fs.String("tls-key", "", "the PEM private key of --tls-cert")
 	connsPerClient := fs.Int("conns-per-client", defaultLimits.ConnsPerClient, "the most connections one client IP address may hold open (0: no cap; raise it when many hosts reach node zero through one NAT address)")
 	pprofAddr := fs.String("pprof", "", "serve Go's net/http/pprof profiles on this address, e.g. 127.0.0.1:6060 (off by default; for load tests)")
+	payload := fs.String("payload", "", "a factory image's payload directory: the install step names the release images its payload.json lists (the image flags below override them)")
+	var images assisted.InstallImages
+	fs.StringVar(&images.Installer, "installer-image", "", "the assisted-installer image the install step names (default: the payload's, else "+assisted.DefaultImages().Installer+")")
+	fs.StringVar(&images.Controller, "controller-image", "", "the assisted-installer controller image (default: the payload's, else "+assisted.DefaultImages().Controller+")")
+	fs.StringVar(&images.MCO, "mco-image", "", "the release's machine-config-operator image (default: the payload's, else none)")
+	fs.StringVar(&images.MustGather, "must-gather-image", "", "the release's must-gather image (default: the payload's, else none)")
+	fs.StringVar(&images.Agent, "agent-image", "", "the agent image next_step_runner_command names (default: the payload's, else the agent's own version)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *payload != "" {
+		from, err := payloadImages(*payload)
+		if err != nil {
+			return fmt.Errorf("--payload: %w", err)
+		}
+		images = overrideImages(from, images)
 	}
 	log, err := newLogger(stderr, *logLevel)
 	if err != nil {
@@ -95,7 +109,7 @@ func runService(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	return serve(ctx, serviceConfig{
 		Dir: *dir, Listen: *listen, PublicKeyPEM: pem, HostConfigs: hostConfigs, Logger: log, Limits: limits,
 		MonitorInterval: *monitor, DisconnectionTimeout: *disconnect, EvaluationDelay: *evalDelay,
-		TLSCertFile: *tlsCert, TLSKeyFile: *tlsKey,
+		TLSCertFile: *tlsCert, TLSKeyFile: *tlsKey, Images: images,
 		Listening: func(addr net.Addr) {
 			scheme := "http"
 			if *tlsCert != "" {
@@ -104,6 +118,22 @@ func runService(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			fmt.Fprintf(stdout, "nodezero service: listening on %s://%s%s\n", scheme, addr, api.Base)
 		},
 	})
+}
+
+// overrideImages is base with every image set in over replacing its own.
+func overrideImages(base, over assisted.InstallImages) assisted.InstallImages {
+	for _, f := range []struct {
+		dst *string
+		v   string
+	}{
+		{&base.Installer, over.Installer}, {&base.Controller, over.Controller}, {&base.MCO, over.MCO},
+		{&base.MustGather, over.MustGather}, {&base.Agent, over.Agent},
+	} {
+		if f.v != "" {
+			*f.dst = f.v
+		}
+	}
+	return base
 }
 
 // serviceConfig is what serve needs: `nodezero service` fills it from
@@ -123,6 +153,9 @@ type serviceConfig struct {
 	ClusterTLSDir        string         // the config image's /opt/agent/tls ("": install files mint their credentials)
 	BootstrapMAC         string         // node zero's MAC: its host is the bootstrap host
 	Limits               serviceLimits  // zero fields: defaultLimits'
+	// Images are the release images the install step names (the payload's);
+	// zero fields: assisted-service's defaults, or left out.
+	Images assisted.InstallImages
 	// TLSCertFile and TLSKeyFile, when set, make the API serve HTTPS with
 	// this PEM certificate (chain) and key; empty, it serves HTTP as ABI's
 	// assisted-service does.
@@ -155,7 +188,7 @@ func serve(ctx context.Context, cfg serviceConfig) error {
 		Store: st, Logger: log.With("subsystem", "assisted"),
 		MonitorInterval: cfg.MonitorInterval, DisconnectionTimeout: cfg.DisconnectionTimeout, EvaluationDelay: cfg.EvaluationDelay,
 		StepInterval: cfg.StepInterval, HostConfigs: cfg.HostConfigs, MaxWait: lim.MaxWait,
-		Installer: cfg.Installer, ClusterTLSDir: cfg.ClusterTLSDir, WorkDir: cfg.Dir, BootstrapMAC: cfg.BootstrapMAC,
+		Installer: cfg.Installer, ClusterTLSDir: cfg.ClusterTLSDir, WorkDir: cfg.Dir, BootstrapMAC: cfg.BootstrapMAC, Images: cfg.Images,
 	})
 	if err != nil {
 		return err

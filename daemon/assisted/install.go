@@ -27,6 +27,10 @@ const (
 	defaultAgentImage      = "quay.io/edge-infrastructure/assisted-installer-agent:latest"
 )
 
+// DefaultImages are assisted-service's defaults: an installer, a
+// controller and an agent image.
+func DefaultImages() InstallImages { return InstallImages{}.withDefaults() }
+
 // withDefaults fills the images assisted-service has defaults for.
 func (im InstallImages) withDefaults() InstallImages {
 	if im.Installer == "" {
