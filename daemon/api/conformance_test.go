@@ -46,7 +46,8 @@ func TestSwaggerConformance(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(h.close)
-	d := &conformanceDriver{t: t, h: h, ctx: context.Background(), seen: map[v2.HostStatus][]v2.StepType{}, roles: map[v2.HostRole]bool{}}
+	d := &conformanceDriver{t: t, h: h, ctx: context.Background(), seen: map[v2.HostStatus][]v2.StepType{}, roles: map[v2.HostRole]bool{},
+		installs: map[string]v2.InstallCmdRequest{}}
 	d.emptyAnswers()
 	d.installMultiNode()
 	d.cancelSingleNode()
@@ -80,6 +81,28 @@ func TestSwaggerConformance(t *testing.T) {
 		if !d.roles[r] {
 			t.Errorf("no install step for role %s was handed out", r)
 		}
+	}
+	// The install step as assisted fills it: the payload's images, the
+	// version, check_cvo sent, the bootable disk that is not installed on
+	// formatted.
+	for name, req := range d.installs {
+		if req.InstallerImage != conformanceImages.Installer || req.ControllerImage != conformanceImages.Controller ||
+			req.McoImage != conformanceImages.MCO || req.MustGatherImage != conformanceImages.MustGather {
+			t.Errorf("%s: install images %q %q %q %q, want the payload's %+v", name, req.InstallerImage, req.ControllerImage, req.McoImage, req.MustGatherImage, conformanceImages)
+		}
+		if req.OpenshiftVersion == "" || req.CheckCvo == nil || !req.NotifyNumReboots || !req.EnableSkipMcoReboot {
+			t.Errorf("%s: install request %+v: want openshift_version, check_cvo, notify_num_reboots and enable_skip_mco_reboot (4.18)", name, req)
+		}
+		wantFormat := []string{}
+		if name == "conform-0" {
+			wantFormat = []string{conformanceInventory(0).Disks[1].ID}
+		}
+		if !slices.Equal(req.DisksToFormat, wantFormat) {
+			t.Errorf("%s: disks_to_format %q, want %q", name, req.DisksToFormat, wantFormat)
+		}
+	}
+	if len(d.installs) != 6 {
+		t.Errorf("install steps for %v, want the five hosts and the single node", sortedKeys(d.installs))
 	}
 	if !d.releaseHostResolved {
 		t.Errorf("the domain-resolution step did not list the release image's registry %q", validation.ReleaseImageHost(conformanceRelease))
@@ -396,6 +419,7 @@ type conformanceDriver struct {
 	ctx                 context.Context
 	seen                map[v2.HostStatus][]v2.StepType
 	roles               map[v2.HostRole]bool
+	installs            map[string]v2.InstallCmdRequest // by host name
 	releaseHostResolved bool
 }
 
@@ -468,6 +492,7 @@ func (d *conformanceDriver) checkIn(infraEnvID string, h *cHost, wait time.Durat
 			var req v2.InstallCmdRequest
 			if err := json.Unmarshal([]byte(st.Args[0]), &req); err == nil {
 				d.roles[req.Role] = true
+				d.installs[h.name] = req
 			}
 		case v2.StepTypeDomainResolution:
 			if len(st.Args) == 1 && strings.Contains(st.Args[0], `"domain_name":"`+validation.ReleaseImageHost(conformanceRelease)+`"`) {
