@@ -217,6 +217,7 @@ func TestFormatOf(t *testing.T) {
 		"config/etc/assisted/rendezvous-host.env":                      formatEnv,
 		"config/etc/assisted/node0":                                    formatEnv,
 		"config/opt/agent/tls/kubeadmin-password.hash":                 formatSecret,
+		"config/opt/agent/tls/kubeadmin-password":                      formatSecret,
 		"config/opt/agent/tls/admin-kubeconfig-signer.key":             formatText,
 		"network/etc/NetworkManager/system-connections/a.nmconnection": formatKeyfile,
 		"config/etc/containers/registries.conf":                        formatKeyfile,
