@@ -3,6 +3,7 @@ package assisted
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -29,6 +30,10 @@ func TestRegisterNewHost(t *testing.T) {
 	}
 	if h.Href != "/api/assisted-install/v2/infra-envs/"+ie+"/hosts/"+id {
 		t.Errorf("href = %q", h.Href)
+	}
+	// A new host's progress_stages is [], as assisted writes it.
+	if b, err := json.Marshal(resp); err != nil || !strings.Contains(string(b), `"progress_stages":[]`) {
+		t.Errorf("registration answer %s (%v): want progress_stages []", b, err)
 	}
 
 	// next_step_runner_command.args is one JSON text (transcript §1.1).
