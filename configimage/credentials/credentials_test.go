@@ -41,7 +41,7 @@ func fresh(t *testing.T) *State {
 func TestPassword(t *testing.T) {
 	s := fresh(t)
 	group := "[" + passwordChars + "]{5}"
-	if !regexp.MustCompile("^"+group+"(-"+group+"){3}$").MatchString(s.KubeadminPass) {
+	if !regexp.MustCompile("^" + group + "(-" + group + "){3}$").MatchString(s.KubeadminPass) {
 		t.Errorf("password %q is not four groups of five of openshift-install's letters and digits", s.KubeadminPass)
 	}
 	if strings.ContainsAny(passwordChars, "lO01") {
