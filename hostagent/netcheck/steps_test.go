@@ -84,7 +84,8 @@ func fuzzStep(f *testing.F, step func(Options) StepFunc, seeds ...string) {
 }
 
 func FuzzConnectivityArgs(f *testing.F) {
-	fuzzStep(f, ConnectivityStep, `[]`, `[{"host_id":"h","nics":[{"name":"e","mac":"02:00:00:00:00:01","ip_addresses":["10.0.0.2/24"]}]}]`, `{`, `null`)
+	fuzzStep(f, ConnectivityStep, `[]`, `[{"host_id":"h","nics":[{"name":"e","mac":"02:00:00:00:00:01","ip_addresses":["10.0.0.2/24"]}]}]`, `{`, `null`,
+		`[{"host_id":"h","nics":[{"name":"e","mac":"02:00:00:00:00:01","ip_addresses":["10.0.0.2","fd00::2"]}]}]`)
 }
 
 func FuzzFreeAddressesArgs(f *testing.F) {
