@@ -131,6 +131,7 @@ var conformanceSteps = map[v2.HostStatus][]v2.StepType{
 	v2.HostStatusPreparingForInstallation: {v2.StepTypeInstallationDiskSpeedCheck, v2.StepTypeContainerImageAvailability},
 	v2.HostStatusInstalling:               {v2.StepTypeInstall},
 	v2.HostStatusCancelled:                {v2.StepTypeLogsGather, v2.StepTypeStopInstallation},
+	v2.HostStatusPendingForInput:          {v2.StepTypeInventory, v2.StepTypeNTPSynchronizer, v2.StepTypeDomainResolution},
 }
 
 // argRule is how the upstream agent takes a step's args: how many there
@@ -562,6 +563,11 @@ func (d *conformanceDriver) emptyAnswers() {
 	}
 	d.checkIn(ie.ID, hh, 0) // inventory
 	d.checkIn(ie.ID, hh, 0) // nothing due
+	// With an inventory but no VIPs or machine network, the host waits for
+	// input.
+	hh.inv = conformanceInventory(2)
+	d.reply(ie.ID, hh, v2.StepTypeInventory, "inventory-00000001", hh.inv)
+	d.checkIn(ie.ID, hh, 0)
 }
 
 // installMultiNode takes a cluster of three masters and two workers from
