@@ -77,7 +77,7 @@ func fakeCO(name string, available kube.ConditionStatus) kube.ClusterOperator {
 
 // runKubeWait runs install-complete against n's REST API and api, on
 // real time with a short interval; it returns the error and the lines.
-func runKubeWait(t *testing.T, n *wfNode, api clusterAPI, timeout time.Duration) (error, []string) {
+func runKubeWait(t *testing.T, n *wfNode, api clusterAPI, timeout time.Duration) ([]string, error) {
 	t.Helper()
 	c, err := v2.NewClient(n.srv.URL, v2.WithWatcherToken(n.tokens[auth.Watcher]), v2.WithHTTPClient(n.srv.Client()))
 	if err != nil {
@@ -95,7 +95,7 @@ func runKubeWait(t *testing.T, n *wfNode, api clusterAPI, timeout time.Duration)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	err = waitForTarget(ctx, cfg)
-	return err, out.take()
+	return out.take(), err
 }
 
 // TestWaitForFollowsClusterAfterNodeZero: once the bootstrap is complete,
@@ -120,7 +120,7 @@ func TestWaitForFollowsClusterAfterNodeZero(t *testing.T) {
 		{cv: fakeCV(kube.True, kube.False, "Cluster version is 4.18.0"),
 			operators: []kube.ClusterOperator{fakeCO("console", kube.True), fakeCO("etcd", kube.True)}},
 	}}
-	err, lines := runKubeWait(t, n, api, 0)
+	lines, err := runKubeWait(t, n, api, 0)
 	if err != nil {
 		t.Fatalf("wait-for install-complete: %v\n%s", err, strings.Join(lines, "\n"))
 	}
@@ -164,7 +164,7 @@ func TestWaitForClusterRefusesCredentials(t *testing.T) {
 			n.ready()
 			n.installing()
 			n.progress(n.bootstrap(), v2.HostStageStartingInstallation, v2.HostStageRebooting)
-			err, lines := runKubeWait(t, n, &fakeCluster{steps: []fakeStep{tc.step}}, tc.timeout)
+			lines, err := runKubeWait(t, n, &fakeCluster{steps: []fakeStep{tc.step}}, tc.timeout)
 			var ee *exitError
 			if !errors.As(err, &ee) || ee.code != exitInstallFailed {
 				t.Fatalf("wait-for = %v, want exit %d\n%s", err, exitInstallFailed, strings.Join(lines, "\n"))
