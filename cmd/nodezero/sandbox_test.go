@@ -211,9 +211,14 @@ func TestSandboxInstalls(t *testing.T) {
 				// it answers the user's kubeconfig while the sandbox
 				// keeps running.
 				mode, kubeChecked := kubeAPIMode(t), false
+				var wf *waitForRun
+				if mode == "yes" {
+					wf = startWaitForDir(t, filepath.Join(dir, "install"))
+				}
 				sum, out, err = runSandboxKept(t, dir, func(sum sandboxSummary, out string) {
 					if mode == "yes" {
 						checkKubeAPI(t, dir, sum)
+						checkWaitForFollowed(t, wf, dir, sum)
 						kubeChecked = true
 					}
 				}, "--masters", itoa(tc.masters), "--workers", itoa(tc.workers), "--kube-api", mode)

@@ -290,6 +290,9 @@ func waitForTarget(ctx context.Context, cfg waitConfig) error {
 		if w.phase == waitBootstrap && !res.bootstrapDone && res.unanswered && w.kube != nil {
 			// Started late: node zero has rebooted into a cluster whose
 			// API answers.
+			if err := w.kube.refresh(); err != nil {
+				return w.fail(ctx, err)
+			}
 			if _, kerr := w.kube.api.GetClusterVersion(ctx, clusterVersionName); kerr == nil {
 				w.log.Info("The cluster's Kubernetes API answers at " + w.kube.api.Server() + ": node zero has rebooted into the cluster")
 				res.bootstrapDone = true
@@ -305,6 +308,9 @@ func waitForTarget(ctx context.Context, cfg waitConfig) error {
 				deadline = cfg.now().Add(cfg.installTimeout)
 			}
 			if w.kube != nil {
+				if err := w.kube.refresh(); err != nil {
+					return w.fail(ctx, err)
+				}
 				w.log.Info(fmt.Sprintf("Waiting up to %s (until %s) for the cluster at %s to initialize...",
 					deadline.Sub(cfg.now()).Round(time.Second), deadline.Format(time.Kitchen), w.kube.api.Server()))
 			}
@@ -445,10 +451,14 @@ func (w *waiter) cluster(ctx context.Context) (*v2.Cluster, error) {
 
 // reachable notes that node zero's service answered.
 func (w *waiter) reachable() {
-	if w.problem != "" {
+	switch w.problem {
+	case "":
+	case "starting":
+		w.log.Debug("Node zero's service answers")
+	default:
 		w.log.Info("Node zero's service answers again")
-		w.problem = ""
 	}
+	w.problem = ""
 	w.answered = true
 }
 
@@ -459,9 +469,20 @@ func (w *waiter) unreachable(err error) pollResult {
 		// ABI tries SSH to node zero after two minutes; a refused
 		// connection says as much, that the host is up and its
 		// service not yet.
-		if w.cfg.now().Sub(w.start) > w.cfg.unreachableAfter && !errors.Is(err, syscall.ECONNREFUSED) {
+		refused := errors.Is(err, syscall.ECONNREFUSED)
+		switch {
+		case w.cfg.now().Sub(w.start) > w.cfg.unreachableAfter && !refused:
 			w.log.Info("Cannot access Rendezvous Host. There may be a network configuration problem, check console for additional info")
-		} else {
+		case refused:
+			// The host is up and its service is starting: ABI sleeps
+			// 30 s here and misses the first half minute of the
+			// install; a refused connection costs nothing to retry.
+			if w.problem != "starting" {
+				w.problem = "starting"
+				w.log.Info("Waiting for cluster install to initialize: node zero's service at " + w.c.BaseURL() + " is not listening yet")
+			}
+			return pollResult{unanswered: true}
+		default:
 			w.log.Info("Waiting for cluster install to initialize. Sleeping for " + waitSeconds(w.cfg.initPause))
 		}
 		return pollResult{pause: w.cfg.initPause, unanswered: true}

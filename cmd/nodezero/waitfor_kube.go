@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -54,18 +53,39 @@ type kubeFollower struct {
 // newKubeFollower reads the kubeconfig; a kubeconfig that cannot be used
 // is an error before anything is waited for.
 func newKubeFollower(path string, log *slog.Logger) (*kubeFollower, error) {
-	cfg, err := kube.LoadKubeconfig(path)
-	if err != nil {
-		return nil, fmt.Errorf("wait-for --kubeconfig: %w", err)
-	}
-	c, err := kube.NewClient(cfg, kube.WithTimeout(waitRequestTimeout))
-	if err != nil {
-		return nil, fmt.Errorf("wait-for --kubeconfig %s: %w", path, err)
-	}
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
 	}
-	return &kubeFollower{api: c, kubeconfig: path, log: log}, nil
+	k := &kubeFollower{kubeconfig: path, log: log}
+	return k, k.load()
+}
+
+// load (re)reads the kubeconfig: at the start, to fail early, and again
+// once the bootstrap is complete, since the file may have been edited
+// while node zero installed (the sandbox points it at the API VIP).
+func (k *kubeFollower) load() error {
+	cfg, err := kube.LoadKubeconfig(k.kubeconfig)
+	if err != nil {
+		return fmt.Errorf("wait-for --kubeconfig: %w", err)
+	}
+	c, err := kube.NewClient(cfg, kube.WithTimeout(waitRequestTimeout))
+	if err != nil {
+		return fmt.Errorf("wait-for --kubeconfig %s: %w", k.kubeconfig, err)
+	}
+	if old, ok := k.api.(*kube.Client); ok {
+		old.Close()
+	}
+	k.api = c
+	return nil
+}
+
+// refresh reads the kubeconfig again when the client came from one (tests
+// give a client of their own).
+func (k *kubeFollower) refresh() error {
+	if _, fromFile := k.api.(*kube.Client); !fromFile {
+		return nil
+	}
+	return k.load()
 }
 
 // poll reads the ClusterVersion once: whether the cluster is initialized.
@@ -161,7 +181,7 @@ func (k *kubeFollower) failure() error {
 }
 
 // complete logs openshift-install's closing lines: where the kubeconfig
-// is, the console's address and the kubeadmin password.
+// is, the console's address and where the kubeadmin password is.
 func (k *kubeFollower) complete(w *waiter) {
 	if v := k.last.CompletedVersion(); v != "" {
 		w.log.Info("Cluster version is " + v)
@@ -172,11 +192,15 @@ func (k *kubeFollower) complete(w *waiter) {
 	if c := w.last; c != nil && c.Name != "" && c.BaseDNSDomain != "" {
 		w.log.Info(fmt.Sprintf("Access the OpenShift web-console here: https://console-openshift-console.apps.%s.%s", c.Name, c.BaseDNSDomain))
 	}
+	// openshift-install prints the password itself; nodezero keeps
+	// secrets out of what it prints (terminal scrollback and CI logs keep
+	// them) and names the file instead.
+	where := "auth/kubeadmin-password of the install directory"
 	if w.cfg.passwordFile != "" {
-		if b, err := os.ReadFile(w.cfg.passwordFile); err == nil {
-			w.log.Info(fmt.Sprintf("Login to the console with user: %q, and password: %q", "kubeadmin", strings.TrimSpace(string(b))))
-			return
+		where = w.cfg.passwordFile
+		if abs, err := filepath.Abs(where); err == nil {
+			where = abs
 		}
 	}
-	w.log.Info(`Login to the console with user: "kubeadmin", and the password in auth/kubeadmin-password of the install directory`)
+	w.log.Info(`Login to the console with user: "kubeadmin", and the password in ` + where)
 }

@@ -76,15 +76,16 @@ func fakeCO(name string, available kube.ConditionStatus) kube.ClusterOperator {
 }
 
 // runKubeWait runs install-complete against n's REST API and api, on
-// real time with a short interval; it returns the error and the lines.
-func runKubeWait(t *testing.T, n *wfNode, api clusterAPI, timeout time.Duration) ([]string, error) {
+// real time with a short interval, its password file in dir; it returns
+// the lines and the error.
+func runKubeWait(t *testing.T, n *wfNode, api clusterAPI, dir string, timeout time.Duration) ([]string, error) {
 	t.Helper()
 	c, err := v2.NewClient(n.srv.URL, v2.WithWatcherToken(n.tokens[auth.Watcher]), v2.WithHTTPClient(n.srv.Client()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := &wfBuffer{}
-	pw := filepath.Join(t.TempDir(), "kubeadmin-password")
+	pw := filepath.Join(dir, "kubeadmin-password")
 	if err := os.WriteFile(pw, []byte("Abcde-fghij-klmno-pqrst\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +121,8 @@ func TestWaitForFollowsClusterAfterNodeZero(t *testing.T) {
 		{cv: fakeCV(kube.True, kube.False, "Cluster version is 4.18.0"),
 			operators: []kube.ClusterOperator{fakeCO("console", kube.True), fakeCO("etcd", kube.True)}},
 	}}
-	lines, err := runKubeWait(t, n, api, 0)
+	dir := t.TempDir()
+	lines, err := runKubeWait(t, n, api, dir, 0)
 	if err != nil {
 		t.Fatalf("wait-for install-complete: %v\n%s", err, strings.Join(lines, "\n"))
 	}
@@ -135,7 +137,12 @@ func TestWaitForFollowsClusterAfterNodeZero(t *testing.T) {
 		wfInfo("Cluster version is 4.18.0"),
 		wfInfo("Install complete!"),
 		wfInfo("    export KUBECONFIG=/install/auth/kubeconfig"),
-		wfInfo(`Login to the console with user: "kubeadmin", and password: "Abcde-fghij-klmno-pqrst"`))
+		`Login to the console with user: \"kubeadmin\", and the password in `+filepath.Join(dir, "kubeadmin-password")+`"`)
+	for _, l := range lines {
+		if strings.Contains(l, "Abcde-fghij-klmno-pqrst") {
+			t.Errorf("wait-for printed the kubeadmin password: %s", l)
+		}
+	}
 	if api.calls < 5 {
 		t.Errorf("the cluster's API was asked %d times, want the wait to last until its 5th answer", api.calls)
 	}
@@ -164,7 +171,7 @@ func TestWaitForClusterRefusesCredentials(t *testing.T) {
 			n.ready()
 			n.installing()
 			n.progress(n.bootstrap(), v2.HostStageStartingInstallation, v2.HostStageRebooting)
-			lines, err := runKubeWait(t, n, &fakeCluster{steps: []fakeStep{tc.step}}, tc.timeout)
+			lines, err := runKubeWait(t, n, &fakeCluster{steps: []fakeStep{tc.step}}, t.TempDir(), tc.timeout)
 			var ee *exitError
 			if !errors.As(err, &ee) || ee.code != exitInstallFailed {
 				t.Fatalf("wait-for = %v, want exit %d\n%s", err, exitInstallFailed, strings.Join(lines, "\n"))
