@@ -66,6 +66,16 @@ func runSandboxKept(t *testing.T, dir string, check func(sum sandboxSummary, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	// A check that fails ends the test before the SIGTERM below: the
+	// sandbox, its hosts and its kube-apiserver must not outlive it.
+	waited := false
+	t.Cleanup(func() {
+		if !waited {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			_ = cmd.Wait()
+			pr.Close()
+		}
+	})
 	pw.Close()
 	var out bytes.Buffer
 	sc := bufio.NewScanner(pr)
@@ -89,6 +99,7 @@ func runSandboxKept(t *testing.T, dir string, check func(sum sandboxSummary, out
 	rest, _ := io.ReadAll(pr)
 	out.Write(rest)
 	runErr := cmd.Wait()
+	waited = true
 	if !kept && runErr == nil {
 		runErr = errors.New("the sandbox ended without keeping its hosts running")
 	}
