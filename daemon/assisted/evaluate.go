@@ -205,6 +205,10 @@ func (t *txn) applyHost(h *hostRec, tr machine.Transition[v2.HostStatus]) bool {
 		from := h.h.Status
 		h.h.Status = tr.To
 		h.h.StatusUpdatedAt = v2.DateTime(t.s.cfg.Now().UTC())
+		// Entering a status, even one it had before the last check-in
+		// (known → preparing → known → preparing), makes all of its
+		// steps due.
+		h.agent.issuedFor = ""
 		info := tr.StatusInfo
 		if info == "" {
 			info = h.h.StatusInfo

@@ -273,16 +273,30 @@ func (s *Service) takeSteps(ctx context.Context, infraEnvID, hostID string, time
 			h.agent.issued = map[v2.StepType]time.Time{}
 			h.agent.issuedFor = h.h.Status
 		}
+		// An agent that polls is handed the steps that are due by the
+		// middle of its next period: as assisted's, every step of the
+		// status at its 60 s; while its cluster forms and it comes back
+		// every few seconds (pollSeconds), each check still repeats at
+		// StepInterval (an upstream agent runs every step it is handed:
+		// a scan of the machine network every 2 s would be 30 times
+		// assisted's), and what changed (a status, the hosts to probe)
+		// is acted on at its next request.
+		var pollNext int64
+		var slack time.Duration
+		if !longPoll {
+			pollNext = pollSeconds(s.pollFactsOf(h, now), s.cfg.NextInstructionSeconds)
+			slack = time.Duration(pollNext) * time.Second / 2
+		}
 		for _, st := range plan.steps {
 			last, given := h.agent.issued[st]
 			interval := s.cfg.StepInterval
-			if st == v2.StepTypeConnectivityCheck && longPoll {
+			if st == v2.StepTypeConnectivityCheck {
 				// Not while the hosts to probe are still coming up; at
 				// once when they settled on another set than the last
 				// check probed.
 				wait, stale := s.connectivityWait(h)
 				if wait > 0 {
-					if next == 0 || wait < next {
+					if longPoll && (next == 0 || wait < next) {
 						next = wait
 					}
 					continue
@@ -291,9 +305,9 @@ func (s *Service) takeSteps(ctx context.Context, infraEnvID, hostID string, time
 					interval = 0
 				}
 			}
-			due := !given || (plan.repeat && !slices.Contains(plan.once, st) && now.Sub(last) >= interval)
-			if longPoll && !due {
-				if wait := interval - now.Sub(last); next == 0 || wait < next {
+			due := !given || (plan.repeat && !slices.Contains(plan.once, st) && now.Sub(last) >= interval-slack)
+			if !due {
+				if wait := interval - now.Sub(last); longPoll && (next == 0 || wait < next) {
 					next = wait
 				}
 				continue
@@ -331,9 +345,7 @@ func (s *Service) takeSteps(ctx context.Context, infraEnvID, hostID string, time
 			}
 			t.addStep(store.Step{InfraEnvID: infraEnvID, HostID: hostID, StepID: step.StepID, StepType: string(st), Args: stored, IssuedAt: now})
 		}
-		if !longPoll { // a long-polling agent asks again at once (0)
-			out.NextInstructionSeconds = pollSeconds(s.pollFactsOf(h, now), s.cfg.NextInstructionSeconds)
-		}
+		out.NextInstructionSeconds = pollNext // a long-polling agent asks again at once (0)
 		wake = h.agentWake()
 		return nil
 	})

@@ -33,10 +33,14 @@ func stepTypes(s *v2.Steps) []v2.StepType {
 	return out
 }
 
-// TestNextStepsPerStatus: without ?wait every request gets the steps of the
-// host's status and a poll interval (assisted-service.md §7, §7.1, limited
-// to the steps this build's service uses): short while the cluster forms
-// (pollSeconds), twice assisted's in a backed-off status.
+// TestNextStepsPerStatus: without ?wait a request gets the steps of the
+// host's status that are due and a poll interval (assisted-service.md §7,
+// §7.1, limited to the steps this build's service uses): short while the
+// cluster forms (pollSeconds), twice assisted's in a backed-off status.
+// The first request in a status gets all of them; one within the agent's
+// period gets none (an upstream agent runs every step it is handed, so a
+// short period must not repeat the checks); one a step interval later
+// gets the repeating ones again, as assisted's every 60 s.
 func TestNextStepsPerStatus(t *testing.T) {
 	e := newEnv(t)
 	clusterID, ie, hosts := e.readyCluster()
@@ -48,8 +52,13 @@ func TestNextStepsPerStatus(t *testing.T) {
 	// wantNext 0: the cadence of a forming cluster (formingNext).
 	check := func(name, id string, wantStatus v2.HostStatus, want []v2.StepType, wantNext int64) {
 		t.Helper()
-		for range 2 { // every request, not only the first
+		for i, advance := range []time.Duration{0, 0, time.Minute} {
+			e.clock.Advance(advance)
 			s := e.checkIn(ie, id)
+			want := want
+			if i == 1 {
+				want = nil // nothing is due yet
+			}
 			if h := e.host(ie, id); h.Status != wantStatus {
 				t.Fatalf("%s: host is %s, want %s", name, h.Status, wantStatus)
 			}
@@ -104,6 +113,7 @@ func TestNextStepsStepIDsAndPendingSteps(t *testing.T) {
 	var last string
 	for range 3 {
 		s := e.checkIn(ie, id)
+		e.clock.Advance(time.Minute) // the inventory is due again a step interval later
 		if len(s.Instructions) != 1 {
 			t.Fatalf("instructions = %+v, want one inventory step", s.Instructions)
 		}
