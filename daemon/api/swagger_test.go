@@ -26,7 +26,7 @@ import (
 // upstream agent's generated client validates with), as the judge of what
 // the API answers. The file is not in this repository: NODEZERO_SWAGGER
 // names it, else it is looked for as shared/reference/assisted-service-swagger.yaml
-// in the module root's directory or one above it.
+// in the module root's directory or any above it.
 
 // swaggerRelPath is where the swagger lies relative to a directory above
 // the module root.
@@ -92,12 +92,15 @@ func findSwagger() (path, why string) {
 		}
 	}
 	var tried []string
-	for d, i := root, 0; i < 2; d, i = filepath.Dir(d), i+1 {
+	for d := root; ; d = filepath.Dir(d) {
 		p := filepath.Join(d, swaggerRelPath)
 		if _, err := os.Stat(p); err == nil {
 			return p, ""
 		}
 		tried = append(tried, p)
+		if filepath.Dir(d) == d {
+			break
+		}
 	}
 	return "", fmt.Sprintf("set NODEZERO_SWAGGER, or put it at one of %s", strings.Join(tried, ", "))
 }
