@@ -3,15 +3,13 @@ package main
 import (
 	"bytes"
 	"crypto/x509"
-	"encoding/base64"
 	"encoding/pem"
 	"os"
 	"path/filepath"
 	"testing"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/nodezero/nodezero/configimage/credentials"
+	"github.com/nodezero/nodezero/kube"
 )
 
 // checkOneSetOfCredentials is issue #16 item 4 end to end: `create
@@ -65,36 +63,17 @@ func checkOneSetOfCredentials(t *testing.T, installDir, servedPassword string, s
 
 func kubeconfigCAAndClient(t *testing.T, name string, kc []byte) ([]byte, *x509.Certificate) {
 	t.Helper()
-	var doc struct {
-		Clusters []struct {
-			Cluster struct {
-				CA string `yaml:"certificate-authority-data"`
-			} `yaml:"cluster"`
-		} `yaml:"clusters"`
-		Users []struct {
-			User struct {
-				Cert string `yaml:"client-certificate-data"`
-			} `yaml:"user"`
-		} `yaml:"users"`
-	}
-	if err := yaml.Unmarshal(kc, &doc); err != nil || len(doc.Clusters) != 1 || len(doc.Users) != 1 {
-		t.Fatalf("%s: %v (%d clusters, %d users)", name, err, len(doc.Clusters), len(doc.Users))
-	}
-	ca, err := base64.StdEncoding.DecodeString(doc.Clusters[0].Cluster.CA)
+	cfg, err := kube.ParseKubeconfig(kc, name)
 	if err != nil {
-		t.Fatalf("%s: %v", name, err)
+		t.Fatal(err)
 	}
-	certPEM, err := base64.StdEncoding.DecodeString(doc.Users[0].User.Cert)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	blk, _ := pem.Decode(certPEM)
+	blk, _ := pem.Decode(cfg.CertData)
 	if blk == nil {
 		t.Fatalf("%s: no client certificate", name)
 	}
 	cert, err := x509.ParseCertificate(blk.Bytes)
 	if err != nil {
-		t.Fatalf("%s: %v", name, err)
+		t.Fatal(err)
 	}
-	return ca, cert
+	return cfg.CAData, cert
 }

@@ -27,7 +27,7 @@ var importRules = []struct {
 	{"kube", nil}, // kube/localapi imports kube only
 	{"hostagent", []string{"daemon/v2"}},
 	{"tui", []string{"daemon/v2"}},
-	{"daemon", []string{"store", "configimage", "units"}},
+	{"daemon", []string{"store", "configimage", "units", "kube"}},
 }
 
 type listedPkg struct {

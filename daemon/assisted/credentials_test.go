@@ -17,6 +17,7 @@ import (
 	"github.com/nodezero/nodezero/configimage/credentials"
 	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/daemon/validation"
+	"github.com/nodezero/nodezero/kube"
 )
 
 // preparedWithTLSDir installs a ready three-master cluster on a service
@@ -134,38 +135,19 @@ func TestCredentialsAreTheConfigImages(t *testing.T) {
 // kubeconfigOf decodes a kubeconfig's CA data and client certificate.
 func kubeconfigOf(t *testing.T, kc []byte) ([]byte, *x509.Certificate) {
 	t.Helper()
-	var doc struct {
-		Clusters []struct {
-			Cluster struct {
-				CA string `yaml:"certificate-authority-data"`
-			} `yaml:"cluster"`
-		} `yaml:"clusters"`
-		Users []struct {
-			User struct {
-				Cert string `yaml:"client-certificate-data"`
-			} `yaml:"user"`
-		} `yaml:"users"`
-	}
-	if err := yaml.Unmarshal(kc, &doc); err != nil || len(doc.Clusters) != 1 || len(doc.Users) != 1 {
-		t.Fatalf("kubeconfig %s: %v", kc, err)
-	}
-	ca, err := base64.StdEncoding.DecodeString(doc.Clusters[0].Cluster.CA)
+	cfg, err := kube.ParseKubeconfig(kc, "kubeconfig")
 	if err != nil {
 		t.Fatal(err)
 	}
-	certPEM, err := base64.StdEncoding.DecodeString(doc.Users[0].User.Cert)
-	if err != nil {
-		t.Fatal(err)
-	}
-	blk, _ := pem.Decode(certPEM)
+	blk, _ := pem.Decode(cfg.CertData)
 	if blk == nil {
-		t.Fatalf("no client certificate in %s", kc)
+		t.Fatalf("%s: no client certificate", "kubeconfig")
 	}
 	cert, err := x509.ParseCertificate(blk.Bytes)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ca, cert
+	return cfg.CAData, cert
 }
 
 // ignitionFile parses an Ignition config as Ignition does and returns the

@@ -12,9 +12,8 @@ import (
 	"regexp"
 	"strings"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/nodezero/nodezero/configimage/credentials"
+	"github.com/nodezero/nodezero/kube"
 )
 
 // clusterCredentials are a cluster's identity and trust as the built-in
@@ -137,30 +136,12 @@ func (c *clusterCredentials) kubeadminSecret() []byte {
 // admin-kubeconfig-signer. openshift-install's auth/kubeconfig passes when
 // it loaded tls/; one that minted its own signers would lock the user out.
 func checkKubeconfig(name string, kc []byte, tls *credentials.TLS) error {
-	var doc struct {
-		Clusters []struct {
-			Cluster struct {
-				CA string `yaml:"certificate-authority-data"`
-			} `yaml:"cluster"`
-		} `yaml:"clusters"`
-		Users []struct {
-			User struct {
-				Cert string `yaml:"client-certificate-data"`
-			} `yaml:"user"`
-		} `yaml:"users"`
-	}
-	if err := yaml.Unmarshal(kc, &doc); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	if len(doc.Clusters) != 1 || len(doc.Users) != 1 {
-		return fmt.Errorf("%s: %d clusters and %d users, want one of each", name, len(doc.Clusters), len(doc.Users))
-	}
-	ca, err := base64.StdEncoding.DecodeString(doc.Clusters[0].Cluster.CA)
+	cfg, err := kube.ParseKubeconfig(kc, name)
 	if err != nil {
-		return fmt.Errorf("%s: clusters[0].cluster.certificate-authority-data: %w", name, err)
+		return err
 	}
 	trusted := map[string]bool{}
-	for rest := ca; ; {
+	for rest := cfg.CAData; ; {
 		var blk *pem.Block
 		if blk, rest = pem.Decode(rest); blk == nil {
 			break
@@ -169,20 +150,16 @@ func checkKubeconfig(name string, kc []byte, tls *credentials.TLS) error {
 	}
 	for _, n := range credentials.Signers[1:] {
 		if !trusted[string(tls.Signers[n].Cert.Raw)] {
-			return fmt.Errorf("%s: clusters[0].cluster.certificate-authority-data lacks the cluster TLS directory's %s", name, n)
+			return fmt.Errorf("%s: certificate-authority-data lacks the cluster TLS directory's %s", name, n)
 		}
 	}
-	certPEM, err := base64.StdEncoding.DecodeString(doc.Users[0].User.Cert)
-	if err != nil {
-		return fmt.Errorf("%s: users[0].user.client-certificate-data: %w", name, err)
-	}
-	blk, _ := pem.Decode(certPEM)
+	blk, _ := pem.Decode(cfg.CertData)
 	if blk == nil {
-		return fmt.Errorf("%s: users[0].user.client-certificate-data: no PEM certificate", name)
+		return fmt.Errorf("%s: client-certificate-data: no PEM certificate", name)
 	}
 	cert, err := x509.ParseCertificate(blk.Bytes)
 	if err != nil {
-		return fmt.Errorf("%s: users[0].user.client-certificate-data: %w", name, err)
+		return fmt.Errorf("%s: client-certificate-data: %w", name, err)
 	}
 	admin := tls.Signers[credentials.AdminSigner].Cert
 	roots := x509.NewCertPool()
