@@ -107,7 +107,7 @@ func loopbackConnectivity(o netcheck.Options) hostagent.StepFunc {
 			macs[h.HostID] = map[string]string{}
 			for _, n := range h.Nics {
 				for _, a := range n.IPAddresses {
-					ip, _, _ := strings.Cut(a, "/") // the service sends CIDRs
+					ip, _, _ := strings.Cut(a, "/") // plain addresses, or CIDRs from an older node zero
 					macs[h.HostID][ip] = n.MAC
 				}
 			}

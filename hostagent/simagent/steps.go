@@ -92,7 +92,7 @@ func (a *Agent) connectivity(args []string) (v2.ConnectivityReport, error) {
 				continue
 			}
 			for _, cidr := range nic.IPAddresses {
-				// The service sends CIDRs; the agent reports bare addresses.
+				// Plain addresses (a CIDR from an older node zero); the agent reports bare addresses.
 				ip := cidr
 				if p, err := netip.ParsePrefix(cidr); err == nil {
 					ip = p.Addr().String()
