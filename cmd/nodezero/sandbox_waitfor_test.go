@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"net/netip"
 	"net/url"
 	"os"
@@ -20,20 +19,7 @@ import (
 type waitForRun struct {
 	done chan struct{}
 	err  error
-	mu   sync.Mutex
-	out  bytes.Buffer
-}
-
-func (w *waitForRun) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.out.Write(p)
-}
-
-func (w *waitForRun) output() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.out.String()
+	out  wfBuffer // its output, read while it writes
 }
 
 // startWaitForDir starts wait-for on installDir as soon as `create
@@ -61,7 +47,7 @@ func startWaitForDir(t *testing.T, installDir string) *waitForRun {
 		}
 		mu.Lock()
 		cmd = exec.Command(bin, "wait-for", "install-complete", "--dir", installDir, "--log-level", "debug", "--timeout", "4m")
-		cmd.Stdout, cmd.Stderr = w, w
+		cmd.Stdout, cmd.Stderr = &w.out, &w.out
 		w.err = cmd.Start()
 		mu.Unlock()
 		if w.err == nil {
@@ -89,9 +75,9 @@ func checkWaitForFollowed(t *testing.T, w *waitForRun, dir string, sum sandboxSu
 	select {
 	case <-w.done:
 	case <-time.After(2 * time.Minute):
-		t.Fatalf("wait-for did not end within 2 minutes of the install; output:\n%s", w.output())
+		t.Fatalf("wait-for did not end within 2 minutes of the install; output:\n%s", w.out.String())
 	}
-	out := w.output()
+	out := w.out.String()
 	if w.err != nil {
 		t.Fatalf("wait-for install-complete --dir: %v\n%s", w.err, out)
 	}
