@@ -6,6 +6,6 @@
 // evaluation, instructions, install orchestration), api (the v2 REST
 // handlers), auth (ES256 tokens), machine (host and cluster state machines as
 // data), validation (host and cluster validations) and v2 (the wire types
-// and client). daemon may import store, configimage, units and daemon/v2;
+// and client). daemon may import store, configimage, units and wire;
 // see DESIGN.md §10 and the deps test.
 package daemon

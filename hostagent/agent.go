@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // Defaults for the command's flags.
@@ -68,7 +68,7 @@ type Config struct {
 // Agent registers a host and runs the instructions the service hands out.
 type Agent struct {
 	cfg    Config
-	client *v2.Client
+	client *wire.Client
 	steps  StepRunner
 	hostID func() (string, error)
 	log    *slog.Logger
@@ -84,7 +84,7 @@ type Agent struct {
 
 	wg      sync.WaitGroup // step goroutines
 	mu      sync.Mutex
-	running map[v2.StepType]bool
+	running map[wire.StepType]bool
 }
 
 // New checks cfg and returns an agent. hostID derives the host id when
@@ -105,9 +105,9 @@ func New(cfg Config, steps StepRunner, hostID func() (string, error)) (*Agent, e
 	if cfg.Interval == 0 {
 		cfg.Interval = DefaultInterval
 	}
-	client, err := v2.NewClient(cfg.URL,
-		v2.WithAgentToken(cfg.Token), v2.WithAgentVersion(cfg.AgentVersion),
-		v2.WithInsecure(cfg.Insecure), v2.WithCACertFile(cfg.CACert))
+	client, err := wire.NewClient(cfg.URL,
+		wire.WithAgentToken(cfg.Token), wire.WithAgentVersion(cfg.AgentVersion),
+		wire.WithInsecure(cfg.Insecure), wire.WithCACertFile(cfg.CACert))
 	if err != nil {
 		return nil, fmt.Errorf("new agent: %w", err)
 	}
@@ -128,7 +128,7 @@ func New(cfg Config, steps StepRunner, hostID func() (string, error)) (*Agent, e
 		stableAfter: time.Minute,
 		minPollGap:  50 * time.Millisecond,
 		cacheTTL:    time.Hour,
-		running:     map[v2.StepType]bool{},
+		running:     map[wire.StepType]bool{},
 	}, nil
 }
 
@@ -212,7 +212,7 @@ func (a *Agent) register(ctx context.Context, hostID string) (session, error) {
 	// service comes up with the infra-env, a cluster reset reopens
 	// registration, a token is replaced.
 	rejected := backoff{initial: a.cfg.Interval, factor: 2, jitter: 0.2, max: 10 * a.cfg.Interval}
-	params := v2.HostCreateParams{HostID: hostID, DiscoveryAgentVersion: a.cfg.AgentVersion}
+	params := wire.HostCreateParams{HostID: hostID, DiscoveryAgentVersion: a.cfg.AgentVersion}
 	log := a.log.With(slog.String(keyHost, hostID), slog.String(keyInfraEnv, a.cfg.InfraEnvID))
 	for attempt := 1; ; attempt++ {
 		level := slog.LevelDebug
@@ -220,7 +220,7 @@ func (a *Agent) register(ctx context.Context, hostID string) (session, error) {
 			level = slog.LevelInfo
 		}
 		log.Log(ctx, level, "registering host", slog.String(keyURL, a.client.BaseURL()), slog.Int(keyAttempt, attempt))
-		rctx := v2.WithRequestID(ctx, v2.NewRequestID())
+		rctx := wire.WithRequestID(ctx, wire.NewRequestID())
 		resp, err := a.client.RegisterHost(rctx, a.cfg.InfraEnvID, params)
 		if err == nil {
 			var s session
@@ -238,7 +238,7 @@ func (a *Agent) register(ctx context.Context, hostID string) (session, error) {
 		}
 		var delay time.Duration
 		var hint string
-		switch status := v2.StatusCode(err); status {
+		switch status := wire.StatusCode(err); status {
 		case http.StatusUnauthorized:
 			hint = "the service refused the agent token (X-Secret-Key)"
 		case http.StatusForbidden:
@@ -270,13 +270,13 @@ var errIncompatible = errors.New("incompatible service version")
 // runnerSession validates next_step_runner_command of a registration
 // answer: args[0] is JSON {agent_version, host_id, infra_env_id}
 // (transcript §1.1).
-func runnerSession(resp *v2.HostRegistrationResponse) (session, error) {
+func runnerSession(resp *wire.HostRegistrationResponse) (session, error) {
 	cmd := resp.NextStepRunnerCommand
 	if cmd == nil || len(cmd.Args) == 0 {
 		return session{}, fmt.Errorf("registration answer has no next_step_runner_command args: %w", errIncompatible)
 	}
-	var req v2.NextStepCmdRequest
-	if err := v2.DecodeEmbedded(cmd.Args[0], &req); err != nil {
+	var req wire.NextStepCmdRequest
+	if err := wire.DecodeEmbedded(cmd.Args[0], &req); err != nil {
 		return session{}, fmt.Errorf("next_step_runner_command: %w: %w", err, errIncompatible)
 	}
 	if !isUUID(req.HostID) || !isUUID(req.InfraEnvID) {

@@ -14,12 +14,12 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
-var testInventory = &v2.Inventory{Hostname: "tx-host-0", CPU: &v2.CPU{Architecture: "x86_64", Count: 2}}
+var testInventory = &wire.Inventory{Hostname: "tx-host-0", CPU: &wire.CPU{Architecture: "x86_64", Count: 2}}
 
-func collectTestInventory(context.Context) (*v2.Inventory, error) { return testInventory, nil }
+func collectTestInventory(context.Context) (*wire.Inventory, error) { return testInventory, nil }
 
 // harness runs an agent against a service URL.
 type harness struct {
@@ -108,9 +108,9 @@ func TestWireFormat(t *testing.T) {
 			f := newFakeService(t)
 			f.steps = func(r *http.Request, n int) (int, any) {
 				if n == 1 {
-					return 200, stepsOf(0, v2.StepsPostStepActionContinue, inventoryStep("inventory-e3a3cd99"))
+					return 200, stepsOf(0, wire.StepsPostStepActionContinue, inventoryStep("inventory-e3a3cd99"))
 				}
-				return 200, stepsOf(60, v2.StepsPostStepActionContinue)
+				return 200, stepsOf(60, wire.StepsPostStepActionContinue)
 			}
 			srv := f.start()
 			before := time.Now().Unix()
@@ -156,8 +156,8 @@ func TestWireFormat(t *testing.T) {
 			if got := slices.Sorted(mapKeys(rep.Raw)); !slices.Equal(got, []string{"output", "step_id", "step_type"}) {
 				t.Errorf("reply fields = %v, want output, step_id, step_type (exit_code 0 and empty error omitted)", got)
 			}
-			var inv v2.Inventory
-			if err := v2.DecodeStepOutput(rep.StepReply, &inv); err != nil {
+			var inv wire.Inventory
+			if err := wire.DecodeStepOutput(rep.StepReply, &inv); err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(testInventory, &inv); diff != "" {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // blockingStep runs until its context ends, then answers as a cancelled
@@ -23,9 +23,9 @@ func blockingStep(started chan struct{}) StepFunc {
 func TestStopInstallationCancelsInstall(t *testing.T) {
 	steps := NewSteps(nil)
 	started, otherStarted := make(chan struct{}), make(chan struct{})
-	steps.Handle(v2.StepTypeInstall, blockingStep(started))
-	steps.Handle(v2.StepTypeLogsGather, blockingStep(otherStarted))
-	steps.Handle(v2.StepTypeStopInstallation, StopInstallationStep(steps, 0))
+	steps.Handle(wire.StepTypeInstall, blockingStep(started))
+	steps.Handle(wire.StepTypeLogsGather, blockingStep(otherStarted))
+	steps.Handle(wire.StepTypeStopInstallation, StopInstallationStep(steps, 0))
 
 	type result struct {
 		stderr string
@@ -35,17 +35,17 @@ func TestStopInstallationCancelsInstall(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
-		_, stderr, code := steps.Run(ctx, v2.StepTypeInstall, nil)
+		_, stderr, code := steps.Run(ctx, wire.StepTypeInstall, nil)
 		install <- result{stderr, code}
 	}()
 	go func() {
-		_, stderr, code := steps.Run(ctx, v2.StepTypeLogsGather, nil)
+		_, stderr, code := steps.Run(ctx, wire.StepTypeLogsGather, nil)
 		other <- result{stderr, code}
 	}()
 	<-started
 	<-otherStarted
 
-	out, stderr, code := steps.Run(context.Background(), v2.StepTypeStopInstallation, nil)
+	out, stderr, code := steps.Run(context.Background(), wire.StepTypeStopInstallation, nil)
 	if out != "" || stderr != "" || code != 0 {
 		t.Errorf("stop-installation = %q, %q, %d; want 0 and nothing else", out, stderr, code)
 	}
@@ -64,7 +64,7 @@ func TestStopInstallationCancelsInstall(t *testing.T) {
 		t.Fatalf("logs-gather returned %v when install was stopped", r)
 	default:
 	}
-	if n, err := steps.Cancel(context.Background(), v2.StepTypeInstall); n != 0 || err != nil {
+	if n, err := steps.Cancel(context.Background(), wire.StepTypeInstall); n != 0 || err != nil {
 		t.Errorf("Cancel(install) after it returned = %d, %v; want 0, nil", n, err)
 	}
 	cancel()
@@ -73,8 +73,8 @@ func TestStopInstallationCancelsInstall(t *testing.T) {
 
 func TestStopInstallationNothingRunning(t *testing.T) {
 	steps := NewSteps(nil)
-	steps.Handle(v2.StepTypeStopInstallation, StopInstallationStep(steps, 0))
-	if out, stderr, code := steps.Run(context.Background(), v2.StepTypeStopInstallation, nil); out != "" || stderr != "" || code != 0 {
+	steps.Handle(wire.StepTypeStopInstallation, StopInstallationStep(steps, 0))
+	if out, stderr, code := steps.Run(context.Background(), wire.StepTypeStopInstallation, nil); out != "" || stderr != "" || code != 0 {
 		t.Errorf("stop-installation with nothing running = %q, %q, %d; want 0", out, stderr, code)
 	}
 }
@@ -84,19 +84,19 @@ func TestStopInstallationNothingRunning(t *testing.T) {
 func TestStopInstallationStubbornInstall(t *testing.T) {
 	steps := NewSteps(nil)
 	started, release := make(chan struct{}), make(chan struct{})
-	steps.Handle(v2.StepTypeInstall, func(context.Context, []string) (string, string, int) {
+	steps.Handle(wire.StepTypeInstall, func(context.Context, []string) (string, string, int) {
 		close(started)
 		<-release
 		return "", "", 0
 	})
-	steps.Handle(v2.StepTypeStopInstallation, StopInstallationStep(steps, 10*time.Millisecond))
+	steps.Handle(wire.StepTypeStopInstallation, StopInstallationStep(steps, 10*time.Millisecond))
 	returned := make(chan struct{})
 	go func() {
-		steps.Run(context.Background(), v2.StepTypeInstall, nil)
+		steps.Run(context.Background(), wire.StepTypeInstall, nil)
 		close(returned)
 	}()
 	<-started
-	_, stderr, code := steps.Run(context.Background(), v2.StepTypeStopInstallation, nil)
+	_, stderr, code := steps.Run(context.Background(), wire.StepTypeStopInstallation, nil)
 	if code != 1 || !strings.Contains(stderr, "still running") {
 		t.Errorf("stop-installation of a stubborn install = %q, %d; want 1 saying it still runs", stderr, code)
 	}
@@ -112,18 +112,18 @@ func TestStopInstallationThroughTheLoop(t *testing.T) {
 	f.steps = func(r *http.Request, n int) (int, any) {
 		switch n {
 		case 1:
-			return 200, stepsOf(0, v2.StepsPostStepActionContinue,
-				&v2.Step{StepType: v2.StepTypeInstall, StepID: "install-1", Args: []string{"{}"}})
+			return 200, stepsOf(0, wire.StepsPostStepActionContinue,
+				&wire.Step{StepType: wire.StepTypeInstall, StepID: "install-1", Args: []string{"{}"}})
 		case 2:
 			<-started
-			return 200, stepsOf(60, v2.StepsPostStepActionContinue,
-				&v2.Step{StepType: v2.StepTypeStopInstallation, StepID: "stop-installation-1"})
+			return 200, stepsOf(60, wire.StepsPostStepActionContinue,
+				&wire.Step{StepType: wire.StepTypeStopInstallation, StepID: "stop-installation-1"})
 		}
 		return blockUntilDone(r)
 	}
 	steps := NewSteps(nil)
-	steps.Handle(v2.StepTypeInstall, blockingStep(started))
-	steps.Handle(v2.StepTypeStopInstallation, StopInstallationStep(steps, 0))
+	steps.Handle(wire.StepTypeInstall, blockingStep(started))
+	steps.Handle(wire.StepTypeStopInstallation, StopInstallationStep(steps, 0))
 	h := startAgent(t, f.start().URL, steps, nil)
 	got := map[string]reply{}
 	for range 2 {
@@ -131,10 +131,10 @@ func TestStopInstallationThroughTheLoop(t *testing.T) {
 		got[r.StepID] = r
 	}
 	h.stop(t)
-	if r := got["stop-installation-1"]; r.StepType != v2.StepTypeStopInstallation || r.ExitCode != 0 {
+	if r := got["stop-installation-1"]; r.StepType != wire.StepTypeStopInstallation || r.ExitCode != 0 {
 		t.Errorf("stop-installation reply = %+v, want exit 0", r.StepReply)
 	}
-	if r := got["install-1"]; r.StepType != v2.StepTypeInstall || r.ExitCode != 2 || !strings.Contains(r.Error, "installer stopped") {
+	if r := got["install-1"]; r.StepType != wire.StepTypeInstall || r.ExitCode != 2 || !strings.Contains(r.Error, "installer stopped") {
 		t.Errorf("install reply = %+v, want its cancelled answer (exit 2)", r.StepReply)
 	}
 }

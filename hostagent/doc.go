@@ -3,5 +3,5 @@
 // in-process and posts the replies, exactly as assisted-installer-agent speaks
 // the protocol. Sub-packages hold the steps' work (inventory, ...).
 //
-// hostagent imports only the wire-types package daemon/v2.
+// hostagent imports only the wire package.
 package hostagent

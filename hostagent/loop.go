@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // maxNextInstructionSeconds bounds the pause the service may ask for.
@@ -29,14 +29,14 @@ func (a *Agent) instructionLoop(ctx context.Context, s session) endReason {
 		lastGet = a.now()
 		// One request id per session: the GET and the replies it causes. A
 		// retry is a new session (transcript §1, §5).
-		sctx := v2.WithRequestID(ctx, v2.NewRequestID())
+		sctx := wire.WithRequestID(ctx, wire.NewRequestID())
 		steps, err := a.client.NextSteps(sctx, s.infraEnvID, s.hostID, a.now().Unix(), a.cfg.Wait)
 		if err != nil {
 			if ctx.Err() != nil {
 				return endCancelled
 			}
 			cache.clear()
-			if v2.IsStatus(err, http.StatusNotFound) {
+			if wire.IsStatus(err, http.StatusNotFound) {
 				// The real agent freezes forever here; registering again
 				// recreates a deregistered host, and registration itself
 				// backs off while the infra-env is missing.
@@ -67,10 +67,10 @@ func (a *Agent) instructionLoop(ctx context.Context, s session) endReason {
 
 		for _, st := range steps.Instructions {
 			if st != nil {
-				a.startStep(ctx, v2.RequestID(sctx), s, st, cache, log)
+				a.startStep(ctx, wire.RequestID(sctx), s, st, cache, log)
 			}
 		}
-		if steps.PostStepAction == v2.StepsPostStepActionExit {
+		if steps.PostStepAction == wire.StepsPostStepActionExit {
 			log.Info("service asked the agent to exit")
 			return endExit
 		}
@@ -90,7 +90,7 @@ func (a *Agent) instructionLoop(ctx context.Context, s session) endReason {
 // slow step (domain-resolution took 60 s in the capture) would otherwise
 // pile up once ?wait= makes polls frequent. Its running instance replies
 // with its older step id, which the service accepts (transcript §7.7).
-func (a *Agent) startStep(ctx context.Context, requestID string, s session, st *v2.Step, cache *replyCache, log *slog.Logger) {
+func (a *Agent) startStep(ctx context.Context, requestID string, s session, st *wire.Step, cache *replyCache, log *slog.Logger) {
 	log = log.With(slog.String(keyStepType, string(st.StepType)), slog.String(keyStepID, st.StepID))
 	a.mu.Lock()
 	if a.running[st.StepType] {
@@ -120,15 +120,15 @@ func (a *Agent) startStep(ctx context.Context, requestID string, s session, st *
 		} else {
 			log.Info("step finished", slog.Duration(keyDuration, took))
 		}
-		reply := v2.StepReply{StepType: st.StepType, StepID: st.StepID, ExitCode: int64(code), Output: output, Error: stderr}
-		a.postReply(v2.WithRequestID(ctx, requestID), s, reply, cache, log)
+		reply := wire.StepReply{StepType: st.StepType, StepID: st.StepID, ExitCode: int64(code), Output: output, Error: stderr}
+		a.postReply(wire.WithRequestID(ctx, requestID), s, reply, cache, log)
 	})
 }
 
 // postReply posts reply unless it repeats the last successful output of its
 // step type. A failed post is logged, not retried, and leaves the cache
 // alone, so the next round sends the output again (as the real agent).
-func (a *Agent) postReply(ctx context.Context, s session, reply v2.StepReply, cache *replyCache, log *slog.Logger) {
+func (a *Agent) postReply(ctx context.Context, s session, reply wire.StepReply, cache *replyCache, log *slog.Logger) {
 	if reply.ExitCode == 0 && cache.has(reply.StepType, reply.Output) {
 		log.Debug("step output unchanged, reply not sent")
 		return
@@ -136,7 +136,7 @@ func (a *Agent) postReply(ctx context.Context, s session, reply v2.StepReply, ca
 	if err := a.client.PostStepReply(ctx, s.infraEnvID, s.hostID, reply); err != nil {
 		if ctx.Err() == nil {
 			a.logError(log, "reply:"+string(reply.StepType), "posting step reply failed", err, 0,
-				slog.Int(keyStatus, v2.StatusCode(err)))
+				slog.Int(keyStatus, wire.StatusCode(err)))
 		}
 		return
 	}

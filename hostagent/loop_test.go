@@ -15,12 +15,12 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 func TestReplyCache(t *testing.T) {
 	f := newFakeService(t)
-	ntp := &v2.Step{StepType: v2.StepTypeNTPSynchronizer, StepID: "ntp", Args: []string{`{"ntp_source":""}`}}
+	ntp := &wire.Step{StepType: wire.StepTypeNTPSynchronizer, StepID: "ntp", Args: []string{`{"ntp_source":""}`}}
 	var h *harness
 	f.steps = func(r *http.Request, n int) (int, any) {
 		if n > 1 {
@@ -28,15 +28,15 @@ func TestReplyCache(t *testing.T) {
 		}
 		switch n {
 		case 1, 2, 4:
-			return 200, stepsOf(0, v2.StepsPostStepActionContinue, inventoryStep(fmt.Sprintf("inventory-%d", n)), ntp)
+			return 200, stepsOf(0, wire.StepsPostStepActionContinue, inventoryStep(fmt.Sprintf("inventory-%d", n)), ntp)
 		case 3:
 			return 500, map[string]any{"code": "500", "reason": "database is locked"}
 		}
-		return 200, stepsOf(60, v2.StepsPostStepActionContinue)
+		return 200, stepsOf(60, wire.StepsPostStepActionContinue)
 	}
 	srv := f.start()
 	steps := NewSteps(collectTestInventory)
-	steps.Handle(v2.StepTypeNTPSynchronizer, func(context.Context, []string) (string, string, int) {
+	steps.Handle(wire.StepTypeNTPSynchronizer, func(context.Context, []string) (string, string, int) {
 		return "", "chronyc: not found", -1
 	})
 	h = prepareAgent(t, srv.URL, steps, nil)
@@ -65,10 +65,10 @@ func TestExitRegistersAgainWithFreshCache(t *testing.T) {
 	f.steps = func(r *http.Request, n int) (int, any) {
 		switch n {
 		case 1:
-			return 200, stepsOf(0, v2.StepsPostStepActionExit, inventoryStep("inventory-1"))
+			return 200, stepsOf(0, wire.StepsPostStepActionExit, inventoryStep("inventory-1"))
 		case 2:
 			h.waitIdle(t)
-			return 200, stepsOf(60, v2.StepsPostStepActionContinue, inventoryStep("inventory-2"))
+			return 200, stepsOf(60, wire.StepsPostStepActionContinue, inventoryStep("inventory-2"))
 		}
 		return blockUntilDone(r)
 	}
@@ -141,12 +141,12 @@ func TestRegisterRejectionsAreRetried(t *testing.T) {
 		{"404 infra-env", 404, map[string]any{"code": "404", "kind": "Error", "id": 404, "reason": "infra-env not found"}},
 		{"409 not accepting hosts", 409, map[string]any{"code": "409", "kind": "Error", "id": 409, "reason": "Cluster is not accepting hosts"}},
 		{"500", 500, map[string]any{"code": "500", "reason": "boom"}},
-		{"201 without runner command", 201, v2.Host{ID: testHost}},
+		{"201 without runner command", 201, wire.Host{ID: testHost}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakeService(t)
-			f.register = func(n int, _ v2.HostCreateParams) (int, any) {
+			f.register = func(n int, _ wire.HostCreateParams) (int, any) {
 				if n <= 2 {
 					return tc.status, tc.answer
 				}
@@ -174,7 +174,7 @@ func TestGetFailures(t *testing.T) {
 			if n <= 4 {
 				return 503, map[string]any{"code": "503", "reason": "unavailable"}
 			}
-			return 200, stepsOf(60, v2.StepsPostStepActionContinue, inventoryStep("inventory-5"))
+			return 200, stepsOf(60, wire.StepsPostStepActionContinue, inventoryStep("inventory-5"))
 		}
 		h := startAgent(t, f.start().URL, nil, nil)
 		waitFor(t, f.replyCh, "inventory after recovery", func(reply) bool { return true })
@@ -202,7 +202,7 @@ func TestGetFailures(t *testing.T) {
 			if n == 1 {
 				return 404, map[string]any{"code": "404", "reason": "host not found"}
 			}
-			return 200, stepsOf(60, v2.StepsPostStepActionContinue)
+			return 200, stepsOf(60, wire.StepsPostStepActionContinue)
 		}
 		h := startAgent(t, f.start().URL, nil, nil)
 		waitFor(t, f.getCh, "GET after re-registration", func(n int) bool { return n == 2 })
@@ -214,12 +214,12 @@ func TestGetFailures(t *testing.T) {
 	t.Run("give up after failing too long", func(t *testing.T) {
 		f := newFakeService(t)
 		var regs atomic.Int32
-		f.register = func(n int, _ v2.HostCreateParams) (int, any) { regs.Store(int32(n)); return 201, nil }
+		f.register = func(n int, _ wire.HostCreateParams) (int, any) { regs.Store(int32(n)); return 201, nil }
 		f.steps = func(r *http.Request, n int) (int, any) {
 			if regs.Load() < 2 {
 				return 500, nil
 			}
-			return 200, stepsOf(60, v2.StepsPostStepActionContinue)
+			return 200, stepsOf(60, wire.StepsPostStepActionContinue)
 		}
 		h := prepareAgent(t, f.start().URL, nil, nil)
 		h.a.giveUpAfter = 100 * time.Millisecond
@@ -235,9 +235,9 @@ func TestStepsRunConcurrently(t *testing.T) {
 	f := newFakeService(t)
 	f.steps = func(r *http.Request, n int) (int, any) {
 		if n == 1 {
-			return 200, stepsOf(60, v2.StepsPostStepActionContinue,
-				&v2.Step{StepType: v2.StepTypeVerifyVIPs, StepID: "a", Args: []string{"[]"}},
-				&v2.Step{StepType: v2.StepTypeDomainResolution, StepID: "b", Args: []string{"{}"}})
+			return 200, stepsOf(60, wire.StepsPostStepActionContinue,
+				&wire.Step{StepType: wire.StepTypeVerifyVIPs, StepID: "a", Args: []string{"[]"}},
+				&wire.Step{StepType: wire.StepTypeDomainResolution, StepID: "b", Args: []string{"{}"}})
 		}
 		return blockUntilDone(r)
 	}
@@ -255,8 +255,8 @@ func TestStepsRunConcurrently(t *testing.T) {
 		}
 	}
 	steps := NewSteps(nil)
-	steps.Handle(v2.StepTypeVerifyVIPs, step)
-	steps.Handle(v2.StepTypeDomainResolution, step)
+	steps.Handle(wire.StepTypeVerifyVIPs, step)
+	steps.Handle(wire.StepTypeDomainResolution, step)
 	h := startAgent(t, f.start().URL, steps, nil)
 	for range 2 {
 		r := waitFor(t, f.replyCh, "step reply", func(reply) bool { return true })
@@ -271,10 +271,10 @@ func TestUnknownAndInvalidSteps(t *testing.T) {
 	f := newFakeService(t)
 	f.steps = func(r *http.Request, n int) (int, any) {
 		if n == 1 {
-			return 200, stepsOf(60, v2.StepsPostStepActionContinue,
-				&v2.Step{StepType: v2.StepTypeExecute, StepID: "execute-1", Args: []string{"ls"}},
-				&v2.Step{StepType: "no-such-step", StepID: "x-1"},
-				&v2.Step{StepType: v2.StepTypeInventory, StepID: "inventory-1", Args: []string{"not-a-uuid"}})
+			return 200, stepsOf(60, wire.StepsPostStepActionContinue,
+				&wire.Step{StepType: wire.StepTypeExecute, StepID: "execute-1", Args: []string{"ls"}},
+				&wire.Step{StepType: "no-such-step", StepID: "x-1"},
+				&wire.Step{StepType: wire.StepTypeInventory, StepID: "inventory-1", Args: []string{"not-a-uuid"}})
 		}
 		return blockUntilDone(r)
 	}
@@ -306,14 +306,14 @@ func TestCancelStopsEverything(t *testing.T) {
 	f := newFakeService(t)
 	f.steps = func(r *http.Request, n int) (int, any) {
 		if n == 1 {
-			return 200, stepsOf(0, v2.StepsPostStepActionContinue, &v2.Step{StepType: v2.StepTypeInstall, StepID: "install-1"})
+			return 200, stepsOf(0, wire.StepsPostStepActionContinue, &wire.Step{StepType: wire.StepTypeInstall, StepID: "install-1"})
 		}
 		return blockUntilDone(r)
 	}
 	srv := httptest.NewServer(f.handler())
 	started, stopped := make(chan struct{}), make(chan struct{})
 	steps := NewSteps(nil)
-	steps.Handle(v2.StepTypeInstall, func(ctx context.Context, _ []string) (string, string, int) {
+	steps.Handle(wire.StepTypeInstall, func(ctx context.Context, _ []string) (string, string, int) {
 		close(started)
 		<-ctx.Done()
 		time.Sleep(20 * time.Millisecond) // cleanup work Run must wait for

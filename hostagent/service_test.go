@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // The remote service for the agent tests: a scripted assisted-service that
@@ -35,7 +35,7 @@ type request struct {
 }
 
 type reply struct {
-	v2.StepReply
+	wire.StepReply
 	Raw       map[string]any
 	RequestID string
 }
@@ -44,7 +44,7 @@ type fakeService struct {
 	t *testing.T
 
 	// register answers the n-th registration; nil means 201.
-	register func(n int, body v2.HostCreateParams) (status int, answer any)
+	register func(n int, body wire.HostCreateParams) (status int, answer any)
 	// steps answers the n-th GET for instructions; nil means "come back in
 	// 60 s". It may block (as a long poll) until r's context ends.
 	steps func(r *http.Request, n int) (status int, answer any)
@@ -96,7 +96,7 @@ func (f *fakeService) serveRegister(w http.ResponseWriter, r *http.Request) {
 	n := len(f.registers)
 	f.mu.Unlock()
 	f.regCh <- n
-	var body v2.HostCreateParams
+	var body wire.HostCreateParams
 	_ = json.Unmarshal(req.Body, &body)
 	if f.register != nil {
 		if status, answer := f.register(n, body); status != http.StatusCreated || answer != nil {
@@ -104,10 +104,10 @@ func (f *fakeService) serveRegister(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	args := v2.MustEncodeEmbedded(v2.NextStepCmdRequest{AgentVersion: body.DiscoveryAgentVersion, HostID: body.HostID, InfraEnvID: r.PathValue("ie")})
-	writeJSON(w, http.StatusCreated, v2.HostRegistrationResponse{
-		Host:                  v2.Host{Kind: v2.HostKindHost, ID: body.HostID, InfraEnvID: r.PathValue("ie"), Status: v2.HostStatusDiscovering},
-		NextStepRunnerCommand: &v2.HostRegistrationResponseNextStepRunnerCommand{Args: []string{args}},
+	args := wire.MustEncodeEmbedded(wire.NextStepCmdRequest{AgentVersion: body.DiscoveryAgentVersion, HostID: body.HostID, InfraEnvID: r.PathValue("ie")})
+	writeJSON(w, http.StatusCreated, wire.HostRegistrationResponse{
+		Host:                  wire.Host{Kind: wire.HostKindHost, ID: body.HostID, InfraEnvID: r.PathValue("ie"), Status: wire.HostStatusDiscovering},
+		NextStepRunnerCommand: &wire.HostRegistrationResponseNextStepRunnerCommand{Args: []string{args}},
 	})
 }
 
@@ -118,7 +118,7 @@ func (f *fakeService) serveSteps(w http.ResponseWriter, r *http.Request) {
 	n := len(f.gets)
 	f.mu.Unlock()
 	f.getCh <- n
-	status, answer := http.StatusOK, any(v2.Steps{NextInstructionSeconds: 60, PostStepAction: v2.StepsPostStepActionContinue})
+	status, answer := http.StatusOK, any(wire.Steps{NextInstructionSeconds: 60, PostStepAction: wire.StepsPostStepActionContinue})
 	if f.steps != nil {
 		status, answer = f.steps(r, n)
 	}
@@ -129,7 +129,7 @@ func (f *fakeService) serveReply(w http.ResponseWriter, r *http.Request) {
 	req := record(r)
 	rep := reply{RequestID: req.Header.Get("X-Request-Id")}
 	var err error
-	if rep.StepReply, err = v2.ParseStepReply(req.Body); err != nil {
+	if rep.StepReply, err = wire.ParseStepReply(req.Body); err != nil {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"code": "400", "reason": err.Error()})
 		return
 	}
@@ -178,12 +178,12 @@ func blockUntilDone(r *http.Request) (int, any) {
 	return http.StatusServiceUnavailable, nil
 }
 
-func stepsOf(next int64, action v2.StepsPostStepAction, steps ...*v2.Step) v2.Steps {
-	return v2.Steps{NextInstructionSeconds: next, PostStepAction: action, Instructions: steps}
+func stepsOf(next int64, action wire.StepsPostStepAction, steps ...*wire.Step) wire.Steps {
+	return wire.Steps{NextInstructionSeconds: next, PostStepAction: action, Instructions: steps}
 }
 
-func inventoryStep(id string) *v2.Step {
-	return &v2.Step{StepType: v2.StepTypeInventory, StepID: id, Args: []string{testHost}}
+func inventoryStep(id string) *wire.Step {
+	return &wire.Step{StepType: wire.StepTypeInventory, StepID: id, Args: []string{testHost}}
 }
 
 // testLogger logs to t, and counts error records by message.

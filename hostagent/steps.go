@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // ExitNotRun is the exit code of a step that could not run: an unknown step
@@ -18,7 +18,7 @@ const ExitNotRun = -1
 // JSON document), stderr its diagnostics, exitCode 0 on success. Run must
 // return soon after ctx is cancelled.
 type StepRunner interface {
-	Run(ctx context.Context, stepType v2.StepType, args []string) (output string, stderr string, exitCode int)
+	Run(ctx context.Context, stepType wire.StepType, args []string) (output string, stderr string, exitCode int)
 }
 
 // StepFunc runs one step type. It validates its own args and answers
@@ -30,8 +30,8 @@ type StepFunc func(ctx context.Context, args []string) (output string, stderr st
 // stop another (Cancel, StopInstallationStep).
 type Steps struct {
 	mu      sync.RWMutex
-	funcs   map[v2.StepType]StepFunc
-	running map[v2.StepType]map[*run]bool
+	funcs   map[wire.StepType]StepFunc
+	running map[wire.StepType]map[*run]bool
 }
 
 // run is one running step: cancel stops it, done closes once it returned.
@@ -42,16 +42,16 @@ type run struct {
 
 // NewSteps returns a registry holding the inventory step, which calls
 // inventory to collect the host's hardware (nil leaves it out).
-func NewSteps(inventory func(ctx context.Context) (*v2.Inventory, error)) *Steps {
-	s := &Steps{funcs: map[v2.StepType]StepFunc{}, running: map[v2.StepType]map[*run]bool{}}
+func NewSteps(inventory func(ctx context.Context) (*wire.Inventory, error)) *Steps {
+	s := &Steps{funcs: map[wire.StepType]StepFunc{}, running: map[wire.StepType]map[*run]bool{}}
 	if inventory != nil {
-		s.Handle(v2.StepTypeInventory, InventoryStep(inventory))
+		s.Handle(wire.StepTypeInventory, InventoryStep(inventory))
 	}
 	return s
 }
 
 // Handle registers f for stepType, replacing any earlier func.
-func (s *Steps) Handle(stepType v2.StepType, f StepFunc) {
+func (s *Steps) Handle(stepType wire.StepType, f StepFunc) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.funcs[stepType] = f
@@ -60,7 +60,7 @@ func (s *Steps) Handle(stepType v2.StepType, f StepFunc) {
 // Run implements StepRunner. An unknown step type answers ExitNotRun with
 // the real agent's message; a panicking step answers ExitNotRun too rather
 // than take the daemon down. The step runs with a context Cancel can end.
-func (s *Steps) Run(ctx context.Context, stepType v2.StepType, args []string) (output, stderr string, exitCode int) {
+func (s *Steps) Run(ctx context.Context, stepType wire.StepType, args []string) (output, stderr string, exitCode int) {
 	s.mu.Lock()
 	f, ok := s.funcs[stepType]
 	var r *run
@@ -81,7 +81,7 @@ func (s *Steps) Run(ctx context.Context, stepType v2.StepType, args []string) (o
 }
 
 // track records a run of stepType. Callers hold s.mu.
-func (s *Steps) track(ctx context.Context, stepType v2.StepType) (context.Context, *run) {
+func (s *Steps) track(ctx context.Context, stepType wire.StepType) (context.Context, *run) {
 	ctx, cancel := context.WithCancel(ctx)
 	r := &run{cancel: cancel, done: make(chan struct{})}
 	if s.running[stepType] == nil {
@@ -91,7 +91,7 @@ func (s *Steps) track(ctx context.Context, stepType v2.StepType) (context.Contex
 	return ctx, r
 }
 
-func (s *Steps) untrack(stepType v2.StepType, r *run) {
+func (s *Steps) untrack(stepType wire.StepType, r *run) {
 	s.mu.Lock()
 	delete(s.running[stepType], r)
 	s.mu.Unlock()
@@ -103,7 +103,7 @@ func (s *Steps) untrack(stepType v2.StepType, r *run) {
 // returned or ctx ends. It returns how many were running; the error is
 // ctx's when some had not returned by then. Each cancelled step still
 // answers, with whatever its StepFunc returns once its context is done.
-func (s *Steps) Cancel(ctx context.Context, stepType v2.StepType) (int, error) {
+func (s *Steps) Cancel(ctx context.Context, stepType wire.StepType) (int, error) {
 	s.mu.Lock()
 	runs := make([]*run, 0, len(s.running[stepType]))
 	for r := range s.running[stepType] {
@@ -141,7 +141,7 @@ func StopInstallationStep(s *Steps, wait time.Duration) StepFunc {
 	return func(ctx context.Context, _ []string) (string, string, int) {
 		ctx, cancel := context.WithTimeout(ctx, wait)
 		defer cancel()
-		if _, err := s.Cancel(ctx, v2.StepTypeInstall); err != nil {
+		if _, err := s.Cancel(ctx, wire.StepTypeInstall); err != nil {
 			return "", fmt.Sprintf("stop installation: the install step is still running %s after it was cancelled", wait), 1
 		}
 		return "", "", 0
@@ -151,7 +151,7 @@ func StopInstallationStep(s *Steps, wait time.Duration) StepFunc {
 // InventoryStep returns the inventory step: its single arg is the host id,
 // which must be a UUID (agent-protocol-transcript.md §2); its output is the
 // inventory as compact JSON.
-func InventoryStep(collect func(ctx context.Context) (*v2.Inventory, error)) StepFunc {
+func InventoryStep(collect func(ctx context.Context) (*wire.Inventory, error)) StepFunc {
 	return func(ctx context.Context, args []string) (string, string, int) {
 		if len(args) != 1 || !isUUID(args[0]) {
 			// The real agent's wording (inventory_cmd.go Validate).
@@ -164,7 +164,7 @@ func InventoryStep(collect func(ctx context.Context) (*v2.Inventory, error)) Ste
 		if inv == nil {
 			return "", "collect inventory: no inventory returned", 1
 		}
-		out, err := v2.EncodeEmbedded(inv)
+		out, err := wire.EncodeEmbedded(inv)
 		if err != nil {
 			return "", err.Error(), 1
 		}
@@ -202,7 +202,7 @@ type replyCache struct {
 	now func() time.Time
 
 	mu sync.Mutex
-	m  map[v2.StepType]cached
+	m  map[wire.StepType]cached
 }
 
 type cached struct {
@@ -211,19 +211,19 @@ type cached struct {
 }
 
 func newReplyCache(ttl time.Duration, now func() time.Time) *replyCache {
-	return &replyCache{ttl: ttl, now: now, m: map[v2.StepType]cached{}}
+	return &replyCache{ttl: ttl, now: now, m: map[wire.StepType]cached{}}
 }
 
 // has reports whether output was the last one posted for stepType, within
 // the TTL.
-func (c *replyCache) has(stepType v2.StepType, output string) bool {
+func (c *replyCache) has(stepType wire.StepType, output string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.m[stepType]
 	return ok && e.output == output && c.now().Sub(e.at) < c.ttl
 }
 
-func (c *replyCache) store(stepType v2.StepType, output string) {
+func (c *replyCache) store(stepType wire.StepType, output string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.m[stepType] = cached{output: output, at: c.now()}

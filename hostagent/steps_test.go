@@ -6,37 +6,37 @@ import (
 	"testing"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 func TestStepsRun(t *testing.T) {
-	failing := func(context.Context) (*v2.Inventory, error) { return nil, errors.New("ghw: no /sys") }
-	empty := func(context.Context) (*v2.Inventory, error) { return nil, nil }
+	failing := func(context.Context) (*wire.Inventory, error) { return nil, errors.New("ghw: no /sys") }
+	empty := func(context.Context) (*wire.Inventory, error) { return nil, nil }
 	tests := []struct {
 		name      string
 		steps     *Steps
-		stepType  v2.StepType
+		stepType  wire.StepType
 		args      []string
 		want      string
 		wantErr   string
 		wantCode  int
 		wantNoOut bool
 	}{
-		{"inventory", NewSteps(collectTestInventory), v2.StepTypeInventory, []string{testHost},
+		{"inventory", NewSteps(collectTestInventory), wire.StepTypeInventory, []string{testHost},
 			`{"hostname":"tx-host-0","cpu":{"count":2,"architecture":"x86_64"}}`, "", 0, false},
-		{"inventory upper-case uuid", NewSteps(collectTestInventory), v2.StepTypeInventory, []string{"5F0C1A2E-6B1D-4F3A-9C2E-0A1B2C3D4E03"},
+		{"inventory upper-case uuid", NewSteps(collectTestInventory), wire.StepTypeInventory, []string{"5F0C1A2E-6B1D-4F3A-9C2E-0A1B2C3D4E03"},
 			`{"hostname":"tx-host-0","cpu":{"count":2,"architecture":"x86_64"}}`, "", 0, false},
-		{"inventory no args", NewSteps(collectTestInventory), v2.StepTypeInventory, nil,
+		{"inventory no args", NewSteps(collectTestInventory), wire.StepTypeInventory, nil,
 			"", "inventory cmd accepts only 1 params in args and it should be UUID, given args []", -1, true},
-		{"inventory two args", NewSteps(collectTestInventory), v2.StepTypeInventory, []string{testHost, testHost},
+		{"inventory two args", NewSteps(collectTestInventory), wire.StepTypeInventory, []string{testHost, testHost},
 			"", "inventory cmd accepts only 1 params in args and it should be UUID, given args [" + testHost + " " + testHost + "]", -1, true},
-		{"inventory collect error", NewSteps(failing), v2.StepTypeInventory, []string{testHost},
+		{"inventory collect error", NewSteps(failing), wire.StepTypeInventory, []string{testHost},
 			"", "collect inventory: ghw: no /sys", 1, true},
-		{"inventory nil", NewSteps(empty), v2.StepTypeInventory, []string{testHost},
+		{"inventory nil", NewSteps(empty), wire.StepTypeInventory, []string{testHost},
 			"", "collect inventory: no inventory returned", 1, true},
-		{"no inventory func", NewSteps(nil), v2.StepTypeInventory, []string{testHost},
+		{"no inventory func", NewSteps(nil), wire.StepTypeInventory, []string{testHost},
 			"", "failed to find action for step type inventory", -1, true},
-		{"unknown", NewSteps(collectTestInventory), v2.StepTypeTangConnectivityCheck, []string{"{}"},
+		{"unknown", NewSteps(collectTestInventory), wire.StepTypeTangConnectivityCheck, []string{"{}"},
 			"", "failed to find action for step type tang-connectivity-check", -1, true},
 	}
 	for _, tc := range tests {
@@ -51,13 +51,13 @@ func TestStepsRun(t *testing.T) {
 
 func TestStepsHandleAndPanic(t *testing.T) {
 	s := NewSteps(nil)
-	s.Handle(v2.StepTypeVerifyVIPs, func(context.Context, []string) (string, string, int) { panic("nil map") })
-	_, stderr, code := s.Run(context.Background(), v2.StepTypeVerifyVIPs, nil)
+	s.Handle(wire.StepTypeVerifyVIPs, func(context.Context, []string) (string, string, int) { panic("nil map") })
+	_, stderr, code := s.Run(context.Background(), wire.StepTypeVerifyVIPs, nil)
 	if code != ExitNotRun || stderr != "step verify-vips panicked: nil map" {
 		t.Errorf("panicking step = %q, %d; want the panic as stderr, %d", stderr, code, ExitNotRun)
 	}
-	s.Handle(v2.StepTypeVerifyVIPs, func(context.Context, []string) (string, string, int) { return "[]", "", 0 })
-	if out, _, code := s.Run(context.Background(), v2.StepTypeVerifyVIPs, nil); out != "[]" || code != 0 {
+	s.Handle(wire.StepTypeVerifyVIPs, func(context.Context, []string) (string, string, int) { return "[]", "", 0 })
+	if out, _, code := s.Run(context.Background(), wire.StepTypeVerifyVIPs, nil); out != "[]" || code != 0 {
 		t.Errorf("replaced step = %q, %d; want [], 0", out, code)
 	}
 }
@@ -81,7 +81,7 @@ func TestIsUUID(t *testing.T) {
 func TestReplyCacheTTLAndClear(t *testing.T) {
 	now := time.Date(2026, 11, 22, 4, 56, 0, 0, time.UTC)
 	c := newReplyCache(time.Hour, func() time.Time { return now })
-	c.store(v2.StepTypeInventory, "a")
+	c.store(wire.StepTypeInventory, "a")
 	checks := []struct {
 		name    string
 		advance time.Duration
@@ -97,17 +97,17 @@ func TestReplyCacheTTLAndClear(t *testing.T) {
 	}
 	for _, ck := range checks {
 		now = now.Add(ck.advance)
-		st := v2.StepTypeInventory
+		st := wire.StepTypeInventory
 		if ck.name == "other type has none" {
-			st = v2.StepTypeVerifyVIPs
+			st = wire.StepTypeVerifyVIPs
 		}
 		if got := c.has(st, ck.output); got != ck.want {
 			t.Errorf("%s: has(%s, %q) = %v, want %v", ck.name, st, ck.output, got, ck.want)
 		}
 	}
-	c.store(v2.StepTypeInventory, "a")
+	c.store(wire.StepTypeInventory, "a")
 	c.clear()
-	if c.has(v2.StepTypeInventory, "a") {
+	if c.has(wire.StepTypeInventory, "a") {
 		t.Error("has() after clear = true, want false")
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // hostDetail is the host page's text: status, every validation grouped by
@@ -26,7 +26,7 @@ func hostDetail(p parsedHost, thisHost string, mono bool) []string {
 	}
 	add("%s", title)
 	role := hostRole(h)
-	if (h.Role == v2.HostRoleAutoAssign || h.Role == "") && !h.Bootstrap {
+	if (h.Role == wire.HostRoleAutoAssign || h.Role == "") && !h.Bootstrap {
 		role += " (auto-assigned)"
 	}
 	line := fmt.Sprintf("Role: %s   Status: %s", role, h.Status)
@@ -135,7 +135,7 @@ func hostDetail(p parsedHost, thisHost string, mono bool) []string {
 	return out
 }
 
-func eligibleSymbol(d *v2.Disk) string {
+func eligibleSymbol(d *wire.Disk) string {
 	if d.InstallationEligibility != nil && d.InstallationEligibility.Eligible {
 		return "✓"
 	}
@@ -145,7 +145,7 @@ func eligibleSymbol(d *v2.Disk) string {
 // eventLines are the event tail, oldest first so the newest is at the
 // bottom: time (UTC), severity, the host's name when the event is about
 // one, and the message.
-func eventLines(events []*v2.Event, names map[string]string) []string {
+func eventLines(events []*wire.Event, names map[string]string) []string {
 	nameWidth := 0
 	for _, e := range events {
 		if e != nil && e.HostID != nil {
@@ -171,7 +171,7 @@ func eventLines(events []*v2.Event, names map[string]string) []string {
 	return out
 }
 
-func eventHost(e *v2.Event, names map[string]string) string {
+func eventHost(e *wire.Event, names map[string]string) string {
 	if n, ok := names[*e.HostID]; ok {
 		return n
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // Fixtures for the dashboard tests: clusters and hosts as node zero's
@@ -25,11 +25,11 @@ const gib = int64(1) << 30
 // hostSpec describes one fixture host.
 type hostSpec struct {
 	id, name   string
-	role       v2.HostRole
+	role       wire.HostRole
 	bootstrap  bool
-	status     v2.HostStatus
+	status     wire.HostStatus
 	statusInfo string
-	stage      v2.HostStage
+	stage      wire.HostStage
 	pct        int64
 	cores      int64
 	ram        int64 // bytes
@@ -62,16 +62,16 @@ var hostValidations = []struct{ cat, id, ok string }{
 	{"operators", "odf-requirements-satisfied", "odf is disabled"},
 }
 
-func fixtureHost(s hostSpec) *v2.Host {
+func fixtureHost(s hostSpec) *wire.Host {
 	clusterID := fixtureClusterID
-	h := &v2.Host{
-		Kind: v2.HostKindHost, ID: s.id, Href: "/api/assisted-install/v2/infra-envs/" + fixtureInfraEnvID + "/hosts/" + s.id,
+	h := &wire.Host{
+		Kind: wire.HostKindHost, ID: s.id, Href: "/api/assisted-install/v2/infra-envs/" + fixtureInfraEnvID + "/hosts/" + s.id,
 		ClusterID: &clusterID, InfraEnvID: fixtureInfraEnvID, Status: s.status, StatusInfo: s.statusInfo,
 		Role: s.role, Bootstrap: s.bootstrap, RequestedHostname: s.name,
-		CheckedInAt: v2.DateTime(fixtureTime.Add(-20 * time.Second)),
+		CheckedInAt: wire.DateTime(fixtureTime.Add(-20 * time.Second)),
 	}
 	if s.stage != "" || s.pct > 0 {
-		h.Progress = &v2.HostProgressInfo{CurrentStage: s.stage, InstallationPercentage: s.pct}
+		h.Progress = &wire.HostProgressInfo{CurrentStage: s.stage, InstallationPercentage: s.pct}
 	}
 	if !s.noInv {
 		h.Inventory = mustJSON(fixtureInventory(s))
@@ -98,28 +98,28 @@ func fixtureHost(s hostSpec) *v2.Host {
 	return h
 }
 
-func fixtureInventory(s hostSpec) *v2.Inventory {
+func fixtureInventory(s hostSpec) *wire.Inventory {
 	n := s.id[len(s.id)-1:]
-	eligible := &v2.DiskInstallationEligibility{Eligible: true}
-	return &v2.Inventory{
+	eligible := &wire.DiskInstallationEligibility{Eligible: true}
+	return &wire.Inventory{
 		Hostname:     s.name,
-		SystemVendor: &v2.SystemVendor{Manufacturer: "Dell Inc.", ProductName: "PowerEdge R650", SerialNumber: "7XK2QW" + n},
-		CPU:          &v2.CPU{Count: s.cores, ModelName: "Intel(R) Xeon(R) Gold 6338N CPU @ 2.20GHz", Architecture: "x86_64"},
-		Memory:       &v2.Memory{PhysicalBytes: s.ram, UsableBytes: s.ram - gib/2},
-		Boot:         &v2.Boot{CurrentBootMode: "uefi"},
-		Interfaces: []*v2.Interface{{
+		SystemVendor: &wire.SystemVendor{Manufacturer: "Dell Inc.", ProductName: "PowerEdge R650", SerialNumber: "7XK2QW" + n},
+		CPU:          &wire.CPU{Count: s.cores, ModelName: "Intel(R) Xeon(R) Gold 6338N CPU @ 2.20GHz", Architecture: "x86_64"},
+		Memory:       &wire.Memory{PhysicalBytes: s.ram, UsableBytes: s.ram - gib/2},
+		Boot:         &wire.Boot{CurrentBootMode: "uefi"},
+		Interfaces: []*wire.Interface{{
 			Name: "eno1", MACAddress: "b8:ce:f6:12:34:5" + n, MTU: 1500, HasCarrier: true, SpeedMbps: 25000,
 			IPv4Addresses: []string{"192.168.111.2" + n + "/24"}, IPv6Addresses: []string{"fd2e:6f44:5dd8::2" + n + "/64"},
 		}},
-		Disks: []*v2.Disk{
-			{ID: "/dev/disk/by-id/wwn-0x5000c500a0b1c2d" + n, Name: "sda", Path: "/dev/sda", DriveType: v2.DriveTypeSSD,
+		Disks: []*wire.Disk{
+			{ID: "/dev/disk/by-id/wwn-0x5000c500a0b1c2d" + n, Name: "sda", Path: "/dev/sda", DriveType: wire.DriveTypeSSD,
 				SizeBytes: s.diskGB * 1e9, InstallationEligibility: eligible},
-			{ID: "/dev/disk/by-path/pci-0000:00:14.0-usb-0:1:1.0-scsi-0:0:0:0", Name: "sdb", Path: "/dev/sdb", DriveType: v2.DriveTypeSSD,
+			{ID: "/dev/disk/by-path/pci-0000:00:14.0-usb-0:1:1.0-scsi-0:0:0:0", Name: "sdb", Path: "/dev/sdb", DriveType: wire.DriveTypeSSD,
 				SizeBytes: 8e9, Removable: true, IsInstallationMedia: true,
-				InstallationEligibility: &v2.DiskInstallationEligibility{NotEligibleReasons: []string{
+				InstallationEligibility: &wire.DiskInstallationEligibility{NotEligibleReasons: []string{
 					"Disk is too small (disk only has 8.0 GB, but 100 GB are required)", "Disk appears to be an installation media"}}},
 		},
-		Routes: []*v2.Route{{Interface: "eno1", Gateway: "192.168.111.1", Destination: "0.0.0.0", Family: 2}},
+		Routes: []*wire.Route{{Interface: "eno1", Gateway: "192.168.111.1", Destination: "0.0.0.0", Family: 2}},
 	}
 }
 
@@ -145,7 +145,7 @@ var clusterValidations = []struct{ cat, id, ok string }{
 	{"configuration", "pull-secret-set", "The pull secret is set."},
 }
 
-func fixtureCluster(status v2.ClusterStatus, info string, pct int64, failing, pending map[string]string) *v2.Cluster {
+func fixtureCluster(status wire.ClusterStatus, info string, pct int64, failing, pending map[string]string) *wire.Cluster {
 	groups := map[string][]map[string]string{}
 	for _, v := range clusterValidations {
 		st, msg := "success", v.ok
@@ -157,22 +157,22 @@ func fixtureCluster(status v2.ClusterStatus, info string, pct int64, failing, pe
 		groups[v.cat] = append(groups[v.cat], map[string]string{"id": v.id, "status": st, "message": msg})
 	}
 	// node zero's own configured-hosts-registered, when a case sets it.
-	id := string(v2.ClusterValidationIDConfiguredHostsRegistered)
+	id := string(wire.ClusterValidationIDConfiguredHostsRegistered)
 	if m, ok := failing[id]; ok {
 		groups["hosts-data"] = append(groups["hosts-data"], map[string]string{"id": id, "status": "failure", "message": m})
 	} else if m, ok := pending[id]; ok {
 		groups["hosts-data"] = append(groups["hosts-data"], map[string]string{"id": id, "status": "pending", "message": m})
 	}
-	c := &v2.Cluster{
-		Kind: v2.ClusterKindCluster, ID: fixtureClusterID, Href: "/api/assisted-install/v2/clusters/" + fixtureClusterID,
+	c := &wire.Cluster{
+		Kind: wire.ClusterKindCluster, ID: fixtureClusterID, Href: "/api/assisted-install/v2/clusters/" + fixtureClusterID,
 		Name: "ocp-edge", OpenshiftVersion: "4.18.3", BaseDNSDomain: "example.com", Status: status, StatusInfo: info,
 		ControlPlaneCount: 3, ValidationsInfo: mustJSON(groups),
 	}
 	if pct > 0 {
-		c.Progress = &v2.ClusterProgressInfo{TotalPercentage: pct}
+		c.Progress = &wire.ClusterProgressInfo{TotalPercentage: pct}
 	}
-	if installing(&v2.Cluster{Status: status}) {
-		c.InstallStartedAt = v2.DateTime(fixtureTime.Add(-25 * time.Minute))
+	if installing(&wire.Cluster{Status: status}) {
+		c.InstallStartedAt = wire.DateTime(fixtureTime.Add(-25 * time.Minute))
 	}
 	return c
 }
@@ -197,16 +197,16 @@ const (
 // fiveHosts are three masters and two workers, all passing, known.
 func fiveHosts() []hostSpec {
 	return []hostSpec{
-		{id: idMaster0, name: "master-0", role: v2.HostRoleMaster, status: v2.HostStatusKnown, statusInfo: "Host is ready to be installed", cores: 16, ram: 64 * gib, diskGB: 480},
-		{id: idMaster1, name: "master-1", role: v2.HostRoleMaster, status: v2.HostStatusKnown, statusInfo: "Host is ready to be installed", cores: 16, ram: 64 * gib, diskGB: 480},
-		{id: idMaster2, name: "master-2", role: v2.HostRoleMaster, status: v2.HostStatusKnown, statusInfo: "Host is ready to be installed", cores: 16, ram: 64 * gib, diskGB: 480},
-		{id: idWorker0, name: "worker-0", role: v2.HostRoleWorker, status: v2.HostStatusKnown, statusInfo: "Host is ready to be installed", cores: 32, ram: 128 * gib, diskGB: 960},
-		{id: idWorker1, name: "worker-1", role: v2.HostRoleWorker, status: v2.HostStatusKnown, statusInfo: "Host is ready to be installed", cores: 32, ram: 128 * gib, diskGB: 960},
+		{id: idMaster0, name: "master-0", role: wire.HostRoleMaster, status: wire.HostStatusKnown, statusInfo: "Host is ready to be installed", cores: 16, ram: 64 * gib, diskGB: 480},
+		{id: idMaster1, name: "master-1", role: wire.HostRoleMaster, status: wire.HostStatusKnown, statusInfo: "Host is ready to be installed", cores: 16, ram: 64 * gib, diskGB: 480},
+		{id: idMaster2, name: "master-2", role: wire.HostRoleMaster, status: wire.HostStatusKnown, statusInfo: "Host is ready to be installed", cores: 16, ram: 64 * gib, diskGB: 480},
+		{id: idWorker0, name: "worker-0", role: wire.HostRoleWorker, status: wire.HostStatusKnown, statusInfo: "Host is ready to be installed", cores: 32, ram: 128 * gib, diskGB: 960},
+		{id: idWorker1, name: "worker-1", role: wire.HostRoleWorker, status: wire.HostStatusKnown, statusInfo: "Host is ready to be installed", cores: 32, ram: 128 * gib, diskGB: 960},
 	}
 }
 
-func buildHosts(specs []hostSpec) []*v2.Host {
-	out := make([]*v2.Host, len(specs))
+func buildHosts(specs []hostSpec) []*wire.Host {
+	out := make([]*wire.Host, len(specs))
 	for i, s := range specs {
 		out[i] = fixtureHost(s)
 	}
@@ -214,10 +214,10 @@ func buildHosts(specs []hostSpec) []*v2.Host {
 }
 
 // fixtureEvent is one event, sec seconds before fixtureTime.
-func fixtureEvent(sec int, severity v2.EventSeverity, hostID, msg string) *v2.Event {
+func fixtureEvent(sec int, severity wire.EventSeverity, hostID, msg string) *wire.Event {
 	clusterID := fixtureClusterID
-	e := &v2.Event{Name: "host_status_updated", ClusterID: &clusterID, Severity: severity, Category: v2.EventCategoryUser,
-		Message: msg, EventTime: v2.DateTime(fixtureTime.Add(-time.Duration(sec) * time.Second))}
+	e := &wire.Event{Name: "host_status_updated", ClusterID: &clusterID, Severity: severity, Category: wire.EventCategoryUser,
+		Message: msg, EventTime: wire.DateTime(fixtureTime.Add(-time.Duration(sec) * time.Second))}
 	if hostID != "" {
 		e.HostID = &hostID
 	}
@@ -229,14 +229,14 @@ func fixtureEvent(sec int, severity v2.EventSeverity, hostID, msg string) *v2.Ev
 func healthySnapshot() Snapshot {
 	return Snapshot{
 		At: fixtureTime, ThisHost: idMaster0,
-		Cluster: fixtureCluster(v2.ClusterStatusReady, "Cluster ready to be installed", 0, nil, nil),
+		Cluster: fixtureCluster(wire.ClusterStatusReady, "Cluster ready to be installed", 0, nil, nil),
 		Hosts:   buildHosts(fiveHosts()),
-		Events: []*v2.Event{
-			fixtureEvent(420, v2.EventSeverityInfo, "", "Successfully registered cluster ocp-edge with id "+fixtureClusterID),
-			fixtureEvent(300, v2.EventSeverityInfo, idMaster0, "Host master-0: Successfully registered"),
-			fixtureEvent(240, v2.EventSeverityInfo, idWorker1, "Host worker-1: updated status from discovering to known (Host is ready to be installed)"),
-			fixtureEvent(90, v2.EventSeverityInfo, "", "Cluster validation 'all-hosts-are-ready-to-install' is now fixed"),
-			fixtureEvent(60, v2.EventSeverityInfo, "", "Updated status of the cluster to ready"),
+		Events: []*wire.Event{
+			fixtureEvent(420, wire.EventSeverityInfo, "", "Successfully registered cluster ocp-edge with id "+fixtureClusterID),
+			fixtureEvent(300, wire.EventSeverityInfo, idMaster0, "Host master-0: Successfully registered"),
+			fixtureEvent(240, wire.EventSeverityInfo, idWorker1, "Host worker-1: updated status from discovering to known (Host is ready to be installed)"),
+			fixtureEvent(90, wire.EventSeverityInfo, "", "Cluster validation 'all-hosts-are-ready-to-install' is now fixed"),
+			fixtureEvent(60, wire.EventSeverityInfo, "", "Updated status of the cluster to ready"),
 		},
 	}
 }
@@ -247,24 +247,24 @@ const memoryFailure = "Require at least 16.00 GiB RAM for role master, found onl
 // API VIP is outside the machine network.
 func failingSnapshot() Snapshot {
 	specs := fiveHosts()
-	specs[1].status = v2.HostStatusInsufficient
+	specs[1].status = wire.HostStatusInsufficient
 	specs[1].ram = 8 * gib
 	specs[1].statusInfo = "Host cannot be installed due to following failing validation(s): " + memoryFailure
 	specs[1].failing = map[string]string{"has-memory-for-role": memoryFailure}
 	specs[4].failing = map[string]string{"ntp-synced": "Host couldn't synchronize with any NTP server"}
 	return Snapshot{
 		At: fixtureTime, ThisHost: idMaster0,
-		Cluster: fixtureCluster(v2.ClusterStatusInsufficient, "Cluster is not ready for install", 0, map[string]string{
+		Cluster: fixtureCluster(wire.ClusterStatusInsufficient, "Cluster is not ready for install", 0, map[string]string{
 			"all-hosts-are-ready-to-install": "The cluster has hosts that are not ready to install.",
 			"api-vips-valid":                 "api vips <192.168.122.5> does not belong to machine-network-cidr <192.168.111.0/24>",
 		}, nil),
 		Hosts: buildHosts(specs),
-		Events: []*v2.Event{
-			fixtureEvent(300, v2.EventSeverityInfo, idMaster1, "Host master-1: Successfully registered"),
-			fixtureEvent(200, v2.EventSeverityWarning, idMaster1, "Host master-1: validation 'has-memory-for-role' that used to succeed is now failing"),
-			fixtureEvent(199, v2.EventSeverityWarning, idMaster1, "Host master-1: updated status from discovering to insufficient (Host cannot be installed due to following failing validation(s): "+memoryFailure+")"),
-			fixtureEvent(120, v2.EventSeverityWarning, "", "Cluster validation 'api-vips-valid' that used to succeed is now failing"),
-			fixtureEvent(30, v2.EventSeverityWarning, idWorker1, "Host worker-1: validation 'ntp-synced' that used to succeed is now failing"),
+		Events: []*wire.Event{
+			fixtureEvent(300, wire.EventSeverityInfo, idMaster1, "Host master-1: Successfully registered"),
+			fixtureEvent(200, wire.EventSeverityWarning, idMaster1, "Host master-1: validation 'has-memory-for-role' that used to succeed is now failing"),
+			fixtureEvent(199, wire.EventSeverityWarning, idMaster1, "Host master-1: updated status from discovering to insufficient (Host cannot be installed due to following failing validation(s): "+memoryFailure+")"),
+			fixtureEvent(120, wire.EventSeverityWarning, "", "Cluster validation 'api-vips-valid' that used to succeed is now failing"),
+			fixtureEvent(30, wire.EventSeverityWarning, idWorker1, "Host worker-1: validation 'ntp-synced' that used to succeed is now failing"),
 		},
 	}
 }
@@ -272,26 +272,26 @@ func failingSnapshot() Snapshot {
 // installingSnapshot: installing; the hosts are at different stages.
 func installingSnapshot() Snapshot {
 	specs := fiveHosts()
-	set := func(i int, stage v2.HostStage, pct int64) {
-		specs[i].status, specs[i].statusInfo = v2.HostStatusInstallingInProgress, string(stage)
+	set := func(i int, stage wire.HostStage, pct int64) {
+		specs[i].status, specs[i].statusInfo = wire.HostStatusInstallingInProgress, string(stage)
 		specs[i].stage, specs[i].pct = stage, pct
 	}
 	specs[0].bootstrap = true
-	set(0, v2.HostStageWaitingForControlPlane, 45)
-	set(1, v2.HostStageRebooting, 62)
-	set(2, v2.HostStageWritingImageToDisk, 37)
-	set(3, v2.HostStageWaitingForControlPlane, 44)
-	set(4, v2.HostStageInstalling, 22)
+	set(0, wire.HostStageWaitingForControlPlane, 45)
+	set(1, wire.HostStageRebooting, 62)
+	set(2, wire.HostStageWritingImageToDisk, 37)
+	set(3, wire.HostStageWaitingForControlPlane, 44)
+	set(4, wire.HostStageInstalling, 22)
 	return Snapshot{
 		At: fixtureTime, ThisHost: idMaster0,
-		Cluster: fixtureCluster(v2.ClusterStatusInstalling, "Installation in progress", 31, nil, nil),
+		Cluster: fixtureCluster(wire.ClusterStatusInstalling, "Installation in progress", 31, nil, nil),
 		Hosts:   buildHosts(specs),
-		Events: []*v2.Event{
-			fixtureEvent(600, v2.EventSeverityInfo, "", "Updated status of the cluster to installing"),
-			fixtureEvent(300, v2.EventSeverityInfo, idMaster0, "Host master-0: updated status from installing to installing-in-progress (Starting installation)"),
-			fixtureEvent(180, v2.EventSeverityInfo, idMaster2, "Host: master-2, reached installation stage Writing image to disk: 37%"),
-			fixtureEvent(100, v2.EventSeverityInfo, idMaster0, "Host: master-0, reached installation stage Waiting for control plane"),
-			fixtureEvent(20, v2.EventSeverityInfo, idMaster1, "Host: master-1, reached installation stage Rebooting"),
+		Events: []*wire.Event{
+			fixtureEvent(600, wire.EventSeverityInfo, "", "Updated status of the cluster to installing"),
+			fixtureEvent(300, wire.EventSeverityInfo, idMaster0, "Host master-0: updated status from installing to installing-in-progress (Starting installation)"),
+			fixtureEvent(180, wire.EventSeverityInfo, idMaster2, "Host: master-2, reached installation stage Writing image to disk: 37%"),
+			fixtureEvent(100, wire.EventSeverityInfo, idMaster0, "Host: master-0, reached installation stage Waiting for control plane"),
+			fixtureEvent(20, wire.EventSeverityInfo, idMaster1, "Host: master-1, reached installation stage Rebooting"),
 		},
 	}
 }
@@ -310,13 +310,13 @@ func manyHostsSnapshot(tb testing.TB, n int) Snapshot {
 	s := installingSnapshot()
 	s.Hosts = nil
 	for i := range n {
-		role := v2.HostRoleWorker
+		role := wire.HostRoleWorker
 		if i < 3 {
-			role = v2.HostRoleMaster
+			role = wire.HostRoleMaster
 		}
 		s.Hosts = append(s.Hosts, fixtureHost(hostSpec{
 			id: fmt.Sprintf("8d2c6a10-1b2e-4c3d-9e4f-%012d", i), name: fmt.Sprintf("node-%03d", i), role: role,
-			status: v2.HostStatusInstallingInProgress, stage: v2.HostStageWritingImageToDisk, pct: int64(i % 100),
+			status: wire.HostStatusInstallingInProgress, stage: wire.HostStageWritingImageToDisk, pct: int64(i % 100),
 			cores: 32, ram: 128 * gib, diskGB: 960,
 		}))
 	}

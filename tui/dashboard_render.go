@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strings"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // Validation statuses as the service writes them in validations_info.
@@ -190,9 +190,9 @@ func progressBar(pct int64, width int, mono bool) string {
 
 // parsedHost is a host with its inventory and validations read.
 type parsedHost struct {
-	Host        *v2.Host
+	Host        *wire.Host
 	Name        string
-	Inventory   *v2.Inventory // nil: none sent yet, or unreadable
+	Inventory   *wire.Inventory // nil: none sent yet, or unreadable
 	Validations []validation
 }
 
@@ -207,7 +207,7 @@ type parseCache struct {
 
 type cachedInventory struct {
 	raw string
-	inv *v2.Inventory
+	inv *wire.Inventory
 }
 
 type cachedValidations struct {
@@ -220,7 +220,7 @@ func newParseCache() *parseCache {
 }
 
 // inventory parses raw, the inventory of host id.
-func (c *parseCache) inventory(id, raw string) *v2.Inventory {
+func (c *parseCache) inventory(id, raw string) *wire.Inventory {
 	if raw == "" {
 		return nil
 	}
@@ -229,7 +229,7 @@ func (c *parseCache) inventory(id, raw string) *v2.Inventory {
 			return e.inv
 		}
 	}
-	inv := new(v2.Inventory)
+	inv := new(wire.Inventory)
 	if json.Unmarshal([]byte(raw), inv) != nil {
 		inv = nil // shown as no inventory; the service validated it on arrival
 	}
@@ -298,7 +298,7 @@ func parseHosts(s Snapshot, c *parseCache) []parsedHost {
 
 // hostName is the name a person knows the host by: the requested hostname,
 // else the inventory's, else the start of its id.
-func hostName(h *v2.Host, inv *v2.Inventory) string {
+func hostName(h *wire.Host, inv *wire.Inventory) string {
 	switch {
 	case h.RequestedHostname != "":
 		return h.RequestedHostname
@@ -312,12 +312,12 @@ func hostName(h *v2.Host, inv *v2.Inventory) string {
 
 // hostRole is the role column: the bootstrap master shows as bootstrap, an
 // auto-assigned host as the role the service suggests for it.
-func hostRole(h *v2.Host) string {
+func hostRole(h *wire.Host) string {
 	switch {
 	case h.Bootstrap:
-		return string(v2.HostRoleBootstrap)
-	case h.Role == v2.HostRoleAutoAssign || h.Role == "":
-		if h.SuggestedRole != "" && h.SuggestedRole != v2.HostRoleAutoAssign {
+		return string(wire.HostRoleBootstrap)
+	case h.Role == wire.HostRoleAutoAssign || h.Role == "":
+		if h.SuggestedRole != "" && h.SuggestedRole != wire.HostRoleAutoAssign {
 			return string(h.SuggestedRole)
 		}
 		return "auto"
@@ -326,14 +326,14 @@ func hostRole(h *v2.Host) string {
 }
 
 // hostStage is the host's install stage, "" before the installation.
-func hostStage(h *v2.Host) string {
+func hostStage(h *wire.Host) string {
 	if h.Progress == nil {
 		return ""
 	}
 	return string(h.Progress.CurrentStage)
 }
 
-func hostPercent(h *v2.Host) int64 {
+func hostPercent(h *wire.Host) int64 {
 	if h.Progress == nil {
 		return 0
 	}
@@ -342,11 +342,11 @@ func hostPercent(h *v2.Host) int64 {
 
 // installDisk is the disk the host installs on: the one the service chose
 // (installation_disk_id, else _path), else the biggest eligible disk.
-func installDisk(h *v2.Host, inv *v2.Inventory) *v2.Disk {
+func installDisk(h *wire.Host, inv *wire.Inventory) *wire.Disk {
 	if inv == nil {
 		return nil
 	}
-	var biggest *v2.Disk
+	var biggest *wire.Disk
 	for _, d := range inv.Disks {
 		if d == nil {
 			continue
@@ -393,7 +393,7 @@ func decimalBytes(b int64) string {
 
 // clusterHeader is the dashboard's first line: the status word exactly as
 // the service gives it and the total progress.
-func clusterHeader(c *v2.Cluster, mono bool) string {
+func clusterHeader(c *wire.Cluster, mono bool) string {
 	if c == nil {
 		return "No cluster registered yet"
 	}
@@ -454,15 +454,15 @@ var hostColumnInfo = map[hostColumn]struct {
 
 // installing reports whether the cluster is past the start of the
 // installation: the table then shows progress rather than hardware.
-func installing(c *v2.Cluster) bool {
+func installing(c *wire.Cluster) bool {
 	if c == nil {
 		return false
 	}
 	switch c.Status {
-	case v2.ClusterStatusInstalling, v2.ClusterStatusInstallingPendingUserAction,
-		v2.ClusterStatusFinalizing, v2.ClusterStatusInstalled:
+	case wire.ClusterStatusInstalling, wire.ClusterStatusInstallingPendingUserAction,
+		wire.ClusterStatusFinalizing, wire.ClusterStatusInstalled:
 		return true
-	case v2.ClusterStatusError, v2.ClusterStatusCancelled:
+	case wire.ClusterStatusError, wire.ClusterStatusCancelled:
 		return !c.InstallStartedAt.IsZero()
 	}
 	return false
@@ -520,7 +520,7 @@ func hostRow(p parsedHost, cols []hostColumn, thisHost string, mono bool) []host
 			cell.Text = hostRole(h)
 		case colStatus:
 			cell.Text = string(h.Status)
-			if !wide && h.Status == v2.HostStatusInstallingInProgress && hostStage(h) != "" {
+			if !wide && h.Status == wire.HostStatusInstallingInProgress && hostStage(h) != "" {
 				cell.Text = hostStage(h)
 			}
 			cell.Bad = badHostStatus(h.Status)
@@ -559,11 +559,11 @@ func hostRow(p parsedHost, cols []hostColumn, thisHost string, mono bool) []host
 }
 
 // badHostStatus: statuses that need the person's attention.
-func badHostStatus(s v2.HostStatus) bool {
+func badHostStatus(s wire.HostStatus) bool {
 	switch s {
-	case v2.HostStatusInsufficient, v2.HostStatusDisconnected, v2.HostStatusError,
-		v2.HostStatusPreparingFailed, v2.HostStatusInstallingPendingUserAction,
-		v2.HostStatusResettingPendingUserAction, v2.HostStatusCancelled:
+	case wire.HostStatusInsufficient, wire.HostStatusDisconnected, wire.HostStatusError,
+		wire.HostStatusPreparingFailed, wire.HostStatusInstallingPendingUserAction,
+		wire.HostStatusResettingPendingUserAction, wire.HostStatusCancelled:
 		return true
 	}
 	return false

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 func TestParseValidations(t *testing.T) {
@@ -136,20 +136,20 @@ func TestSizes(t *testing.T) {
 }
 
 func TestHostNameAndRole(t *testing.T) {
-	inv := &v2.Inventory{Hostname: "localhost-inv"}
+	inv := &wire.Inventory{Hostname: "localhost-inv"}
 	tests := []struct {
 		name     string
-		h        *v2.Host
-		inv      *v2.Inventory
+		h        *wire.Host
+		inv      *wire.Inventory
 		wantName string
 		wantRole string
 	}{
-		{"requested name wins", &v2.Host{ID: idMaster0, RequestedHostname: "master-0", Role: v2.HostRoleMaster}, inv, "master-0", "master"},
-		{"inventory name", &v2.Host{ID: idMaster0, Role: v2.HostRoleWorker}, inv, "localhost-inv", "worker"},
-		{"id prefix", &v2.Host{ID: idMaster0, Role: v2.HostRoleAutoAssign}, nil, "8d2c6a10", "auto"},
-		{"short id", &v2.Host{ID: "abc"}, nil, "abc", "auto"},
-		{"bootstrap", &v2.Host{ID: idMaster0, Role: v2.HostRoleMaster, Bootstrap: true}, nil, "8d2c6a10", "bootstrap"},
-		{"suggested role", &v2.Host{ID: idMaster0, Role: v2.HostRoleAutoAssign, SuggestedRole: v2.HostRoleMaster}, nil, "8d2c6a10", "master"},
+		{"requested name wins", &wire.Host{ID: idMaster0, RequestedHostname: "master-0", Role: wire.HostRoleMaster}, inv, "master-0", "master"},
+		{"inventory name", &wire.Host{ID: idMaster0, Role: wire.HostRoleWorker}, inv, "localhost-inv", "worker"},
+		{"id prefix", &wire.Host{ID: idMaster0, Role: wire.HostRoleAutoAssign}, nil, "8d2c6a10", "auto"},
+		{"short id", &wire.Host{ID: "abc"}, nil, "abc", "auto"},
+		{"bootstrap", &wire.Host{ID: idMaster0, Role: wire.HostRoleMaster, Bootstrap: true}, nil, "8d2c6a10", "bootstrap"},
+		{"suggested role", &wire.Host{ID: idMaster0, Role: wire.HostRoleAutoAssign, SuggestedRole: wire.HostRoleMaster}, nil, "8d2c6a10", "master"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -164,24 +164,24 @@ func TestHostNameAndRole(t *testing.T) {
 }
 
 func TestInstallDisk(t *testing.T) {
-	ok := &v2.DiskInstallationEligibility{Eligible: true}
-	no := &v2.DiskInstallationEligibility{NotEligibleReasons: []string{"too small"}}
-	inv := &v2.Inventory{Disks: []*v2.Disk{
+	ok := &wire.DiskInstallationEligibility{Eligible: true}
+	no := &wire.DiskInstallationEligibility{NotEligibleReasons: []string{"too small"}}
+	inv := &wire.Inventory{Disks: []*wire.Disk{
 		{ID: "by-id/a", Path: "/dev/sda", SizeBytes: 200e9, InstallationEligibility: ok},
 		{ID: "by-id/b", Path: "/dev/sdb", SizeBytes: 900e9, InstallationEligibility: ok},
 		{ID: "by-id/c", Path: "/dev/sdc", SizeBytes: 4e12, InstallationEligibility: no},
 	}}
 	tests := []struct {
 		name string
-		h    *v2.Host
-		inv  *v2.Inventory
+		h    *wire.Host
+		inv  *wire.Inventory
 		want string // the disk's path, "" for none
 	}{
-		{"chosen by id", &v2.Host{InstallationDiskID: "by-id/a", InstallationDiskPath: "/dev/sdb"}, inv, "/dev/sda"},
-		{"chosen by path", &v2.Host{InstallationDiskPath: "/dev/sda"}, inv, "/dev/sda"},
-		{"biggest eligible", &v2.Host{}, inv, "/dev/sdb"},
-		{"none eligible", &v2.Host{}, &v2.Inventory{Disks: []*v2.Disk{{Path: "/dev/sdc", InstallationEligibility: no}}}, ""},
-		{"no inventory", &v2.Host{}, nil, ""},
+		{"chosen by id", &wire.Host{InstallationDiskID: "by-id/a", InstallationDiskPath: "/dev/sdb"}, inv, "/dev/sda"},
+		{"chosen by path", &wire.Host{InstallationDiskPath: "/dev/sda"}, inv, "/dev/sda"},
+		{"biggest eligible", &wire.Host{}, inv, "/dev/sdb"},
+		{"none eligible", &wire.Host{}, &wire.Inventory{Disks: []*wire.Disk{{Path: "/dev/sdc", InstallationEligibility: no}}}, ""},
+		{"no inventory", &wire.Host{}, nil, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -216,19 +216,19 @@ func TestHostColumns(t *testing.T) {
 }
 
 func TestInstallingPhase(t *testing.T) {
-	started := v2.DateTime(fixtureTime)
+	started := wire.DateTime(fixtureTime)
 	tests := []struct {
-		c    *v2.Cluster
+		c    *wire.Cluster
 		want bool
 	}{
 		{nil, false},
-		{&v2.Cluster{Status: v2.ClusterStatusReady}, false},
-		{&v2.Cluster{Status: v2.ClusterStatusPreparingForInstallation}, false},
-		{&v2.Cluster{Status: v2.ClusterStatusInstalling}, true},
-		{&v2.Cluster{Status: v2.ClusterStatusFinalizing}, true},
-		{&v2.Cluster{Status: v2.ClusterStatusInstalled}, true},
-		{&v2.Cluster{Status: v2.ClusterStatusError}, false},
-		{&v2.Cluster{Status: v2.ClusterStatusError, InstallStartedAt: started}, true},
+		{&wire.Cluster{Status: wire.ClusterStatusReady}, false},
+		{&wire.Cluster{Status: wire.ClusterStatusPreparingForInstallation}, false},
+		{&wire.Cluster{Status: wire.ClusterStatusInstalling}, true},
+		{&wire.Cluster{Status: wire.ClusterStatusFinalizing}, true},
+		{&wire.Cluster{Status: wire.ClusterStatusInstalled}, true},
+		{&wire.Cluster{Status: wire.ClusterStatusError}, false},
+		{&wire.Cluster{Status: wire.ClusterStatusError, InstallStartedAt: started}, true},
 	}
 	for _, tc := range tests {
 		if got := installing(tc.c); got != tc.want {
@@ -266,7 +266,7 @@ func TestHostRow(t *testing.T) {
 		[]string{"", "master-2", "master", "Writing image to disk", "[##------]  37%"}; !cmp.Equal(got, want) {
 		t.Errorf("master-2 narrow installing row = %q, want %q", got, want)
 	}
-	noInv := parsedHost{Host: &v2.Host{ID: "x", Status: v2.HostStatusDiscovering}, Name: "x"}
+	noInv := parsedHost{Host: &wire.Host{ID: "x", Status: wire.HostStatusDiscovering}, Name: "x"}
 	if got, want := cells(hostRow(noInv, wide, "", false)), []string{"", "x", "auto", "discovering", "", "", "", "", "", ""}; !cmp.Equal(got, want) {
 		t.Errorf("discovering host row = %q, want %q", got, want)
 	}
@@ -315,7 +315,7 @@ func TestHostDetail(t *testing.T) {
 	if self := strings.Join(hostDetail(hosts[0], s.ThisHost, true), "\n"); !strings.HasPrefix(self, "master-0 (this host)\n") {
 		t.Errorf("hostDetail(this host) starts %q", self[:40])
 	}
-	bare := strings.Join(hostDetail(parsedHost{Host: &v2.Host{ID: "x", Status: v2.HostStatusDiscovering}, Name: "x"}, "", false), "\n")
+	bare := strings.Join(hostDetail(parsedHost{Host: &wire.Host{ID: "x", Status: wire.HostStatusDiscovering}, Name: "x"}, "", false), "\n")
 	for _, want := range []string{"Role: auto (auto-assigned)   Status: discovering", "  … none reported yet", "Inventory\n  … not received yet"} {
 		if !strings.Contains(bare, want) {
 			t.Errorf("hostDetail(discovering) lacks %q; it reads:\n%s", want, bare)
@@ -326,11 +326,11 @@ func TestHostDetail(t *testing.T) {
 func TestEventLines(t *testing.T) {
 	names := map[string]string{idMaster1: "master-1"}
 	unknown := "0123456789abcdef"
-	events := []*v2.Event{
-		fixtureEvent(60, v2.EventSeverityInfo, "", "Updated status of the cluster to ready"),
-		fixtureEvent(30, v2.EventSeverityWarning, idMaster1, "Host master-1: validation failing\nsecond line"),
+	events := []*wire.Event{
+		fixtureEvent(60, wire.EventSeverityInfo, "", "Updated status of the cluster to ready"),
+		fixtureEvent(30, wire.EventSeverityWarning, idMaster1, "Host master-1: validation failing\nsecond line"),
 		nil,
-		fixtureEvent(0, v2.EventSeverityError, unknown, "gone host"),
+		fixtureEvent(0, wire.EventSeverityError, unknown, "gone host"),
 	}
 	want := []string{
 		"09:25:53 info              Updated status of the cluster to ready",
@@ -376,7 +376,7 @@ func TestWrapText(t *testing.T) {
 }
 
 func TestClusterHeader(t *testing.T) {
-	c := fixtureCluster(v2.ClusterStatusPreparingForInstallation, "", 10, nil, nil)
+	c := fixtureCluster(wire.ClusterStatusPreparingForInstallation, "", 10, nil, nil)
 	if got, want := clusterHeader(c, true), "Status: preparing-for-installation [##------------------]  10%"; got != want {
 		t.Errorf("clusterHeader = %q, want %q", got, want)
 	}

@@ -21,6 +21,6 @@
 // on tview's event goroutine, inside QueueUpdateDraw. It works at 80×24 and
 // on a serial terminal without colour (Config.Mono), keyboard only.
 //
-// Imports: the wire-types package daemon/v2, tview and tcell, the standard
+// Imports: the wire package, tview and tcell, the standard
 // library. Nothing else of the project (DESIGN.md §10).
 package tui

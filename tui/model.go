@@ -5,7 +5,7 @@ import (
 	"net/netip"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // Snapshot is what the dashboard shows, fetched at one moment from node
@@ -13,10 +13,10 @@ import (
 // dashboard then says "reconnecting" over the data it still has.
 type Snapshot struct {
 	At      time.Time
-	Err     error       // the last fetch failed; the rest is the last good data
-	Cluster *v2.Cluster // nil: no cluster registered yet
-	Hosts   []*v2.Host  // the cluster's hosts, in the service's order
-	Events  []*v2.Event // the newest events, oldest first
+	Err     error         // the last fetch failed; the rest is the last good data
+	Cluster *wire.Cluster // nil: no cluster registered yet
+	Hosts   []*wire.Host  // the cluster's hosts, in the service's order
+	Events  []*wire.Event // the newest events, oldest first
 	// ThisHost is the id of the host the console runs on ("" unknown), so
 	// that the table can mark it.
 	ThisHost string

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // HTTPSource fetches the dashboard's snapshots from node zero's service
@@ -17,7 +17,7 @@ import (
 // Set the fields before the first Snapshot call. It is safe for concurrent
 // use.
 type HTTPSource struct {
-	client   *v2.Client
+	client   *wire.Client
 	thisHost string
 
 	// ClusterID picks the cluster; "" takes the first the service lists
@@ -41,13 +41,13 @@ type HTTPSource struct {
 
 	mu   sync.Mutex
 	last Snapshot // the last good data
-	// The event tail. v2.Client cannot ask for the newest events first
+	// The event tail. wire.Client cannot ask for the newest events first
 	// (EventsQuery has no order), so the source reads the cluster's events
 	// once, oldest first, and then only those after the ones it has seen:
 	// seen is the offset of the next unseen event.
 	evCluster string
 	seen      int
-	tail      []*v2.Event
+	tail      []*wire.Event
 	// hostsAt is when the host list in last was read; hostsKey what the
 	// cluster looked like then.
 	hostsAt  time.Time
@@ -69,7 +69,7 @@ const eventPage = 1000
 
 // NewHTTPSource returns a source reading through c. thisHost is the id of
 // the host the console runs on ("" when unknown), marked in the table.
-func NewHTTPSource(c *v2.Client, thisHost string) *HTTPSource {
+func NewHTTPSource(c *wire.Client, thisHost string) *HTTPSource {
 	return &HTTPSource{client: c, thisHost: thisHost}
 }
 
@@ -95,7 +95,7 @@ func (s *HTTPSource) fetch(ctx context.Context) (Snapshot, error) {
 	}
 	snap := Snapshot{ThisHost: s.thisHost}
 
-	var clusters v2.ClusterList
+	var clusters wire.ClusterList
 	err := s.call(ctx, func(ctx context.Context) (err error) {
 		clusters, err = s.client.ListClusters(ctx)
 		return err
@@ -129,7 +129,7 @@ func (s *HTTPSource) fetch(ctx context.Context) (Snapshot, error) {
 	}
 	if fresh > 0 || key != s.hostsKey || s.last.Cluster == nil || s.last.Cluster.ID != id ||
 		busy(snap.Cluster.Status) || now().Sub(s.hostsAt) >= every {
-		var hosts v2.HostList
+		var hosts wire.HostList
 		err = s.call(ctx, func(ctx context.Context) (err error) {
 			hosts, err = s.client.ListClusterHosts(ctx, id)
 			return err
@@ -147,16 +147,16 @@ func (s *HTTPSource) fetch(ctx context.Context) (Snapshot, error) {
 }
 
 // hostsKey is what of a cluster moves when its hosts do.
-func hostsKey(c *v2.Cluster) string {
+func hostsKey(c *wire.Cluster) string {
 	return fmt.Sprintf("%s|%s|%d|%d|%d|%s", c.Status, c.StatusInfo, c.TotalHostCount, c.ReadyHostCount,
 		c.EnabledHostCount, c.UpdatedAt.Format(time.RFC3339Nano))
 }
 
 // busy reports a cluster whose hosts change by the second.
-func busy(st v2.ClusterStatus) bool {
+func busy(st wire.ClusterStatus) bool {
 	switch st {
-	case v2.ClusterStatusPreparingForInstallation, v2.ClusterStatusInstalling, v2.ClusterStatusFinalizing,
-		v2.ClusterStatusInstallingPendingUserAction:
+	case wire.ClusterStatusPreparingForInstallation, wire.ClusterStatusInstalling, wire.ClusterStatusFinalizing,
+		wire.ClusterStatusInstallingPendingUserAction:
 		return true
 	}
 	return false
@@ -175,9 +175,9 @@ func (s *HTTPSource) readEvents(ctx context.Context, clusterID string) (int, err
 	}
 	read := 0
 	for {
-		var page v2.EventList
+		var page wire.EventList
 		err := s.call(ctx, func(ctx context.Context) (err error) {
-			page, err = s.client.ListEvents(ctx, v2.EventsQuery{ClusterID: clusterID, Offset: s.seen, Limit: eventPage})
+			page, err = s.client.ListEvents(ctx, wire.EventsQuery{ClusterID: clusterID, Offset: s.seen, Limit: eventPage})
 			return err
 		})
 		if err != nil {
@@ -187,7 +187,7 @@ func (s *HTTPSource) readEvents(ctx context.Context, clusterID string) (int, err
 		if len(page) > 0 {
 			s.seen += len(page)
 			// A new slice: the snapshots handed out before keep theirs.
-			tail := append(append([]*v2.Event(nil), s.tail...), page...)
+			tail := append(append([]*wire.Event(nil), s.tail...), page...)
 			s.tail = tail[max(0, len(tail)-limit):]
 		}
 		if len(page) < eventPage {

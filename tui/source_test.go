@@ -15,16 +15,16 @@ import (
 	"testing"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // fakeService serves the three reads HTTPSource makes, in the v2 JSON
 // shapes and with v2ListEvents' offset and limit (events oldest first).
 type fakeService struct {
 	mu       sync.Mutex
-	clusters []*v2.Cluster
-	hosts    map[string][]*v2.Host
-	events   []*v2.Event
+	clusters []*wire.Cluster
+	hosts    map[string][]*wire.Host
+	events   []*wire.Event
 	// down answers every request with this status when not 0.
 	down int
 	// hang holds every request until the client gives up.
@@ -49,7 +49,7 @@ func (f *fakeService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `{"code":"%d","href":"","id":%d,"kind":"Error","reason":"service is starting"}`, f.down, f.down)
 		return
 	}
-	path := strings.TrimPrefix(r.URL.Path, v2.APIBasePath)
+	path := strings.TrimPrefix(r.URL.Path, wire.APIBasePath)
 	var out any
 	switch {
 	case path == "/clusters":
@@ -62,7 +62,7 @@ func (f *fakeService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		offset, _ := strconv.Atoi(q.Get("offset"))
 		limit, _ := strconv.Atoi(q.Get("limit"))
 		f.eventQueries = append(f.eventQueries, fmt.Sprintf("cluster=%s offset=%d limit=%d", q.Get("cluster_id"), offset, limit))
-		var evs []*v2.Event
+		var evs []*wire.Event
 		for _, e := range f.events {
 			if e.ClusterID != nil && *e.ClusterID == q.Get("cluster_id") {
 				evs = append(evs, e)
@@ -86,7 +86,7 @@ func (f *fakeService) addEvents(n int) {
 	defer f.mu.Unlock()
 	for range n {
 		i := len(f.events)
-		f.events = append(f.events, fixtureEvent(-i, v2.EventSeverityInfo, "", fmt.Sprintf("event %d", i)))
+		f.events = append(f.events, fixtureEvent(-i, wire.EventSeverityInfo, "", fmt.Sprintf("event %d", i)))
 	}
 }
 
@@ -111,7 +111,7 @@ func serve(t *testing.T, f *fakeService, addr string) *httptest.Server {
 	return srv
 }
 
-func eventMessages(evs []*v2.Event) []string {
+func eventMessages(evs []*wire.Event) []string {
 	var out []string
 	for _, e := range evs {
 		out = append(out, e.Message)
@@ -125,10 +125,10 @@ func eventMessages(evs []*v2.Event) []string {
 func TestHTTPSourceReadsHostsWhenTheyMove(t *testing.T) {
 	healthy := healthySnapshot()
 	cluster := *healthy.Cluster
-	f := &fakeService{clusters: []*v2.Cluster{&cluster}, hosts: map[string][]*v2.Host{fixtureClusterID: healthy.Hosts}}
+	f := &fakeService{clusters: []*wire.Cluster{&cluster}, hosts: map[string][]*wire.Host{fixtureClusterID: healthy.Hosts}}
 	f.addEvents(3)
 	srv := serve(t, f, "127.0.0.1:0")
-	client, err := v2.NewClient(srv.URL)
+	client, err := wire.NewClient(srv.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,20 +158,20 @@ func TestHTTPSourceReadsHostsWhenTheyMove(t *testing.T) {
 	step("quiet after it", func() {}, false)
 	step("a host became ready", func() { f.set(func(*fakeService) { cluster.ReadyHostCount++ }) }, true)
 	step("HostsEvery passed", func() { clock = clock.Add(30 * time.Second) }, true)
-	step("installing", func() { f.set(func(*fakeService) { cluster.Status = v2.ClusterStatusInstalling }) }, true)
+	step("installing", func() { f.set(func(*fakeService) { cluster.Status = wire.ClusterStatusInstalling }) }, true)
 	step("still installing", func() {}, true)
 }
 
 func TestHTTPSource(t *testing.T) {
 	healthy := healthySnapshot()
 	f := &fakeService{
-		clusters: []*v2.Cluster{healthy.Cluster},
-		hosts:    map[string][]*v2.Host{fixtureClusterID: healthy.Hosts},
+		clusters: []*wire.Cluster{healthy.Cluster},
+		hosts:    map[string][]*wire.Host{fixtureClusterID: healthy.Hosts},
 	}
 	f.addEvents(1060)
 	srv := serve(t, f, "127.0.0.1:0")
 	addr := srv.Listener.Addr().String()
-	client, err := v2.NewClient(srv.URL)
+	client, err := wire.NewClient(srv.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +217,7 @@ func TestHTTPSource(t *testing.T) {
 	f.set(func(f *fakeService) { f.down = http.StatusServiceUnavailable })
 	clock = clock.Add(2 * time.Second)
 	s = src.Snapshot(ctx)
-	if v2.StatusCode(s.Err) != http.StatusServiceUnavailable {
+	if wire.StatusCode(s.Err) != http.StatusServiceUnavailable {
 		t.Fatalf("Snapshot() while 503: Err = %v, want the 503", s.Err)
 	}
 	var fe *FetchError
@@ -245,7 +245,7 @@ func TestHTTPSource(t *testing.T) {
 	installing := installingSnapshot()
 	f.set(func(f *fakeService) {
 		f.down = 0
-		f.clusters = []*v2.Cluster{installing.Cluster}
+		f.clusters = []*wire.Cluster{installing.Cluster}
 		f.hosts[fixtureClusterID] = installing.Hosts
 	})
 	f.addEvents(1)
@@ -255,7 +255,7 @@ func TestHTTPSource(t *testing.T) {
 	if s.Err != nil {
 		t.Fatalf("Snapshot() after the service came back: %v", s.Err)
 	}
-	if s.Cluster.Status != v2.ClusterStatusInstalling || !s.At.Equal(clock) {
+	if s.Cluster.Status != wire.ClusterStatusInstalling || !s.At.Equal(clock) {
 		t.Errorf("Snapshot() after the service came back = status %s at %v", s.Cluster.Status, s.At)
 	}
 	if msgs := eventMessages(s.Events); msgs[49] != "event 1062" {
@@ -266,7 +266,7 @@ func TestHTTPSource(t *testing.T) {
 func TestHTTPSourceNoCluster(t *testing.T) {
 	f := &fakeService{}
 	srv := serve(t, f, "127.0.0.1:0")
-	client, err := v2.NewClient(srv.URL)
+	client, err := wire.NewClient(srv.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,12 +281,12 @@ func TestHTTPSourceNoCluster(t *testing.T) {
 }
 
 func TestHTTPSourcePicksCluster(t *testing.T) {
-	other := fixtureCluster(v2.ClusterStatusInstalled, "", 100, nil, nil)
+	other := fixtureCluster(wire.ClusterStatusInstalled, "", 100, nil, nil)
 	other.ID, other.Name = "11111111-2222-3333-4444-555555555555", "other"
-	mine := fixtureCluster(v2.ClusterStatusReady, "", 0, nil, nil)
-	f := &fakeService{clusters: []*v2.Cluster{other, mine}, hosts: map[string][]*v2.Host{}}
+	mine := fixtureCluster(wire.ClusterStatusReady, "", 0, nil, nil)
+	f := &fakeService{clusters: []*wire.Cluster{other, mine}, hosts: map[string][]*wire.Host{}}
 	srv := serve(t, f, "127.0.0.1:0")
-	client, err := v2.NewClient(srv.URL)
+	client, err := wire.NewClient(srv.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +304,7 @@ func TestHTTPSourcePicksCluster(t *testing.T) {
 func TestHTTPSourceTimeout(t *testing.T) {
 	f := &fakeService{hang: true}
 	srv := serve(t, f, "127.0.0.1:0")
-	client, err := v2.NewClient(srv.URL)
+	client, err := wire.NewClient(srv.URL)
 	if err != nil {
 		t.Fatal(err)
 	}

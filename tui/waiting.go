@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // waitingFor says in one sentence what the installation waits for now,
@@ -32,34 +32,34 @@ func waitingForHosts(s Snapshot, hosts []parsedHost) string {
 		return "Waiting for node zero's service to register the cluster"
 	}
 	switch c.Status {
-	case v2.ClusterStatusInsufficient, v2.ClusterStatusPendingForInput, v2.ClusterStatusReady, v2.ClusterStatusAddingHosts:
+	case wire.ClusterStatusInsufficient, wire.ClusterStatusPendingForInput, wire.ClusterStatusReady, wire.ClusterStatusAddingHosts:
 		return waitingBeforeInstall(s, hosts)
-	case v2.ClusterStatusPreparingForInstallation:
+	case wire.ClusterStatusPreparingForInstallation:
 		for _, h := range hosts {
-			if h.Host.Status == v2.HostStatusPreparingFailed {
+			if h.Host.Status == wire.HostStatusPreparingFailed {
 				return withInfo("Preparing the installation failed on "+h.Name, h.Host.StatusInfo)
 			}
 		}
-		if names := namesWhere(hosts, func(h parsedHost) bool { return h.Host.Status == v2.HostStatusPreparingForInstallation }); len(names) > 0 {
+		if names := namesWhere(hosts, func(h parsedHost) bool { return h.Host.Status == wire.HostStatusPreparingForInstallation }); len(names) > 0 {
 			return fmt.Sprintf("Preparing the installation files (%s checking %s disk speed and pulling images)",
 				nameList(names), theirs(len(names)))
 		}
 		return "Preparing the installation files"
-	case v2.ClusterStatusInstalling, v2.ClusterStatusInstallingPendingUserAction:
+	case wire.ClusterStatusInstalling, wire.ClusterStatusInstallingPendingUserAction:
 		return waitingWhileInstalling(c, hosts)
-	case v2.ClusterStatusFinalizing:
+	case wire.ClusterStatusFinalizing:
 		if c.Progress != nil && c.Progress.FinalizingStage != "" {
 			return "Finalizing the installation: " + lowerFirst(string(c.Progress.FinalizingStage))
 		}
 		return "Finalizing the installation"
-	case v2.ClusterStatusInstalled:
+	case wire.ClusterStatusInstalled:
 		if c.StatusInfo != "" && c.StatusInfo != "Cluster is installed" {
 			return "Installation complete: " + c.StatusInfo
 		}
 		return "Installation complete"
-	case v2.ClusterStatusError:
+	case wire.ClusterStatusError:
 		return withInfo("Installation failed", c.StatusInfo)
-	case v2.ClusterStatusCancelled:
+	case wire.ClusterStatusCancelled:
 		return "Installation cancelled"
 	}
 	return withInfo("The cluster is "+string(c.Status), c.StatusInfo)
@@ -100,11 +100,11 @@ func waitingBeforeInstall(s Snapshot, hosts []parsedHost) string {
 	}
 
 	for _, v := range clusterVals {
-		if v.failing() && v.ID != string(v2.ClusterValidationIDAllHostsAreReadyToInstall) {
+		if v.failing() && v.ID != string(wire.ClusterValidationIDAllHostsAreReadyToInstall) {
 			return "Waiting for the cluster configuration: " + v.Message
 		}
 	}
-	if c.Status == v2.ClusterStatusReady {
+	if c.Status == wire.ClusterStatusReady {
 		return "Waiting for the installation to start"
 	}
 	for _, v := range clusterVals {
@@ -118,17 +118,17 @@ func waitingBeforeInstall(s Snapshot, hosts []parsedHost) string {
 // hostBlocking is why a host is not ready to install, or "" when it is.
 func hostBlocking(h parsedHost) string {
 	switch h.Host.Status {
-	case v2.HostStatusKnown, v2.HostStatusPreparingForInstallation, v2.HostStatusPreparingSuccessful:
+	case wire.HostStatusKnown, wire.HostStatusPreparingForInstallation, wire.HostStatusPreparingSuccessful:
 		return ""
-	case v2.HostStatusDiscovering:
+	case wire.HostStatusDiscovering:
 		return "Waiting for " + h.Name + " to send its hardware inventory"
-	case v2.HostStatusDisconnected:
+	case wire.HostStatusDisconnected:
 		return "Waiting for " + h.Name + " to reconnect: it stopped reporting to node zero"
-	case v2.HostStatusInsufficient, v2.HostStatusPendingForInput, v2.HostStatusPreparingFailed:
+	case wire.HostStatusInsufficient, wire.HostStatusPendingForInput, wire.HostStatusPreparingFailed:
 		if v, ok := firstBlockingValidation(h.Validations); ok {
 			return "Waiting for " + h.Name + ": " + v.Message
 		}
-	case v2.HostStatusResettingPendingUserAction:
+	case wire.HostStatusResettingPendingUserAction:
 		return "Waiting for " + h.Name + " to be booted from the discovery image again"
 	}
 	return withInfo("Waiting for "+h.Name+" ("+string(h.Host.Status)+")", h.Host.StatusInfo)
@@ -137,20 +137,20 @@ func hostBlocking(h parsedHost) string {
 // advisoryValidations never keep a host from installing (the service shows
 // them but gates nothing on them; assisted-service.md §2.4), so they are
 // never given as the reason a host waits.
-var advisoryValidations = map[v2.HostValidationID]bool{
-	v2.HostValidationIDNTPSynced:                          true,
-	v2.HostValidationIDMTUValid:                           true,
-	v2.HostValidationIDInventoryNotPartiallyTruncated:     true,
-	v2.HostValidationIDReleaseDomainNameResolvedCorrectly: true,
-	v2.HostValidationIDContainerImagesAvailable:           true,
-	v2.HostValidationIDOcsRequirementsSatisfied:           true,
+var advisoryValidations = map[wire.HostValidationID]bool{
+	wire.HostValidationIDNTPSynced:                          true,
+	wire.HostValidationIDMTUValid:                           true,
+	wire.HostValidationIDInventoryNotPartiallyTruncated:     true,
+	wire.HostValidationIDReleaseDomainNameResolvedCorrectly: true,
+	wire.HostValidationIDContainerImagesAvailable:           true,
+	wire.HostValidationIDOcsRequirementsSatisfied:           true,
 }
 
 // firstBlockingValidation is the first failing validation that gates the
 // host, in parseValidations' order (hardware first).
 func firstBlockingValidation(vals []validation) (validation, bool) {
 	for _, v := range vals {
-		if v.failing() && !advisoryValidations[v2.HostValidationID(v.ID)] && v.Message != "" {
+		if v.failing() && !advisoryValidations[wire.HostValidationID(v.ID)] && v.Message != "" {
 			return v, true
 		}
 	}
@@ -159,7 +159,7 @@ func firstBlockingValidation(vals []validation) (validation, bool) {
 
 // parseClusterValidations reads the cluster's validations_info; an
 // unreadable one holds none here (the page shows the parse error).
-func parseClusterValidations(c *v2.Cluster) []validation {
+func parseClusterValidations(c *wire.Cluster) []validation {
 	vals, _ := parseValidations(c.ValidationsInfo)
 	return vals
 }
@@ -174,7 +174,7 @@ var configuredHostRE = regexp.MustCompile(`([^\s:;()]+) \(MAC [^)]*\)`)
 // The API says nothing else about how many hosts are expected.
 func missingHosts(vals []validation) (int, []string) {
 	for _, v := range vals {
-		if v.ID != string(v2.ClusterValidationIDConfiguredHostsRegistered) || (v.Status != valPending && !v.failing()) {
+		if v.ID != string(wire.ClusterValidationIDConfiguredHostsRegistered) || (v.Status != valPending && !v.failing()) {
 			continue
 		}
 		var names []string
@@ -188,63 +188,63 @@ func missingHosts(vals []validation) (int, []string) {
 
 // Install stages per role, in order (assisted-service.md §7.3).
 var (
-	stagesBootstrap = []v2.HostStage{v2.HostStageStartingInstallation, v2.HostStageInstalling, v2.HostStageWritingImageToDisk,
-		v2.HostStageCopyingRegistryDataToDisk, v2.HostStageWaitingForControlPlane, v2.HostStageWaitingForBootkube,
-		v2.HostStageWaitingForController, v2.HostStageRebooting, v2.HostStageConfiguring, v2.HostStageJoined, v2.HostStageDone}
-	stagesMaster = []v2.HostStage{v2.HostStageStartingInstallation, v2.HostStageInstalling, v2.HostStageWritingImageToDisk,
-		v2.HostStageCopyingRegistryDataToDisk, v2.HostStageRebooting, v2.HostStageConfiguring, v2.HostStageJoined, v2.HostStageDone}
-	stagesWorker = []v2.HostStage{v2.HostStageStartingInstallation, v2.HostStageInstalling, v2.HostStageWritingImageToDisk,
-		v2.HostStageWaitingForControlPlane, v2.HostStageRebooting, v2.HostStageWaitingForIgnition, v2.HostStageConfiguring,
-		v2.HostStageJoined, v2.HostStageDone}
-	stagesSNO = []v2.HostStage{v2.HostStageStartingInstallation, v2.HostStageInstalling, v2.HostStageWaitingForBootkube,
-		v2.HostStageWritingImageToDisk, v2.HostStageCopyingRegistryDataToDisk, v2.HostStageRebooting, v2.HostStageJoined, v2.HostStageDone}
+	stagesBootstrap = []wire.HostStage{wire.HostStageStartingInstallation, wire.HostStageInstalling, wire.HostStageWritingImageToDisk,
+		wire.HostStageCopyingRegistryDataToDisk, wire.HostStageWaitingForControlPlane, wire.HostStageWaitingForBootkube,
+		wire.HostStageWaitingForController, wire.HostStageRebooting, wire.HostStageConfiguring, wire.HostStageJoined, wire.HostStageDone}
+	stagesMaster = []wire.HostStage{wire.HostStageStartingInstallation, wire.HostStageInstalling, wire.HostStageWritingImageToDisk,
+		wire.HostStageCopyingRegistryDataToDisk, wire.HostStageRebooting, wire.HostStageConfiguring, wire.HostStageJoined, wire.HostStageDone}
+	stagesWorker = []wire.HostStage{wire.HostStageStartingInstallation, wire.HostStageInstalling, wire.HostStageWritingImageToDisk,
+		wire.HostStageWaitingForControlPlane, wire.HostStageRebooting, wire.HostStageWaitingForIgnition, wire.HostStageConfiguring,
+		wire.HostStageJoined, wire.HostStageDone}
+	stagesSNO = []wire.HostStage{wire.HostStageStartingInstallation, wire.HostStageInstalling, wire.HostStageWaitingForBootkube,
+		wire.HostStageWritingImageToDisk, wire.HostStageCopyingRegistryDataToDisk, wire.HostStageRebooting, wire.HostStageJoined, wire.HostStageDone}
 )
 
 // stagesOf is the stage list of h's role in a cluster of cpc control
 // plane hosts.
-func stagesOf(h *v2.Host, cpc int64) []v2.HostStage {
+func stagesOf(h *wire.Host, cpc int64) []wire.HostStage {
 	switch {
 	case cpc == 1:
 		return stagesSNO
 	case h.Bootstrap:
 		return stagesBootstrap
-	case h.Role == v2.HostRoleWorker:
+	case h.Role == wire.HostRoleWorker:
 		return stagesWorker
 	}
 	return stagesMaster
 }
 
 // diskWritten reports whether h is past writing its disk.
-func diskWritten(h *v2.Host, cpc int64) bool {
-	if h.Status == v2.HostStatusInstalled {
+func diskWritten(h *wire.Host, cpc int64) bool {
+	if h.Status == wire.HostStatusInstalled {
 		return true
 	}
-	stage := v2.HostStage(hostStage(h))
+	stage := wire.HostStage(hostStage(h))
 	stages := stagesOf(h, cpc)
 	i := slices.Index(stages, stage)
-	last := slices.Index(stages, v2.HostStageCopyingRegistryDataToDisk)
+	last := slices.Index(stages, wire.HostStageCopyingRegistryDataToDisk)
 	if last < 0 {
-		last = slices.Index(stages, v2.HostStageWritingImageToDisk)
+		last = slices.Index(stages, wire.HostStageWritingImageToDisk)
 	}
 	return i > last
 }
 
 // joined reports whether h has joined the cluster.
-func joined(h *v2.Host) bool {
-	st := v2.HostStage(hostStage(h))
-	return h.Status == v2.HostStatusInstalled || st == v2.HostStageJoined || st == v2.HostStageDone
+func joined(h *wire.Host) bool {
+	st := wire.HostStage(hostStage(h))
+	return h.Status == wire.HostStatusInstalled || st == wire.HostStageJoined || st == wire.HostStageDone
 }
 
 // waitingWhileInstalling: a failed host, a host waiting for the person,
 // disks being written, then the control plane and the workers joining.
-func waitingWhileInstalling(c *v2.Cluster, hosts []parsedHost) string {
+func waitingWhileInstalling(c *wire.Cluster, hosts []parsedHost) string {
 	for _, h := range hosts {
-		if h.Host.Status == v2.HostStatusError {
+		if h.Host.Status == wire.HostStatusError {
 			return withInfo("Installation failing on "+h.Name, h.Host.StatusInfo)
 		}
 	}
 	for _, h := range hosts {
-		if h.Host.Status == v2.HostStatusInstallingPendingUserAction {
+		if h.Host.Status == wire.HostStatusInstallingPendingUserAction {
 			return "Waiting for " + h.Name + " to boot from its installation disk: check its boot order"
 		}
 	}
@@ -252,7 +252,7 @@ func waitingWhileInstalling(c *v2.Cluster, hosts []parsedHost) string {
 	if names := namesWhere(hosts, func(h parsedHost) bool { return !diskWritten(h.Host, cpc) }); len(names) > 0 {
 		return fmt.Sprintf("Waiting for %s to write %s", nameList(names), theirs(len(names))+" "+plural(len(names), "disk", "disks"))
 	}
-	controlPlane := func(h parsedHost) bool { return h.Host.Role != v2.HostRoleWorker }
+	controlPlane := func(h parsedHost) bool { return h.Host.Role != wire.HostRoleWorker }
 	// The bootstrap host joins last: it waits for the other control plane
 	// hosts, so it is named only once they have joined.
 	if names := namesWhere(hosts, func(h parsedHost) bool {
@@ -345,8 +345,8 @@ func shortCause(err error) string {
 		return "connection refused"
 	case errors.Is(err, context.DeadlineExceeded):
 		return "no answer in time"
-	case v2.StatusCode(err) != 0:
-		return fmt.Sprintf("service answered %d", v2.StatusCode(err))
+	case wire.StatusCode(err) != 0:
+		return fmt.Sprintf("service answered %d", wire.StatusCode(err))
 	case errors.As(err, &opErr):
 		return opErr.Err.Error()
 	}

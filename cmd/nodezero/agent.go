@@ -13,10 +13,10 @@ import (
 	ghwsnapshot "github.com/jaypipes/ghw/pkg/snapshot"
 
 	"github.com/nodezero/nodezero/configimage"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/hostagent"
 	"github.com/nodezero/nodezero/hostagent/inventory"
 	"github.com/nodezero/nodezero/hostagent/logsgather"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // runAgent is `nodezero agent`: the host agent alone, with the flags of
@@ -134,13 +134,13 @@ type agentConfig struct {
 // `nodezero run` share it.
 func newAgent(cfg agentConfig) (*hostagent.Agent, error) {
 	opts := cfg.Inventory
-	steps := hostagent.NewSteps(func(ctx context.Context) (*v2.Inventory, error) {
+	steps := hostagent.NewSteps(func(ctx context.Context) (*wire.Inventory, error) {
 		return inventory.Collect(ctx, opts)
 	})
 	addChecks(steps, cfg.Checks)
-	c, err := v2.NewClient(cfg.URL,
-		v2.WithAgentToken(cfg.Token), v2.WithAgentVersion(cfg.AgentVersion),
-		v2.WithInsecure(cfg.Insecure), v2.WithCACertFile(cfg.CACert))
+	c, err := wire.NewClient(cfg.URL,
+		wire.WithAgentToken(cfg.Token), wire.WithAgentVersion(cfg.AgentVersion),
+		wire.WithInsecure(cfg.Insecure), wire.WithCACertFile(cfg.CACert))
 	if err != nil {
 		return nil, err
 	}

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/hostagent"
 	"github.com/nodezero/nodezero/hostagent/dhcplease"
 	"github.com/nodezero/nodezero/hostagent/diskspeed"
@@ -16,6 +15,7 @@ import (
 	"github.com/nodezero/nodezero/hostagent/logsgather"
 	"github.com/nodezero/nodezero/hostagent/netcheck"
 	"github.com/nodezero/nodezero/hostagent/timesync"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // checkOptions says where the host checks may reach: what a live host may
@@ -46,39 +46,39 @@ type checkOptions struct {
 func addChecks(steps *hostagent.Steps, o checkOptions) {
 	net := netcheck.Options{}
 	if o.Loopback {
-		steps.Handle(v2.StepTypeConnectivityCheck, loopbackConnectivity(netcheck.Options{Interfaces: []string{"lo"}, Wait: 3 * time.Second}))
+		steps.Handle(wire.StepTypeConnectivityCheck, loopbackConnectivity(netcheck.Options{Interfaces: []string{"lo"}, Wait: 3 * time.Second}))
 	} else {
-		steps.Handle(v2.StepTypeConnectivityCheck, netcheck.ConnectivityStep(net))
-		steps.Handle(v2.StepTypeDHCPLeaseAllocate, dhcplease.Step(dhcplease.Options{Logger: o.Logger}))
+		steps.Handle(wire.StepTypeConnectivityCheck, netcheck.ConnectivityStep(net))
+		steps.Handle(wire.StepTypeDHCPLeaseAllocate, dhcplease.Step(dhcplease.Options{Logger: o.Logger}))
 	}
-	steps.Handle(v2.StepTypeFreeNetworkAddresses, netcheck.FreeAddressesStep(net))
-	steps.Handle(v2.StepTypeVerifyVIPs, netcheck.VerifyVIPsStep(net))
+	steps.Handle(wire.StepTypeFreeNetworkAddresses, netcheck.FreeAddressesStep(net))
+	steps.Handle(wire.StepTypeVerifyVIPs, netcheck.VerifyVIPsStep(net))
 	ntp := timesync.Options{} // SNTP to the cluster's sources only
 	if o.Live {
 		ntp = timesync.DefaultOptions()
 	}
-	steps.Handle(v2.StepTypeNTPSynchronizer, timesync.Step(ntp))
+	steps.Handle(wire.StepTypeNTPSynchronizer, timesync.Step(ntp))
 	if !o.Loopback || o.DNSServer != "" {
-		steps.Handle(v2.StepTypeDomainResolution, dnscheck.Step(dnscheck.Options{Server: o.DNSServer}))
+		steps.Handle(wire.StepTypeDomainResolution, dnscheck.Step(dnscheck.Options{Server: o.DNSServer}))
 	}
-	steps.Handle(v2.StepTypeContainerImageAvailability, imagecheck.Step(imagecheck.Options{PullSecret: o.PullSecret, TrustBundle: o.TrustBundle}))
+	steps.Handle(wire.StepTypeContainerImageAvailability, imagecheck.Step(imagecheck.Options{PullSecret: o.PullSecret, TrustBundle: o.TrustBundle}))
 	if o.Live {
-		steps.Handle(v2.StepTypeInstallationDiskSpeedCheck, diskspeed.Step(diskspeed.Options{}))
+		steps.Handle(wire.StepTypeInstallationDiskSpeedCheck, diskspeed.Step(diskspeed.Options{}))
 	} else {
 		// A file standing in for a disk: 1 MiB is measured, not the
 		// agent's 22, which says as much about a file.
-		steps.Handle(v2.StepTypeInstallationDiskSpeedCheck, diskspeed.Step(diskspeed.Options{Size: 1 << 20, Device: o.Disks.path}))
+		steps.Handle(wire.StepTypeInstallationDiskSpeedCheck, diskspeed.Step(diskspeed.Options{Size: 1 << 20, Device: o.Disks.path}))
 	}
 }
 
 // addFailureSteps registers the steps of a failed or cancelled host:
 // stop-installation, and logs-gather, which talks to the service with a
 // client of its own carrying the agent's token.
-func addFailureSteps(steps *hostagent.Steps, c *v2.Client, cfg agentConfig) {
-	steps.Handle(v2.StepTypeStopInstallation, hostagent.StopInstallationStep(steps, 0))
+func addFailureSteps(steps *hostagent.Steps, c *wire.Client, cfg agentConfig) {
+	steps.Handle(wire.StepTypeStopInstallation, hostagent.StopInstallationStep(steps, 0))
 	o := cfg.Logs
 	o.Service = c
-	steps.Handle(v2.StepTypeLogsGather, logsgather.Step(o))
+	steps.Handle(wire.StepTypeLogsGather, logsgather.Step(o))
 }
 
 // loopbackConnectivity is connectivity-check for sandbox hosts that share
@@ -90,15 +90,15 @@ func addFailureSteps(steps *hostagent.Steps, c *v2.Client, cfg agentConfig) {
 func loopbackConnectivity(o netcheck.Options) hostagent.StepFunc {
 	real := netcheck.ConnectivityStep(o)
 	return func(ctx context.Context, args []string) (string, string, int) {
-		var params v2.ConnectivityCheckParams
-		if err := v2.DecodeStepArg(v2.StepTypeConnectivityCheck, args, &params); err != nil {
+		var params wire.ConnectivityCheckParams
+		if err := wire.DecodeStepArg(wire.StepTypeConnectivityCheck, args, &params); err != nil {
 			return "", err.Error(), hostagent.ExitNotRun
 		}
 		out, stderr, code := real(ctx, args)
 		if code != 0 {
 			return out, stderr, code
 		}
-		var rep v2.ConnectivityReport
+		var rep wire.ConnectivityReport
 		if err := json.Unmarshal([]byte(out), &rep); err != nil {
 			return "", err.Error(), 1
 		}
@@ -113,10 +113,10 @@ func loopbackConnectivity(o netcheck.Options) hostagent.StepFunc {
 			}
 		}
 		for _, rh := range rep.RemoteHosts {
-			var l2 []*v2.L2Connectivity
+			var l2 []*wire.L2Connectivity
 			for _, l3 := range rh.L3Connectivity {
 				if l3.Successful {
-					l2 = append(l2, &v2.L2Connectivity{OutgoingNic: "lo", RemoteIPAddress: l3.RemoteIPAddress,
+					l2 = append(l2, &wire.L2Connectivity{OutgoingNic: "lo", RemoteIPAddress: l3.RemoteIPAddress,
 						RemoteMAC: macs[rh.HostID][l3.RemoteIPAddress], Successful: true})
 				}
 			}

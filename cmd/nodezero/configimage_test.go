@@ -14,7 +14,7 @@ import (
 	"github.com/nodezero/nodezero/configimage/manifests"
 	"github.com/nodezero/nodezero/configimage/nmstate"
 	"github.com/nodezero/nodezero/daemon/register"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // TestConfigImageToRegisteredCluster: for each input set, create the
@@ -65,7 +65,7 @@ func TestConfigImageToRegisteredCluster(t *testing.T) {
 				"service", "--dir", svcDir, "--listen", "127.0.0.1:0")
 			waitFor(t, "the service", 20*time.Second, func() (bool, string) { return listeningRE.MatchString(p.output()), p.output() })
 			addr := listeningRE.FindStringSubmatch(p.output())[1]
-			c, err := v2.NewClient("http://"+addr, v2.WithUserToken(rv["USER_AUTH_TOKEN"]))
+			c, err := wire.NewClient("http://"+addr, wire.WithUserToken(rv["USER_AUTH_TOKEN"]))
 			if err != nil {
 				t.Fatal(err)
 			}

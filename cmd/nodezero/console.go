@@ -18,9 +18,9 @@ import (
 	"github.com/nodezero/nodezero/configimage"
 	"github.com/nodezero/nodezero/daemon/boot"
 	"github.com/nodezero/nodezero/daemon/issue"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/hostagent/inventory"
 	"github.com/nodezero/nodezero/tui"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // runConsole is `nodezero console`, started by nodezero-console.service on
@@ -188,7 +188,7 @@ func (s *nodeZeroSource) Snapshot(ctx context.Context) tui.Snapshot {
 				token = env.UserToken
 			}
 		}
-		c, err := v2.NewClient(strings.TrimSuffix(url, "/"), v2.WithUserToken(token), v2.WithCACertFile(ca))
+		c, err := wire.NewClient(strings.TrimSuffix(url, "/"), wire.WithUserToken(token), wire.WithCACertFile(ca))
 		if err != nil {
 			return tui.Snapshot{At: time.Now(), ThisHost: s.thisHost, Err: err}
 		}

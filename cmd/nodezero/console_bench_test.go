@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/hostagent/simagent"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // consoleIdleWindow is how long the console's CPU is measured on an idle
@@ -57,8 +57,8 @@ func benchConsole(b *testing.B, bin string, hosts int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	uc, err := v2.NewClient(svc.url, v2.WithUserToken(userToken),
-		v2.WithHTTPClient(&http.Client{Transport: &http.Transport{Proxy: nil}}))
+	uc, err := wire.NewClient(svc.url, wire.WithUserToken(userToken),
+		wire.WithHTTPClient(&http.Client{Transport: &http.Transport{Proxy: nil}}))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func shown(screen string, names []string) bool {
 }
 
 // waitAllKnown polls the host list until all n hosts are known.
-func waitAllKnown(b *testing.B, ctx context.Context, uc *v2.Client, infraEnvID string, n int, alive func() error) {
+func waitAllKnown(b *testing.B, ctx context.Context, uc *wire.Client, infraEnvID string, n int, alive func() error) {
 	b.Helper()
 	deadline := time.Now().Add(5 * time.Minute)
 	for {
@@ -151,7 +151,7 @@ func waitAllKnown(b *testing.B, ctx context.Context, uc *v2.Client, infraEnvID s
 			b.Fatal(err)
 		}
 		hs, err := uc.ListHosts(ctx, infraEnvID)
-		if err == nil && len(hs) == n && ltCountStatus(hs, v2.HostStatusKnown) == n {
+		if err == nil && len(hs) == n && ltCountStatus(hs, wire.HostStatusKnown) == n {
 			return
 		}
 		if time.Now().After(deadline) {

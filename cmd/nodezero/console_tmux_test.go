@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // The console in a real terminal: the built binary runs in a tmux pane of
@@ -251,14 +251,14 @@ func TestConsoleInTmux(t *testing.T) {
 	for i, tree := range names {
 		startAgent(t, svc, ie.ID, tree, fmt.Sprintf("127.0.0.%d", 30+i))
 	}
-	var small *v2.Host
+	var small *wire.Host
 	waitFor(t, "three hosts, the undersized one insufficient", 2*time.Minute, func() (bool, string) {
 		hs, err := svc.user.ListHosts(ctx, ie.ID)
 		if err != nil {
 			return false, err.Error()
 		}
 		small = hostsByName(hs)["undersized"]
-		return len(hs) == 3 && small != nil && small.Status == v2.HostStatusInsufficient, fmt.Sprint(hs)
+		return len(hs) == 3 && small != nil && small.Status == wire.HostStatusInsufficient, fmt.Sprint(hs)
 	})
 
 	tokenFile := filepath.Join(dir, "auth", "user.token")
@@ -274,7 +274,7 @@ func TestConsoleInTmux(t *testing.T) {
 	// word and a failing cluster validation with its message. The
 	// service's view is read again for each look, since it moves on while
 	// the console catches up.
-	var cl *v2.Cluster
+	var cl *wire.Cluster
 	screen := con.waitScreen("the host table, the cluster status and a failing validation", time.Minute, func(s string) bool {
 		var err error
 		if cl, err = svc.user.GetCluster(ctx, c.ID); err != nil {

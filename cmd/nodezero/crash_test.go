@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // The crash harness (issue #8): sandbox installs in which node zero's
@@ -31,16 +31,16 @@ import (
 
 // crashView is what the harness sees of the install at one moment.
 type crashView struct {
-	cluster *v2.Cluster
-	hosts   map[string]*v2.Host // by host id
-	names   map[string]string   // hostname to host id
-	events  []*v2.Event
+	cluster *wire.Cluster
+	hosts   map[string]*wire.Host // by host id
+	names   map[string]string     // hostname to host id
+	events  []*wire.Event
 }
 
-func (v *crashView) host(name string) *v2.Host { return v.hosts[v.names[name]] }
+func (v *crashView) host(name string) *wire.Host { return v.hosts[v.names[name]] }
 
 // stageOf returns a host's stage and write percentage (-1 when none).
-func (v *crashView) stageOf(name string) (v2.HostStage, int) {
+func (v *crashView) stageOf(name string) (wire.HostStage, int) {
 	h := v.host(name)
 	if h == nil || h.Progress == nil {
 		return "", -1
@@ -73,24 +73,24 @@ func writing(log string) bool {
 const crashNodeZero = "master-0"
 
 // The stage order a host goes through, for "at or after" predicates.
-var crashStageOrder = []v2.HostStage{
-	v2.HostStageStartingInstallation, v2.HostStageInstalling, v2.HostStageWaitingForBootkube,
-	v2.HostStageWritingImageToDisk, v2.HostStageWaitingForControlPlane, v2.HostStageWaitingForController,
-	v2.HostStageRebooting, v2.HostStageWaitingForIgnition, v2.HostStageConfiguring, v2.HostStageJoined, v2.HostStageDone,
+var crashStageOrder = []wire.HostStage{
+	wire.HostStageStartingInstallation, wire.HostStageInstalling, wire.HostStageWaitingForBootkube,
+	wire.HostStageWritingImageToDisk, wire.HostStageWaitingForControlPlane, wire.HostStageWaitingForController,
+	wire.HostStageRebooting, wire.HostStageWaitingForIgnition, wire.HostStageConfiguring, wire.HostStageJoined, wire.HostStageDone,
 }
 
 // stageRank orders stages by crashStageOrder; the bootstrap host's
 // Waiting for bootkube comes after Waiting for control plane, so its rank
 // is taken from the host's role list where it matters (stageAtLeast).
-func stageRank(s v2.HostStage) int { return slices.Index(crashStageOrder, s) }
+func stageRank(s wire.HostStage) int { return slices.Index(crashStageOrder, s) }
 
-func clusterIn(st ...v2.ClusterStatus) func(*crashView) bool {
+func clusterIn(st ...wire.ClusterStatus) func(*crashView) bool {
 	return func(v *crashView) bool { return v.cluster != nil && slices.Contains(st, v.cluster.Status) }
 }
 
-func clusterPast(st ...v2.ClusterStatus) func(*crashView) bool {
-	order := []v2.ClusterStatus{v2.ClusterStatusInsufficient, v2.ClusterStatusReady, v2.ClusterStatusPreparingForInstallation,
-		v2.ClusterStatusInstalling, v2.ClusterStatusFinalizing, v2.ClusterStatusInstalled}
+func clusterPast(st ...wire.ClusterStatus) func(*crashView) bool {
+	order := []wire.ClusterStatus{wire.ClusterStatusInsufficient, wire.ClusterStatusReady, wire.ClusterStatusPreparingForInstallation,
+		wire.ClusterStatusInstalling, wire.ClusterStatusFinalizing, wire.ClusterStatusInstalled}
 	return func(v *crashView) bool {
 		if v.cluster == nil {
 			return false
@@ -109,7 +109,7 @@ func hostCount(n int) func(*crashView) bool {
 	return func(v *crashView) bool { return len(v.hosts) >= n }
 }
 
-func anyHostIn(st ...v2.HostStatus) func(*crashView) bool {
+func anyHostIn(st ...wire.HostStatus) func(*crashView) bool {
 	return func(v *crashView) bool {
 		for _, h := range v.hosts {
 			if slices.Contains(st, h.Status) {
@@ -122,19 +122,19 @@ func anyHostIn(st ...v2.HostStatus) func(*crashView) bool {
 
 // stageIn: the host is at one of stages, with at least minPct written
 // when it writes.
-func stageIn(host string, minPct int, stages ...v2.HostStage) func(*crashView) bool {
+func stageIn(host string, minPct int, stages ...wire.HostStage) func(*crashView) bool {
 	return func(v *crashView) bool {
 		s, pct := v.stageOf(host)
 		if !slices.Contains(stages, s) {
 			return false
 		}
-		return s != v2.HostStageWritingImageToDisk || pct >= minPct
+		return s != wire.HostStageWritingImageToDisk || pct >= minPct
 	}
 }
 
 // stagePast: the host is past every one of stages (or done writing past
 // maxPct when the stage is the write).
-func stagePast(host string, maxPct int, stages ...v2.HostStage) func(*crashView) bool {
+func stagePast(host string, maxPct int, stages ...wire.HostStage) func(*crashView) bool {
 	return func(v *crashView) bool {
 		s, pct := v.stageOf(host)
 		if s == "" {
@@ -142,7 +142,7 @@ func stagePast(host string, maxPct int, stages ...v2.HostStage) func(*crashView)
 		}
 		for _, st := range stages {
 			if s == st {
-				if s == v2.HostStageWritingImageToDisk && maxPct >= 0 {
+				if s == wire.HostStageWritingImageToDisk && maxPct >= 0 {
 					return pct > maxPct
 				}
 				return false
@@ -160,33 +160,33 @@ func stagePast(host string, maxPct int, stages ...v2.HostStage) func(*crashView)
 // the reboots and the joins, and finalizing.
 var crashPoints = []crashPoint{
 	{"registration: the first host registered", crashNodeZero, hostCount(1), hostCount(5), nil},
-	{"registration: every host registered", crashNodeZero, hostCount(5), anyHostIn(v2.HostStatusKnown), nil},
-	{"validation: a host known", crashNodeZero, anyHostIn(v2.HostStatusKnown), clusterIn(v2.ClusterStatusReady, v2.ClusterStatusPreparingForInstallation, v2.ClusterStatusInstalling), nil},
-	{"validation: the cluster ready", crashNodeZero, clusterIn(v2.ClusterStatusReady), clusterPast(v2.ClusterStatusReady), nil},
-	{"preparation: the cluster preparing for installation", crashNodeZero, clusterIn(v2.ClusterStatusPreparingForInstallation), clusterPast(v2.ClusterStatusPreparingForInstallation), nil},
-	{"installation: the cluster installing", crashNodeZero, clusterIn(v2.ClusterStatusInstalling), stagePast("master-1", -1, v2.HostStageInstalling), nil},
-	{"installation: master-1 starting", crashNodeZero, stageIn("master-1", 0, v2.HostStageStartingInstallation, v2.HostStageInstalling), stagePast("master-1", 40, v2.HostStageWritingImageToDisk), nil},
-	{"mid disk write of a peer: master-1 at 10 % or more", crashNodeZero, stageIn("master-1", 10, v2.HostStageWritingImageToDisk), stagePast("master-1", -1, v2.HostStageWritingImageToDisk), nil},
-	{"mid disk write of a peer: worker-0 at 50 % or more", crashNodeZero, stageIn("worker-0", 50, v2.HostStageWritingImageToDisk), stagePast("worker-0", -1, v2.HostStageWritingImageToDisk), nil},
-	{"agent killed mid-write: worker-1", "worker-1", stageIn("worker-1", 0, v2.HostStageWritingImageToDisk), stagePast("worker-1", -1, v2.HostStageWritingImageToDisk), writing},
-	{"agent killed mid-write: master-2", "master-2", stageIn("master-2", 0, v2.HostStageWritingImageToDisk), stagePast("master-2", -1, v2.HostStageWritingImageToDisk), writing},
-	{"node zero writing its own disk", crashNodeZero, stageIn(crashNodeZero, 0, v2.HostStageWritingImageToDisk), stagePast(crashNodeZero, -1, v2.HostStageWritingImageToDisk), nil},
-	{"a worker waiting for the control plane", crashNodeZero, stageIn("worker-0", 0, v2.HostStageWaitingForControlPlane), stagePast("worker-0", -1, v2.HostStageWaitingForControlPlane), nil},
-	{"node zero waiting for the control plane to join", crashNodeZero, stageIn(crashNodeZero, 0, v2.HostStageWaitingForControlPlane), stagePast(crashNodeZero, -1, v2.HostStageWaitingForControlPlane), nil},
-	{"waiting for joins: a master rebooting", crashNodeZero, stageIn("master-1", 0, v2.HostStageRebooting), stagePast("master-1", -1, v2.HostStageRebooting), nil},
-	{"waiting for joins: a master booted from its disk", crashNodeZero, stageIn("master-1", 0, v2.HostStageConfiguring, v2.HostStageJoined), stagePast("master-1", -1, v2.HostStageJoined), nil},
+	{"registration: every host registered", crashNodeZero, hostCount(5), anyHostIn(wire.HostStatusKnown), nil},
+	{"validation: a host known", crashNodeZero, anyHostIn(wire.HostStatusKnown), clusterIn(wire.ClusterStatusReady, wire.ClusterStatusPreparingForInstallation, wire.ClusterStatusInstalling), nil},
+	{"validation: the cluster ready", crashNodeZero, clusterIn(wire.ClusterStatusReady), clusterPast(wire.ClusterStatusReady), nil},
+	{"preparation: the cluster preparing for installation", crashNodeZero, clusterIn(wire.ClusterStatusPreparingForInstallation), clusterPast(wire.ClusterStatusPreparingForInstallation), nil},
+	{"installation: the cluster installing", crashNodeZero, clusterIn(wire.ClusterStatusInstalling), stagePast("master-1", -1, wire.HostStageInstalling), nil},
+	{"installation: master-1 starting", crashNodeZero, stageIn("master-1", 0, wire.HostStageStartingInstallation, wire.HostStageInstalling), stagePast("master-1", 40, wire.HostStageWritingImageToDisk), nil},
+	{"mid disk write of a peer: master-1 at 10 % or more", crashNodeZero, stageIn("master-1", 10, wire.HostStageWritingImageToDisk), stagePast("master-1", -1, wire.HostStageWritingImageToDisk), nil},
+	{"mid disk write of a peer: worker-0 at 50 % or more", crashNodeZero, stageIn("worker-0", 50, wire.HostStageWritingImageToDisk), stagePast("worker-0", -1, wire.HostStageWritingImageToDisk), nil},
+	{"agent killed mid-write: worker-1", "worker-1", stageIn("worker-1", 0, wire.HostStageWritingImageToDisk), stagePast("worker-1", -1, wire.HostStageWritingImageToDisk), writing},
+	{"agent killed mid-write: master-2", "master-2", stageIn("master-2", 0, wire.HostStageWritingImageToDisk), stagePast("master-2", -1, wire.HostStageWritingImageToDisk), writing},
+	{"node zero writing its own disk", crashNodeZero, stageIn(crashNodeZero, 0, wire.HostStageWritingImageToDisk), stagePast(crashNodeZero, -1, wire.HostStageWritingImageToDisk), nil},
+	{"a worker waiting for the control plane", crashNodeZero, stageIn("worker-0", 0, wire.HostStageWaitingForControlPlane), stagePast("worker-0", -1, wire.HostStageWaitingForControlPlane), nil},
+	{"node zero waiting for the control plane to join", crashNodeZero, stageIn(crashNodeZero, 0, wire.HostStageWaitingForControlPlane), stagePast(crashNodeZero, -1, wire.HostStageWaitingForControlPlane), nil},
+	{"waiting for joins: a master rebooting", crashNodeZero, stageIn("master-1", 0, wire.HostStageRebooting), stagePast("master-1", -1, wire.HostStageRebooting), nil},
+	{"waiting for joins: a master booted from its disk", crashNodeZero, stageIn("master-1", 0, wire.HostStageConfiguring, wire.HostStageJoined), stagePast("master-1", -1, wire.HostStageJoined), nil},
 	{"waiting for joins: a master joined or done, the install going on", crashNodeZero,
 		func(v *crashView) bool {
-			return stageIn("master-2", 0, v2.HostStageJoined, v2.HostStageDone)(v) && clusterIn(v2.ClusterStatusInstalling)(v)
-		}, clusterPast(v2.ClusterStatusInstalling), nil},
-	{"node zero waiting for the controller", crashNodeZero, stageIn(crashNodeZero, 0, v2.HostStageWaitingForBootkube, v2.HostStageWaitingForController), stagePast(crashNodeZero, -1, v2.HostStageWaitingForController), nil},
-	{"node zero rebooting", crashNodeZero, stageIn(crashNodeZero, 0, v2.HostStageRebooting), stagePast(crashNodeZero, -1, v2.HostStageRebooting), nil},
-	{"node zero booted from its disk", crashNodeZero, stageIn(crashNodeZero, 0, v2.HostStageConfiguring, v2.HostStageJoined), stagePast(crashNodeZero, -1, v2.HostStageJoined), nil},
-	{"a worker booted from its disk", crashNodeZero, stageIn("worker-1", 0, v2.HostStageRebooting, v2.HostStageWaitingForIgnition, v2.HostStageConfiguring, v2.HostStageJoined), stagePast("worker-1", -1, v2.HostStageJoined), nil},
+			return stageIn("master-2", 0, wire.HostStageJoined, wire.HostStageDone)(v) && clusterIn(wire.ClusterStatusInstalling)(v)
+		}, clusterPast(wire.ClusterStatusInstalling), nil},
+	{"node zero waiting for the controller", crashNodeZero, stageIn(crashNodeZero, 0, wire.HostStageWaitingForBootkube, wire.HostStageWaitingForController), stagePast(crashNodeZero, -1, wire.HostStageWaitingForController), nil},
+	{"node zero rebooting", crashNodeZero, stageIn(crashNodeZero, 0, wire.HostStageRebooting), stagePast(crashNodeZero, -1, wire.HostStageRebooting), nil},
+	{"node zero booted from its disk", crashNodeZero, stageIn(crashNodeZero, 0, wire.HostStageConfiguring, wire.HostStageJoined), stagePast(crashNodeZero, -1, wire.HostStageJoined), nil},
+	{"a worker booted from its disk", crashNodeZero, stageIn("worker-1", 0, wire.HostStageRebooting, wire.HostStageWaitingForIgnition, wire.HostStageConfiguring, wire.HostStageJoined), stagePast("worker-1", -1, wire.HostStageJoined), nil},
 	{"finalizing: node zero done, the cluster finishing", crashNodeZero,
 		func(v *crashView) bool {
-			return clusterIn(v2.ClusterStatusFinalizing)(v) || clusterIn(v2.ClusterStatusInstalling)(v) && stageIn(crashNodeZero, 0, v2.HostStageDone)(v)
-		}, clusterPast(v2.ClusterStatusFinalizing), nil},
+			return clusterIn(wire.ClusterStatusFinalizing)(v) || clusterIn(wire.ClusterStatusInstalling)(v) && stageIn(crashNodeZero, 0, wire.HostStageDone)(v)
+		}, clusterPast(wire.ClusterStatusFinalizing), nil},
 }
 
 // crashRecord is one kill as the harness made it.
@@ -215,7 +215,7 @@ func (h *crashHarness) hostLog(name string) (string, int64) {
 // crashHarness drives one install's kills and checks its invariants.
 type crashHarness struct {
 	t       *testing.T
-	c       *v2.Client
+	c       *wire.Client
 	hosts   map[string]*sandboxHost
 	pending []crashPoint // shared across installs: what is left to hit
 	install int
@@ -243,7 +243,7 @@ func (h *crashHarness) view(ctx context.Context) *crashView {
 	if err != nil {
 		return nil
 	}
-	v := &crashView{hosts: map[string]*v2.Host{}, names: map[string]string{}}
+	v := &crashView{hosts: map[string]*wire.Host{}, names: map[string]string{}}
 	if len(cs) == 0 {
 		return v
 	}
@@ -258,7 +258,7 @@ func (h *crashHarness) view(ctx context.Context) *crashView {
 			v.names[x.RequestedHostname] = x.ID
 		}
 	}
-	evs, err := h.c.ListEvents(ctx, v2.EventsQuery{ClusterID: v.cluster.ID, Limit: 1 << 20})
+	evs, err := h.c.ListEvents(ctx, wire.EventsQuery{ClusterID: v.cluster.ID, Limit: 1 << 20})
 	if err != nil {
 		return nil
 	}
@@ -317,7 +317,7 @@ func (h *crashHarness) observe(v *crashView) {
 	defer h.mu.Unlock()
 	for _, x := range v.hosts {
 		name := x.RequestedHostname
-		var s v2.HostStage
+		var s wire.HostStage
 		if x.Progress != nil {
 			s = x.Progress.CurrentStage
 		}
@@ -398,22 +398,22 @@ func (h *crashHarness) compare(before, after crashView, point string) {
 			h.problem("%s: host %s (%s) is gone", where, id, name)
 			continue
 		}
-		var bs, as v2.HostStage
+		var bs, as wire.HostStage
 		if b.Progress != nil {
 			bs = b.Progress.CurrentStage
 		}
 		if a.Progress != nil {
 			as = a.Progress.CurrentStage
 		}
-		if bs != "" && stageRank(as) < stageRank(bs) && !(bs == v2.HostStageWaitingForControlPlane && as == v2.HostStageWaitingForBootkube) {
+		if bs != "" && stageRank(as) < stageRank(bs) && !(bs == wire.HostStageWaitingForControlPlane && as == wire.HostStageWaitingForBootkube) {
 			h.problem("%s: host %s went back from stage %q to %q", where, name, bs, as)
 		}
-		if b.Role != "" && b.Role != v2.HostRoleAutoAssign && a.Role != b.Role {
+		if b.Role != "" && b.Role != wire.HostRoleAutoAssign && a.Role != b.Role {
 			h.problem("%s: host %s changed role from %s to %s", where, name, b.Role, a.Role)
 		}
 	}
 	// The install, once begun, never goes back.
-	begun := []v2.ClusterStatus{v2.ClusterStatusInstalling, v2.ClusterStatusFinalizing, v2.ClusterStatusInstalled}
+	begun := []wire.ClusterStatus{wire.ClusterStatusInstalling, wire.ClusterStatusFinalizing, wire.ClusterStatusInstalled}
 	if before.cluster != nil && slices.Contains(begun, before.cluster.Status) && !slices.Contains(begun, after.cluster.Status) {
 		h.problem("%s: the cluster went from %s to %s", where, before.cluster.Status, after.cluster.Status)
 	}
@@ -439,7 +439,7 @@ func crashInstall(t *testing.T, n int, pending []crashPoint) ([]crashPoint, []cr
 		// that the points there are windows the harness can hit.
 		settle: 1500 * time.Millisecond,
 		stdout: writerFunc(func(p []byte) (int, error) { outMu.Lock(); defer outMu.Unlock(); return out.Write(p) }),
-		started: func(c *v2.Client, hosts []*sandboxHost) {
+		started: func(c *wire.Client, hosts []*sandboxHost) {
 			h.c = c
 			h.hosts = map[string]*sandboxHost{}
 			for _, x := range hosts {
@@ -459,7 +459,7 @@ func crashInstall(t *testing.T, n int, pending []crashPoint) ([]crashPoint, []cr
 		t.Fatalf("install %d did not complete: %v\n%s", n, err, log)
 	}
 	sum := readSummary(t, dir)
-	if sum.Status != v2.ClusterStatusInstalled {
+	if sum.Status != wire.ClusterStatusInstalled {
 		t.Fatalf("install %d: cluster %s (%s)", n, sum.Status, sum.StatusInfo)
 	}
 	for _, p := range h.problems {
@@ -486,9 +486,9 @@ func crashInstall(t *testing.T, n int, pending []crashPoint) ([]crashPoint, []cr
 		}
 	}
 	for name, l := range h.seen {
-		if i := slices.IndexFunc(l, func(w string) bool { return strings.HasPrefix(w, string(v2.HostStatusInstalled)+"/") }); i >= 0 {
+		if i := slices.IndexFunc(l, func(w string) bool { return strings.HasPrefix(w, string(wire.HostStatusInstalled)+"/") }); i >= 0 {
 			for _, w := range l[i:] {
-				if !strings.HasPrefix(w, string(v2.HostStatusInstalled)+"/") {
+				if !strings.HasPrefix(w, string(wire.HostStatusInstalled)+"/") {
 					t.Errorf("install %d: host %s left installed: %v", n, name, l)
 					break
 				}
@@ -497,7 +497,7 @@ func crashInstall(t *testing.T, n int, pending []crashPoint) ([]crashPoint, []cr
 	}
 	for name, l := range h.seen {
 		for _, w := range l {
-			if strings.HasPrefix(w, string(v2.HostStatusError)+"/") || strings.HasPrefix(w, string(v2.HostStatusCancelled)+"/") {
+			if strings.HasPrefix(w, string(wire.HostStatusError)+"/") || strings.HasPrefix(w, string(wire.HostStatusCancelled)+"/") {
 				t.Errorf("install %d: host %s went through %s: %v", n, name, w, l)
 			}
 		}

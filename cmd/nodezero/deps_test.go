@@ -23,11 +23,11 @@ var importRules = []struct {
 	{"configimage", nil},
 	{"units", nil},
 	{"testbed", nil},
-	{"daemon/v2", nil},
+	{"wire", nil},
 	{"kube", nil}, // kube/localapi imports kube only
-	{"hostagent", []string{"daemon/v2"}},
-	{"tui", []string{"daemon/v2"}},
-	{"daemon", []string{"store", "configimage", "units", "kube"}},
+	{"hostagent", []string{"wire"}},
+	{"tui", []string{"wire"}},
+	{"daemon", []string{"store", "configimage", "units", "kube", "wire"}},
 }
 
 type listedPkg struct {
@@ -121,7 +121,7 @@ func TestImportRules(t *testing.T) {
 					okImport = true
 				}
 			}
-			// daemon may use its own sub-packages, daemon/v2 included.
+			// daemon may use its own sub-packages.
 			if folder == "daemon" && under(to, "daemon") {
 				okImport = true
 			}

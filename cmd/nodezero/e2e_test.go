@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // The end-to-end tests run the real binary: one `nodezero service`
@@ -94,7 +94,7 @@ func (p *proc) output() string {
 type service struct {
 	*proc
 	dir, addr string
-	user      *v2.Client
+	user      *wire.Client
 	token     map[string]string
 	dns       string // the agents' loopback DNS server, started with the first agent
 }
@@ -130,7 +130,7 @@ func startService(t *testing.T, dir, addr string) *service {
 		}
 		s.token[name] = strings.TrimSpace(string(b))
 	}
-	c, err := v2.NewClient("http://"+s.addr, v2.WithUserToken(s.token["user"]))
+	c, err := wire.NewClient("http://"+s.addr, wire.WithUserToken(s.token["user"]))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,19 +143,19 @@ const testPullSecret = `{"auths":{"registry.example.com:5000":{"auth":"dXNlcjpwY
 // registerCluster registers a 3-control-plane cluster whose VIPs sit in the
 // agents' 127.0.0.0/8 and its infra-env, as ABI's registerCluster and
 // registerInfraEnv do.
-func registerCluster(t *testing.T, ctx context.Context, s *service) (*v2.Cluster, *v2.InfraEnv) {
+func registerCluster(t *testing.T, ctx context.Context, s *service) (*wire.Cluster, *wire.InfraEnv) {
 	t.Helper()
 	cp := int64(3)
-	c, err := s.user.RegisterCluster(ctx, v2.ClusterCreateParams{
+	c, err := s.user.RegisterCluster(ctx, wire.ClusterCreateParams{
 		Name: "e2e", OpenshiftVersion: "4.18", PullSecret: testPullSecret, BaseDNSDomain: "example.com",
 		ControlPlaneCount: &cp,
-		APIVIPs:           []*v2.APIVIP{{IP: "127.0.0.100"}},
-		IngressVIPs:       []*v2.IngressVIP{{IP: "127.0.0.101"}},
+		APIVIPs:           []*wire.APIVIP{{IP: "127.0.0.100"}},
+		IngressVIPs:       []*wire.IngressVIP{{IP: "127.0.0.101"}},
 	})
 	if err != nil {
 		t.Fatalf("register cluster: %v", err)
 	}
-	ie, err := s.user.RegisterInfraEnv(ctx, v2.InfraEnvCreateParams{Name: "e2e", PullSecret: testPullSecret, ClusterID: &c.ID})
+	ie, err := s.user.RegisterInfraEnv(ctx, wire.InfraEnvCreateParams{Name: "e2e", PullSecret: testPullSecret, ClusterID: &c.ID})
 	if err != nil {
 		t.Fatalf("register infra-env: %v", err)
 	}
@@ -225,15 +225,15 @@ func waitFor(t *testing.T, what string, timeout time.Duration, cond func() (bool
 	t.Fatalf("timed out after %v waiting for %s; last state:\n%s", timeout, what, last)
 }
 
-func hostsByName(hs []*v2.Host) map[string]*v2.Host {
-	m := map[string]*v2.Host{}
+func hostsByName(hs []*wire.Host) map[string]*wire.Host {
+	m := map[string]*wire.Host{}
 	for _, h := range hs {
 		m[h.RequestedHostname] = h
 	}
 	return m
 }
 
-func describe(c *v2.Cluster) string {
+func describe(c *wire.Cluster) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "cluster %s: %s\n", c.Status, c.StatusInfo)
 	for _, h := range c.Hosts {
@@ -271,7 +271,7 @@ func TestEndToEndThreeMastersAndAnUndersizedHost(t *testing.T) {
 	for _, tree := range []string{"master-0", "master-1", "master-2"} {
 		startAgent(t, svc, ie.ID, tree, addrs[tree])
 	}
-	var got *v2.Cluster
+	var got *wire.Cluster
 	// Two minutes: a check that missed a peer on a loaded machine is
 	// repeated at the host's next round, a minute on.
 	waitFor(t, "three known masters and a ready cluster", 2*time.Minute, func() (bool, string) {
@@ -281,17 +281,17 @@ func TestEndToEndThreeMastersAndAnUndersizedHost(t *testing.T) {
 		}
 		known := 0
 		for _, h := range got.Hosts {
-			if h.Status == v2.HostStatusKnown {
+			if h.Status == wire.HostStatusKnown {
 				known++
 			}
 		}
-		return known == 3 && got.Status == v2.ClusterStatusReady, describe(got)
+		return known == 3 && got.Status == wire.ClusterStatusReady, describe(got)
 	})
 	if len(got.MachineNetworks) != 1 || got.MachineNetworks[0].CIDR != "127.0.0.0/8" {
 		t.Errorf("machine networks = %v, want the derived 127.0.0.0/8", got.MachineNetworks)
 	}
 	for _, h := range got.Hosts {
-		if h.SuggestedRole != v2.HostRoleMaster {
+		if h.SuggestedRole != wire.HostRoleMaster {
 			t.Errorf("%s suggested role %s, want master", h.RequestedHostname, h.SuggestedRole)
 		}
 	}
@@ -299,14 +299,14 @@ func TestEndToEndThreeMastersAndAnUndersizedHost(t *testing.T) {
 	// A fourth, undersized host: insufficient, with the failing validations
 	// named and numbered.
 	startAgent(t, svc, ie.ID, "undersized", addrs["undersized"])
-	var small *v2.Host
+	var small *wire.Host
 	waitFor(t, "the undersized host to be insufficient", time.Minute, func() (bool, string) {
 		hs, err := svc.user.ListHosts(ctx, ie.ID)
 		if err != nil {
 			return false, err.Error()
 		}
 		small = hostsByName(hs)["undersized"]
-		return small != nil && small.Status == v2.HostStatusInsufficient, fmt.Sprint(small)
+		return small != nil && small.Status == wire.HostStatusInsufficient, fmt.Sprint(small)
 	})
 	vals := validations(t, small.ValidationsInfo)
 	var failing []string
@@ -341,7 +341,7 @@ func TestEndToEndThreeMastersAndAnUndersizedHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cl.Status != v2.ClusterStatusInsufficient {
+	if cl.Status != wire.ClusterStatusInsufficient {
 		t.Errorf("cluster with an insufficient host is %s, want insufficient", cl.Status)
 	}
 	if v := validations(t, cl.ValidationsInfo)["all-hosts-are-ready-to-install"]; v[0] != "failure" {
@@ -351,8 +351,8 @@ func TestEndToEndThreeMastersAndAnUndersizedHost(t *testing.T) {
 
 // snapshot is what the API acknowledged before a crash.
 type snapshot struct {
-	cluster *v2.Cluster
-	events  []*v2.Event
+	cluster *wire.Cluster
+	events  []*wire.Event
 }
 
 func takeSnapshot(t *testing.T, ctx context.Context, s *service, clusterID string) snapshot {
@@ -361,7 +361,7 @@ func takeSnapshot(t *testing.T, ctx context.Context, s *service, clusterID strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	evs, err := s.user.ListEvents(ctx, v2.EventsQuery{ClusterID: clusterID})
+	evs, err := s.user.ListEvents(ctx, wire.EventsQuery{ClusterID: clusterID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -405,7 +405,7 @@ func TestEndToEndKillNineAndRestart(t *testing.T) {
 	if after.cluster.ID != before.cluster.ID || after.cluster.Name != before.cluster.Name {
 		t.Fatalf("cluster after restart = %s %q, want %s %q", after.cluster.ID, after.cluster.Name, before.cluster.ID, before.cluster.Name)
 	}
-	afterHosts := map[string]*v2.Host{}
+	afterHosts := map[string]*wire.Host{}
 	for _, h := range after.cluster.Hosts {
 		afterHosts[h.ID] = h
 	}
@@ -444,11 +444,11 @@ func TestEndToEndKillNineAndRestart(t *testing.T) {
 		}
 		known := 0
 		for _, h := range cl.Hosts {
-			if h.Status == v2.HostStatusKnown && h.CheckedInAt.Time().After(restart) {
+			if h.Status == wire.HostStatusKnown && h.CheckedInAt.Time().After(restart) {
 				known++
 			}
 		}
-		return known == 5 && cl.Status == v2.ClusterStatusReady, describe(cl)
+		return known == 5 && cl.Status == wire.ClusterStatusReady, describe(cl)
 	})
 }
 

@@ -26,9 +26,9 @@ import (
 	"github.com/nodezero/nodezero/daemon/assisted"
 	"github.com/nodezero/nodezero/daemon/assisted/assistedtest"
 	"github.com/nodezero/nodezero/daemon/auth"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/hostagent/simagent"
 	"github.com/nodezero/nodezero/store"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // The gather tests build a node-zero root the way a host gets one: a
@@ -230,34 +230,34 @@ func startGatherService(t *testing.T, ctx context.Context, dataDir, pullSecret s
 		svc.Close()
 		st.Close()
 	})
-	client := func(opt func(string) v2.ClientOption, s auth.Scheme) *v2.Client {
+	client := func(opt func(string) wire.ClientOption, s auth.Scheme) *wire.Client {
 		tok, err := auth.Sign(key, s, time.Time{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		secrets["service "+string(s)+" token"] = tok
-		c, err := v2.NewClient(srv.URL, opt(tok), v2.WithHTTPClient(srv.Client()))
+		c, err := wire.NewClient(srv.URL, opt(tok), wire.WithHTTPClient(srv.Client()))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return c
 	}
-	user, agent := client(v2.WithUserToken, auth.User), client(v2.WithAgentToken, auth.Agent)
+	user, agent := client(wire.WithUserToken, auth.User), client(wire.WithAgentToken, auth.Agent)
 	apiVIP, ingressVIP, err := simagent.VIPs(simagent.DefaultNetwork)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cp := int64(3)
-	c, err := user.RegisterCluster(ctx, v2.ClusterCreateParams{
+	c, err := user.RegisterCluster(ctx, wire.ClusterCreateParams{
 		Name: "gather", OpenshiftVersion: "4.18", BaseDNSDomain: "example.com", PullSecret: pullSecret,
 		ControlPlaneCount: &cp,
-		APIVIPs:           []*v2.APIVIP{{IP: v2.IP(apiVIP.String())}},
-		IngressVIPs:       []*v2.IngressVIP{{IP: v2.IP(ingressVIP.String())}},
+		APIVIPs:           []*wire.APIVIP{{IP: wire.IP(apiVIP.String())}},
+		IngressVIPs:       []*wire.IngressVIP{{IP: wire.IP(ingressVIP.String())}},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ie, err := user.RegisterInfraEnv(ctx, v2.InfraEnvCreateParams{Name: "gather", PullSecret: pullSecret, ClusterID: &c.ID})
+	ie, err := user.RegisterInfraEnv(ctx, wire.InfraEnvCreateParams{Name: "gather", PullSecret: pullSecret, ClusterID: &c.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +266,7 @@ func startGatherService(t *testing.T, ctx context.Context, dataDir, pullSecret s
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := agent.RegisterHost(ctx, ie.ID, v2.HostCreateParams{HostID: h.ID}); err != nil {
+		if _, err := agent.RegisterHost(ctx, ie.ID, wire.HostCreateParams{HostID: h.ID}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := agent.NextSteps(ctx, ie.ID, h.ID, time.Now().Unix(), 0); err != nil {
@@ -276,7 +276,7 @@ func startGatherService(t *testing.T, ctx context.Context, dataDir, pullSecret s
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := agent.PostStepReply(ctx, ie.ID, h.ID, v2.StepReply{StepType: v2.StepTypeInventory, StepID: "inventory-1", Output: string(inv)}); err != nil {
+		if err := agent.PostStepReply(ctx, ie.ID, h.ID, wire.StepReply{StepType: wire.StepTypeInventory, StepID: "inventory-1", Output: string(inv)}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -22,7 +22,7 @@ import (
 
 	"github.com/nodezero/nodezero/daemon/api"
 	"github.com/nodezero/nodezero/daemon/auth"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // The service's limits, tested over real TCP on loopback against the
@@ -39,13 +39,13 @@ type liveService struct {
 	addr   string // host:port
 	url    string // scheme://host:port
 	tokens map[auth.Scheme]string
-	user   *v2.Client // user token
-	agent  *v2.Client // agent token
+	user   *wire.Client // user token
+	agent  *wire.Client // agent token
 }
 
 // startServe runs serve on 127.0.0.1:0 with lim until the test ends.
 // opts are added to both clients (a CA for HTTPS).
-func startServe(t *testing.T, lim serviceLimits, certFile, keyFile string, opts ...v2.ClientOption) *liveService {
+func startServe(t *testing.T, lim serviceLimits, certFile, keyFile string, opts ...wire.ClientOption) *liveService {
 	t.Helper()
 	dir := t.TempDir()
 	m, _, err := auth.LoadOrCreate(filepath.Join(dir, "auth"))
@@ -79,10 +79,10 @@ func startServe(t *testing.T, lim serviceLimits, certFile, keyFile string, opts 
 	if certFile != "" {
 		s.url = "https://" + addr.String()
 	}
-	if s.user, err = v2.NewClient(s.url, append([]v2.ClientOption{v2.WithUserToken(m.Tokens[auth.User])}, opts...)...); err != nil {
+	if s.user, err = wire.NewClient(s.url, append([]wire.ClientOption{wire.WithUserToken(m.Tokens[auth.User])}, opts...)...); err != nil {
 		t.Fatal(err)
 	}
-	if s.agent, err = v2.NewClient(s.url, append([]v2.ClientOption{v2.WithAgentToken(m.Tokens[auth.Agent])}, opts...)...); err != nil {
+	if s.agent, err = wire.NewClient(s.url, append([]wire.ClientOption{wire.WithAgentToken(m.Tokens[auth.Agent])}, opts...)...); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.user.CloseIdleConnections)
@@ -96,22 +96,22 @@ type testFixture struct{ clusterID, infraEnvID, hostID string }
 func (s *liveService) fixture(t *testing.T) testFixture {
 	t.Helper()
 	ctx := context.Background()
-	c, err := s.user.RegisterCluster(ctx, v2.ClusterCreateParams{
+	c, err := s.user.RegisterCluster(ctx, wire.ClusterCreateParams{
 		Name: "limits", OpenshiftVersion: "4.18", PullSecret: testPullSecret, BaseDNSDomain: "example.com",
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cid := c.ID
-	ie, err := s.user.RegisterInfraEnv(ctx, v2.InfraEnvCreateParams{Name: "limits", PullSecret: testPullSecret, ClusterID: &cid})
+	ie, err := s.user.RegisterInfraEnv(ctx, wire.InfraEnvCreateParams{Name: "limits", PullSecret: testPullSecret, ClusterID: &cid})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := testFixture{clusterID: c.ID, infraEnvID: ie.ID, hostID: uuid.NewString()}
-	if _, err := s.agent.RegisterHost(ctx, ie.ID, v2.HostCreateParams{HostID: f.hostID}); err != nil {
+	if _, err := s.agent.RegisterHost(ctx, ie.ID, wire.HostCreateParams{HostID: f.hostID}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.user.CreateClusterManifest(ctx, c.ID, v2.CreateManifestParams{FileName: "a.yaml", Content: "a2luZDogQ29uZmlnTWFwCg=="}); err != nil {
+	if _, err := s.user.CreateClusterManifest(ctx, c.ID, wire.CreateManifestParams{FileName: "a.yaml", Content: "a2luZDogQ29uZmlnTWFwCg=="}); err != nil {
 		t.Fatal(err)
 	}
 	return f
@@ -134,7 +134,7 @@ func (s *liveService) state(t *testing.T, f testFixture) []byte {
 		func() (any, error) { return s.user.ListClusterManifests(ctx, f.clusterID) },
 		func() (any, error) { return s.user.ListClusters(ctx) },
 		func() (any, error) {
-			evs, err := s.user.ListEvents(ctx, v2.EventsQuery{ClusterID: f.clusterID})
+			evs, err := s.user.ListEvents(ctx, wire.EventsQuery{ClusterID: f.clusterID})
 			return len(evs), err
 		},
 	} {
@@ -278,7 +278,7 @@ func TestSlowClientsKeepServing(t *testing.T) {
 		if _, err := s.user.ListClusters(ctx); err != nil {
 			t.Fatalf("call %d, with slow clients connected: ListClusters: %v", calls, err)
 		}
-		if _, err := s.user.UpdateHost(ctx, f.infraEnvID, f.hostID, v2.HostUpdateParams{HostName: ptr(fmt.Sprintf("node-%d", calls))}); err != nil {
+		if _, err := s.user.UpdateHost(ctx, f.infraEnvID, f.hostID, wire.HostUpdateParams{HostName: ptr(fmt.Sprintf("node-%d", calls))}); err != nil {
 			t.Fatalf("call %d, with slow clients connected: UpdateHost: %v", calls, err)
 		}
 	}
@@ -369,7 +369,7 @@ func TestOversizedBodies(t *testing.T) {
 	// One route of each class, the body streamed chunked.
 	for _, c := range []struct {
 		op, path string
-		client   *v2.Client
+		client   *wire.Client
 		limit    int64
 	}{
 		{"v2RegisterHost", api.Base + "/infra-envs/{infra_env_id}/hosts", s.agent, api.SmallBody},
@@ -385,9 +385,9 @@ func TestOversizedBodies(t *testing.T) {
 			}
 			req.ContentLength = -1
 			if c.client == s.agent {
-				req.Header.Set(v2.HeaderAgentToken, s.tokens[auth.Agent])
+				req.Header.Set(wire.HeaderAgentToken, s.tokens[auth.Agent])
 			} else {
-				req.Header.Set(v2.HeaderUserToken, s.tokens[auth.User])
+				req.Header.Set(wire.HeaderUserToken, s.tokens[auth.User])
 			}
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
@@ -408,8 +408,8 @@ func checkTooLarge(t *testing.T, status int, body []byte) {
 	if status != http.StatusRequestEntityTooLarge {
 		t.Fatalf("status %d %.300s, want 413", status, body)
 	}
-	var e v2.Error
-	if err := json.Unmarshal(body, &e); err != nil || e.Code != "413" || e.Kind != v2.ErrorKindError || !strings.Contains(e.Reason, "larger than") {
+	var e wire.Error
+	if err := json.Unmarshal(body, &e); err != nil || e.Code != "413" || e.Kind != wire.ErrorKindError || !strings.Contains(e.Reason, "larger than") {
 		t.Errorf("413 body %s (%v), want assisted's error with a reason saying the body is larger than the limit", body, err)
 	}
 }

@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/hostagent"
 	"github.com/nodezero/nodezero/hostagent/diskwrite"
 	"github.com/nodezero/nodezero/hostagent/installer"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // installOptions wire the install step (hostagent/installer) into an agent.
@@ -30,7 +30,7 @@ type installOptions struct {
 	Disks   diskFiles
 	// Rebooter ends the host's life in the live system, for one install
 	// request; nil is logind's (a live host).
-	Rebooter func(req v2.InstallCmdRequest) (installer.Rebooter, error)
+	Rebooter func(req wire.InstallCmdRequest) (installer.Rebooter, error)
 	// RebootDelay overrides the installer's per-role delay (HA: 1 minute);
 	// negative: the installer's default.
 	RebootDelay time.Duration
@@ -45,26 +45,26 @@ type installOptions struct {
 // agentService is the installer's view of node zero through the v2 API
 // with the agent token.
 type agentService struct {
-	c   *v2.Client
-	req v2.InstallCmdRequest
+	c   *wire.Client
+	req wire.InstallCmdRequest
 }
 
-func (s agentService) UpdateProgress(ctx context.Context, stage v2.HostStage, info string) error {
-	return s.c.UpdateHostInstallProgress(ctx, s.req.InfraEnvID, s.req.HostID, v2.HostProgress{CurrentStage: stage, ProgressInfo: info})
+func (s agentService) UpdateProgress(ctx context.Context, stage wire.HostStage, info string) error {
+	return s.c.UpdateHostInstallProgress(ctx, s.req.InfraEnvID, s.req.HostID, wire.HostProgress{CurrentStage: stage, ProgressInfo: info})
 }
 
 func (s agentService) HostIgnition(ctx context.Context) ([]byte, error) {
 	return s.c.DownloadHostIgnition(ctx, s.req.InfraEnvID, s.req.HostID)
 }
 
-func (s agentService) ClusterHosts(ctx context.Context, role v2.HostRole) ([]*v2.Host, error) {
-	return s.c.ListClusterHostsQuery(ctx, s.req.ClusterID, v2.HostsQuery{Role: role})
+func (s agentService) ClusterHosts(ctx context.Context, role wire.HostRole) ([]*wire.Host, error) {
+	return s.c.ListClusterHostsQuery(ctx, s.req.ClusterID, wire.HostsQuery{Role: role})
 }
 
 // addInstallStep registers the install step, talking to the service
 // through c.
-func addInstallStep(steps *hostagent.Steps, c *v2.Client, o installOptions) {
-	steps.Handle(v2.StepTypeInstall, installer.Step(func(req v2.InstallCmdRequest) (installer.Config, error) {
+func addInstallStep(steps *hostagent.Steps, c *wire.Client, o installOptions) {
+	steps.Handle(wire.StepTypeInstall, installer.Step(func(req wire.InstallCmdRequest) (installer.Config, error) {
 		return o.config(c, req)
 	}))
 }
@@ -73,8 +73,8 @@ func addInstallStep(steps *hostagent.Steps, c *v2.Client, o installOptions) {
 // short (installer.Resume); it reports whether one was resumed and has
 // scheduled its reboot. A resumed installation that fails has reported
 // Failed: the agent then registers as usual.
-func resumeInstall(ctx context.Context, c *v2.Client, o installOptions) bool {
-	err := installer.Resume(ctx, o.Root, func(req v2.InstallCmdRequest) (installer.Config, error) { return o.config(c, req) })
+func resumeInstall(ctx context.Context, c *wire.Client, o installOptions) bool {
+	err := installer.Resume(ctx, o.Root, func(req wire.InstallCmdRequest) (installer.Config, error) { return o.config(c, req) })
 	switch {
 	case err == nil:
 		return true
@@ -94,7 +94,7 @@ func (o installOptions) log() *slog.Logger {
 }
 
 // config is the installer's configuration for req.
-func (o installOptions) config(c *v2.Client, req v2.InstallCmdRequest) (installer.Config, error) {
+func (o installOptions) config(c *wire.Client, req wire.InstallCmdRequest) (installer.Config, error) {
 	cfg := installer.Config{
 		Request: req, Service: agentService{c: c, req: req},
 		Root: o.Root, Poll: o.Poll, ControlPlaneTimeout: o.ControlPlaneTimeout,

@@ -18,9 +18,9 @@ import (
 
 	"github.com/nodezero/nodezero/daemon/atomicfile"
 	"github.com/nodezero/nodezero/daemon/boot"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/hostagent/diskwrite"
 	"github.com/nodezero/nodezero/hostagent/installer"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // The hardware edge of a sandbox or test host after the install step:
@@ -56,12 +56,12 @@ func (rebootError) exitStatus() int { return exitReboot }
 // bootDisk is what the fake firmware keeps: the disk to boot, and who the
 // host was when it wrote it.
 type bootDisk struct {
-	Disk       string      `json:"disk"`        // the stand-in file written
-	BootDevice string      `json:"boot_device"` // the device the service named
-	ClusterID  string      `json:"cluster_id"`
-	InfraEnvID string      `json:"infra_env_id"`
-	HostID     string      `json:"host_id"`
-	Role       v2.HostRole `json:"role"` // as the install step gave it: bootstrap, master, worker
+	Disk       string        `json:"disk"`        // the stand-in file written
+	BootDevice string        `json:"boot_device"` // the device the service named
+	ClusterID  string        `json:"cluster_id"`
+	InfraEnvID string        `json:"infra_env_id"`
+	HostID     string        `json:"host_id"`
+	Role       wire.HostRole `json:"role"` // as the install step gave it: bootstrap, master, worker
 	// ControlPlaneCount is 1 on a single node, whose stages after the
 	// reboot are Joined and Done only.
 	ControlPlaneCount int64     `json:"control_plane_count,omitempty"`
@@ -125,7 +125,7 @@ type installedOptions struct {
 	settle time.Duration
 	// service runs node zero's service again (node zero only); nil on
 	// other hosts.
-	service func(ctx context.Context, env boot.Env) (*v2.Client, <-chan error, error)
+	service func(ctx context.Context, env boot.Env) (*wire.Client, <-chan error, error)
 	status  func(string)
 	log     *slog.Logger
 }
@@ -141,20 +141,20 @@ func runInstalled(ctx context.Context, d *bootDisk, o installedOptions) error {
 	o.status("Installed disk booted (sandbox: the cluster's OpenShift is simulated)")
 
 	var served <-chan error
-	var user *v2.Client
+	var user *wire.Client
 	if o.service != nil {
 		if user, served, err = o.service(ctx, env); err != nil {
 			return err
 		}
 	}
-	agent, err := v2.NewClient(strings.TrimSuffix(env.ServiceBaseURL, "/"), v2.WithAgentToken(env.AgentToken), v2.WithCACertFile(env.ServiceCACert))
+	agent, err := wire.NewClient(strings.TrimSuffix(env.ServiceBaseURL, "/"), wire.WithAgentToken(env.AgentToken), wire.WithCACertFile(env.ServiceCACert))
 	if err != nil {
 		return err
 	}
-	report := func(stage v2.HostStage, info string) error {
+	report := func(stage wire.HostStage, info string) error {
 		return retry(ctx, log, "report "+string(stage), func() error {
-			err := agent.UpdateHostInstallProgress(ctx, d.InfraEnvID, d.HostID, v2.HostProgress{CurrentStage: stage, ProgressInfo: info})
-			var apiErr *v2.APIError
+			err := agent.UpdateHostInstallProgress(ctx, d.InfraEnvID, d.HostID, wire.HostProgress{CurrentStage: stage, ProgressInfo: info})
+			var apiErr *wire.APIError
 			if errors.As(err, &apiErr) && apiErr.StatusCode == 409 {
 				// Already there (a restart of this host), unless node zero
 				// no longer counts this host in: then it must not say it
@@ -180,13 +180,13 @@ func runInstalled(ctx context.Context, d *bootDisk, o installedOptions) error {
 
 	if verr := verifyInstalledDisk(d, o.root, o.payload); verr != nil {
 		log.Error("the installed disk does not boot as written", "err", verr)
-		_ = report(v2.HostStageFailed, verr.Error())
+		_ = report(wire.HostStageFailed, verr.Error())
 		return wait(ctx, served)
 	}
 	log.Info("installed disk verified: image digest and Ignition (role, hostname, host id) match", "disk", d.Disk)
 
 	for _, st := range installer.BootedSteps(d.Role, d.ControlPlaneCount) {
-		if st.Stage == v2.HostStageJoined && o.neverJoin {
+		if st.Stage == wire.HostStageJoined && o.neverJoin {
 			log.Warn("fault injected: this host never joins the control plane")
 			return wait(ctx, served)
 		}
@@ -225,9 +225,9 @@ func runInstalled(ctx context.Context, d *bootDisk, o installedOptions) error {
 // cluster is finalizing, it reports the installation complete. With a
 // kube API (kw not nil) it writes the operators' status there as the hosts
 // join, and completes only once the ClusterVersion is Available.
-func completeWhenFinalizing(ctx context.Context, user, agent *v2.Client, clusterID string, kw *clusterStatusWriter, log *slog.Logger) error {
+func completeWhenFinalizing(ctx context.Context, user, agent *wire.Client, clusterID string, kw *clusterStatusWriter, log *slog.Logger) error {
 	for {
-		var c *v2.Cluster
+		var c *wire.Cluster
 		var err error
 		if kw != nil {
 			c, err = user.GetCluster(ctx, clusterID) // the hosts' stages too
@@ -243,22 +243,22 @@ func completeWhenFinalizing(ctx context.Context, user, agent *v2.Client, cluster
 		}
 		if err == nil {
 			switch c.Status {
-			case v2.ClusterStatusFinalizing:
+			case wire.ClusterStatusFinalizing:
 				if !cvReady {
 					break // the cluster version is not Available yet
 				}
 				ok := true
-				if _, err := agent.CompleteInstallation(ctx, clusterID, v2.CompletionParams{IsSuccess: &ok}); err != nil {
+				if _, err := agent.CompleteInstallation(ctx, clusterID, wire.CompletionParams{IsSuccess: &ok}); err != nil {
 					log.Warn("complete installation", "err", err)
 					break
 				}
 				log.Info("installation complete (reported by the simulated controller)", "cluster", clusterID)
 				return nil
-			case v2.ClusterStatusInstalled:
+			case wire.ClusterStatusInstalled:
 				if cvReady {
 					return nil
 				}
-			case v2.ClusterStatusError, v2.ClusterStatusCancelled:
+			case wire.ClusterStatusError, wire.ClusterStatusCancelled:
 				return nil
 			}
 		}
@@ -287,7 +287,7 @@ func verifyInstalledDisk(d *bootDisk, root, payloadDir string) error {
 		return fmt.Errorf("the installed disk's Ignition: %w", err)
 	}
 	wantRole := "master"
-	if d.Role == v2.HostRoleWorker {
+	if d.Role == wire.HostRoleWorker {
 		wantRole = "worker"
 	}
 	hostname, _ := os.ReadFile(filepath.Join(root, "etc/hostname"))
@@ -363,7 +363,7 @@ var errRefusedStage = errors.New("node zero refused the stage")
 
 // outOfInstall are the host statuses in which node zero takes no more
 // progress from the host.
-var outOfInstall = []v2.HostStatus{v2.HostStatusError, v2.HostStatusCancelled, v2.HostStatusResetting, v2.HostStatusResettingPendingUserAction}
+var outOfInstall = []wire.HostStatus{wire.HostStatusError, wire.HostStatusCancelled, wire.HostStatusResetting, wire.HostStatusResettingPendingUserAction}
 
 // permanent is an error retrying cannot fix.
 type permanent struct{ error }

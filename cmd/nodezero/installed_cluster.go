@@ -10,8 +10,8 @@ import (
 	"slices"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/kube"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // The simulated in-cluster controller's Kubernetes side (sandbox): what the
@@ -44,7 +44,7 @@ var operatorGates = map[string]operatorGate{
 
 // operatorAvailable reports whether the operator name is Available with
 // the hosts as they are.
-func operatorAvailable(name string, hosts []*v2.Host) bool {
+func operatorAvailable(name string, hosts []*wire.Host) bool {
 	gate, ok := operatorGates[name]
 	if !ok {
 		gate = allHostsDone
@@ -53,13 +53,13 @@ func operatorAvailable(name string, hosts []*v2.Host) bool {
 		return false
 	}
 	for _, h := range hosts {
-		cp := h.Role != v2.HostRoleWorker
-		var stage v2.HostStage
+		cp := h.Role != wire.HostRoleWorker
+		var stage wire.HostStage
 		if h.Progress != nil {
 			stage = h.Progress.CurrentStage
 		}
-		done := h.Status == v2.HostStatusInstalled || stage == v2.HostStageDone
-		joined := done || stage == v2.HostStageJoined
+		done := h.Status == wire.HostStatusInstalled || stage == wire.HostStageDone
+		joined := done || stage == wire.HostStageJoined
 		switch {
 		case gate == controlPlaneJoined && cp && !joined:
 			return false
@@ -105,7 +105,7 @@ func newClusterStatusWriter(root string, log *slog.Logger) (*clusterStatusWriter
 // installed), the ClusterVersion is Available and no longer Progressing
 // ("Cluster version is <version>"). It reports whether the ClusterVersion
 // says the cluster is installed.
-func (w *clusterStatusWriter) sync(ctx context.Context, cl *v2.Cluster) (bool, error) {
+func (w *clusterStatusWriter) sync(ctx context.Context, cl *wire.Cluster) (bool, error) {
 	cv, err := w.c.GetClusterVersion(ctx, kube.ClusterVersionName)
 	if err != nil {
 		return false, err
@@ -155,7 +155,7 @@ func (w *clusterStatusWriter) sync(ctx context.Context, cl *v2.Cluster) (bool, e
 	if cv.Installed() {
 		return true, nil
 	}
-	finished := avail == len(cos) && slices.Contains([]v2.ClusterStatus{v2.ClusterStatusFinalizing, v2.ClusterStatusInstalled}, cl.Status)
+	finished := avail == len(cos) && slices.Contains([]wire.ClusterStatus{wire.ClusterStatusFinalizing, wire.ClusterStatusInstalled}, cl.Status)
 	var conds []kube.Condition
 	if finished {
 		conds = []kube.Condition{

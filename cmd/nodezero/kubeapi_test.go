@@ -21,9 +21,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/nodezero/nodezero/configimage/credentials"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/kube"
 	"github.com/nodezero/nodezero/kube/localapi"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // kubeTools finds the local API's tools, or skips (fails under CI=true,
@@ -47,26 +47,26 @@ func kubeTools(t *testing.T) localapi.Tools {
 }
 
 // host is a v2 host at a stage, for the operator gates.
-func host(role v2.HostRole, stage v2.HostStage) *v2.Host {
-	h := &v2.Host{Role: role, Status: v2.HostStatusInstallingInProgress, Progress: &v2.HostProgressInfo{CurrentStage: stage}}
-	if stage == v2.HostStageDone {
-		h.Status = v2.HostStatusInstalled
+func host(role wire.HostRole, stage wire.HostStage) *wire.Host {
+	h := &wire.Host{Role: role, Status: wire.HostStatusInstallingInProgress, Progress: &wire.HostProgressInfo{CurrentStage: stage}}
+	if stage == wire.HostStageDone {
+		h.Status = wire.HostStatusInstalled
 	}
 	return h
 }
 
 func TestOperatorAvailable(t *testing.T) {
-	m, w := v2.HostRoleMaster, v2.HostRoleWorker
+	m, w := wire.HostRoleMaster, wire.HostRoleWorker
 	for _, tc := range []struct {
 		name  string
-		hosts []*v2.Host
+		hosts []*wire.Host
 		want  []string // of etcd, network, ingress, an operator of no group
 	}{
 		{"none", nil, nil},
-		{"a master rebooting", []*v2.Host{host(m, v2.HostStageJoined), host(m, v2.HostStageRebooting), host(w, v2.HostStageDone)}, nil},
-		{"masters joined", []*v2.Host{host(m, v2.HostStageJoined), host(m, v2.HostStageDone), host(w, v2.HostStageRebooting)}, []string{"etcd"}},
-		{"masters done", []*v2.Host{host(m, v2.HostStageDone), host(m, v2.HostStageDone), host(w, v2.HostStageConfiguring)}, []string{"etcd", "network"}},
-		{"every host done", []*v2.Host{host(m, v2.HostStageDone), host(w, v2.HostStageDone)}, []string{"etcd", "network", "ingress", "some-operator"}},
+		{"a master rebooting", []*wire.Host{host(m, wire.HostStageJoined), host(m, wire.HostStageRebooting), host(w, wire.HostStageDone)}, nil},
+		{"masters joined", []*wire.Host{host(m, wire.HostStageJoined), host(m, wire.HostStageDone), host(w, wire.HostStageRebooting)}, []string{"etcd"}},
+		{"masters done", []*wire.Host{host(m, wire.HostStageDone), host(m, wire.HostStageDone), host(w, wire.HostStageConfiguring)}, []string{"etcd", "network"}},
+		{"every host done", []*wire.Host{host(m, wire.HostStageDone), host(w, wire.HostStageDone)}, []string{"etcd", "network", "ingress", "some-operator"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string
@@ -192,7 +192,7 @@ func TestKubeAPIWithConfigImageCredentials(t *testing.T) {
 
 	// The simulated controller, step by step.
 	kw := &clusterStatusWriter{c: c, log: slog.New(slog.NewTextHandler(io.Discard, nil)), lastAvail: -1}
-	m, w := v2.HostRoleMaster, v2.HostRoleWorker
+	m, w := wire.HostRoleMaster, wire.HostRoleWorker
 	available := func() []string {
 		t.Helper()
 		cos, err := c.ListClusterOperators(ctx)
@@ -212,18 +212,18 @@ func TestKubeAPIWithConfigImageCredentials(t *testing.T) {
 	}
 	steps := []struct {
 		name      string
-		cluster   *v2.Cluster
+		cluster   *wire.Cluster
 		installed bool
 		available int
 		progress  string
 	}{
-		{"masters joined", &v2.Cluster{Status: v2.ClusterStatusInstalling, Hosts: []*v2.Host{host(m, v2.HostStageJoined), host(m, v2.HostStageJoined), host(w, v2.HostStageRebooting)}},
+		{"masters joined", &wire.Cluster{Status: wire.ClusterStatusInstalling, Hosts: []*wire.Host{host(m, wire.HostStageJoined), host(m, wire.HostStageJoined), host(w, wire.HostStageRebooting)}},
 			false, 4, "Working towards 4.18.0: 4 of 12 done (33% complete)"},
-		{"masters done", &v2.Cluster{Status: v2.ClusterStatusInstalling, Hosts: []*v2.Host{host(m, v2.HostStageDone), host(m, v2.HostStageDone), host(w, v2.HostStageJoined)}},
+		{"masters done", &wire.Cluster{Status: wire.ClusterStatusInstalling, Hosts: []*wire.Host{host(m, wire.HostStageDone), host(m, wire.HostStageDone), host(w, wire.HostStageJoined)}},
 			false, 9, "Working towards 4.18.0: 9 of 12 done (75% complete)"},
-		{"every host done, not yet finalizing", &v2.Cluster{Status: v2.ClusterStatusInstalling, Hosts: []*v2.Host{host(m, v2.HostStageDone), host(w, v2.HostStageDone)}},
+		{"every host done, not yet finalizing", &wire.Cluster{Status: wire.ClusterStatusInstalling, Hosts: []*wire.Host{host(m, wire.HostStageDone), host(w, wire.HostStageDone)}},
 			false, 12, "Working towards 4.18.0: 12 of 12 done (100% complete)"},
-		{"finalizing", &v2.Cluster{Status: v2.ClusterStatusFinalizing, Hosts: []*v2.Host{host(m, v2.HostStageDone), host(w, v2.HostStageDone)}},
+		{"finalizing", &wire.Cluster{Status: wire.ClusterStatusFinalizing, Hosts: []*wire.Host{host(m, wire.HostStageDone), host(w, wire.HostStageDone)}},
 			true, 12, "Cluster version is 4.18.0"},
 	}
 	for _, s := range steps {

@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/nodezero/nodezero/daemon/api"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // `nodezero loadtest` measures the embedded service the way issues #2 and
@@ -392,23 +392,23 @@ func ltReadToken(dir, name string) (string, error) {
 
 // ltRegisterCluster creates the cluster of the test — three control-plane
 // nodes, OpenShift 4.18, VIPs in the hosts' network — and its infra-env.
-func ltRegisterCluster(ctx context.Context, c *v2.Client, apiVIP, ingressVIP string) (clusterID, infraEnvID string, err error) {
+func ltRegisterCluster(ctx context.Context, c *wire.Client, apiVIP, ingressVIP string) (clusterID, infraEnvID string, err error) {
 	cp := int64(ltMasters)
-	cl, err := c.RegisterCluster(ctx, v2.ClusterCreateParams{
+	cl, err := c.RegisterCluster(ctx, wire.ClusterCreateParams{
 		Name: "loadtest", OpenshiftVersion: "4.18", BaseDNSDomain: "loadtest.example.com",
 		PullSecret: ltPullSecret, ControlPlaneCount: &cp,
 		// The default 10.128.0.0/14 with /23 per node holds 512 nodes; a
 		// /12 holds 2048, so a thousand-host cluster can become ready.
-		ClusterNetworks: []*v2.ClusterNetwork{{CIDR: "10.128.0.0/12", HostPrefix: 23}},
-		APIVIPs:         []*v2.APIVIP{{IP: v2.IP(apiVIP)}},
-		IngressVIPs:     []*v2.IngressVIP{{IP: v2.IP(ingressVIP)}},
+		ClusterNetworks: []*wire.ClusterNetwork{{CIDR: "10.128.0.0/12", HostPrefix: 23}},
+		APIVIPs:         []*wire.APIVIP{{IP: wire.IP(apiVIP)}},
+		IngressVIPs:     []*wire.IngressVIP{{IP: wire.IP(ingressVIP)}},
 	})
 	if err != nil {
 		return "", "", err
 	}
-	ie, err := c.RegisterInfraEnv(ctx, v2.InfraEnvCreateParams{
+	ie, err := c.RegisterInfraEnv(ctx, wire.InfraEnvCreateParams{
 		Name: "loadtest-infra-env", PullSecret: ltPullSecret, ClusterID: &cl.ID,
-		OpenshiftVersion: "4.18", ImageType: v2.ImageTypeFullISO,
+		OpenshiftVersion: "4.18", ImageType: wire.ImageTypeFullISO,
 	})
 	if err != nil {
 		return "", "", err

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/hostagent/simagent"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // The install of a load-test run (issue #8): the user gives every host its
@@ -37,7 +37,7 @@ type ltInstallReport struct {
 
 // ltInstall gives the hosts their roles, installs the cluster and follows
 // it until it is installed.
-func ltInstall(ctx context.Context, o loadtestOptions, uc *v2.Client, svc *ltService, clusterID, infraEnvID string,
+func ltInstall(ctx context.Context, o loadtestOptions, uc *wire.Client, svc *ltService, clusterID, infraEnvID string,
 	hosts []simagent.Host, rec *simagent.Recorder, alive func() error, progress io.Writer) (ltInstallReport, error) {
 	var ir ltInstallReport
 	rolesStart := time.Now()
@@ -58,7 +58,7 @@ func ltInstall(ctx context.Context, o loadtestOptions, uc *v2.Client, svc *ltSer
 	_, err = uc.InstallCluster(ctx, clusterID)
 	rec.Observe(ltKindInstall, time.Since(start), err)
 	switch {
-	case errors.Is(err, v2.ErrResponseTooLarge):
+	case errors.Is(err, wire.ErrResponseTooLarge):
 		// The answer is the cluster with every host, reports and all: past
 		// a few hundred hosts it outgrows the client. Counted as an error;
 		// whether the install started, the cluster's status tells.
@@ -85,7 +85,7 @@ func ltInstall(ctx context.Context, o loadtestOptions, uc *v2.Client, svc *ltSer
 
 // ltSetRoles makes the master-class hosts masters and the others workers,
 // a few updates at a time.
-func ltSetRoles(ctx context.Context, uc *v2.Client, infraEnvID string, hosts []simagent.Host, rec *simagent.Recorder) error {
+func ltSetRoles(ctx context.Context, uc *wire.Client, infraEnvID string, hosts []simagent.Host, rec *simagent.Recorder) error {
 	work := make(chan simagent.Host)
 	var (
 		wg       sync.WaitGroup
@@ -95,12 +95,12 @@ func ltSetRoles(ctx context.Context, uc *v2.Client, infraEnvID string, hosts []s
 	for range ltRoleWorkers {
 		wg.Go(func() {
 			for h := range work {
-				role := v2.HostUpdateParamsHostRoleWorker
+				role := wire.HostUpdateParamsHostRoleWorker
 				if h.Class == simagent.Master {
-					role = v2.HostUpdateParamsHostRoleMaster
+					role = wire.HostUpdateParamsHostRoleMaster
 				}
 				t := time.Now()
-				_, err := uc.UpdateHost(ctx, infraEnvID, h.ID, v2.HostUpdateParams{HostRole: &role})
+				_, err := uc.UpdateHost(ctx, infraEnvID, h.ID, wire.HostUpdateParams{HostRole: &role})
 				rec.Observe(ltKindRole, time.Since(t), err)
 				if err != nil {
 					mu.Lock()
@@ -130,24 +130,24 @@ func ltSetRoles(ctx context.Context, uc *v2.Client, infraEnvID string, hosts []s
 // and returns it with when the poll saw it. An installation that failed,
 // was cancelled or took longer than --install-timeout is an error naming
 // the cluster's status and its hosts' progress.
-func ltWaitInstalled(ctx context.Context, o loadtestOptions, uc *v2.Client, clusterID string, rec *simagent.Recorder,
-	start time.Time, alive func() error) (*v2.Cluster, time.Time, error) {
-	var last *v2.Cluster
+func ltWaitInstalled(ctx context.Context, o loadtestOptions, uc *wire.Client, clusterID string, rec *simagent.Recorder,
+	start time.Time, alive func() error) (*wire.Cluster, time.Time, error) {
+	var last *wire.Cluster
 	var err error
 	for {
 		if err := alive(); err != nil {
 			return nil, time.Time{}, err
 		}
 		t := time.Now()
-		var c *v2.Cluster
+		var c *wire.Cluster
 		c, err = ltGetClusterCounts(ctx, uc, clusterID)
 		rec.Observe(ltKindPoll, time.Since(t), err)
 		if err == nil {
 			last = c
 			switch c.Status {
-			case v2.ClusterStatusInstalled:
+			case wire.ClusterStatusInstalled:
 				return c, time.Now(), nil
-			case v2.ClusterStatusError, v2.ClusterStatusCancelled:
+			case wire.ClusterStatusError, wire.ClusterStatusCancelled:
 				return nil, time.Time{}, fmt.Errorf("install: cluster %s: %s%s", c.Status, c.StatusInfo, ltHostProgress(ctx, uc, clusterID))
 			}
 		}
@@ -170,14 +170,14 @@ func ltWaitInstalled(ctx context.Context, o loadtestOptions, uc *v2.Client, clus
 // ltHostProgress is "; hosts: installed 97, installing-in-progress 3
 // (Rebooting 3)" for an error message, or "" when the hosts cannot be
 // listed.
-func ltHostProgress(ctx context.Context, uc *v2.Client, clusterID string) string {
-	hosts, err := uc.ListClusterHostsQuery(ctx, clusterID, v2.HostsQuery{})
+func ltHostProgress(ctx context.Context, uc *wire.Client, clusterID string) string {
+	hosts, err := uc.ListClusterHostsQuery(ctx, clusterID, wire.HostsQuery{})
 	if err != nil {
 		return ""
 	}
-	stages := map[v2.HostStage]int{}
+	stages := map[wire.HostStage]int{}
 	for _, h := range hosts {
-		if h != nil && h.Progress != nil && h.Status != v2.HostStatusInstalled {
+		if h != nil && h.Progress != nil && h.Status != wire.HostStatusInstalled {
 			stages[h.Progress.CurrentStage]++
 		}
 	}

@@ -14,8 +14,8 @@ import (
 	"strings"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/hostagent/simagent"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // The load test's own requests, reported apart from the agents': the
@@ -63,8 +63,8 @@ func loadtestRun(ctx context.Context, o loadtestOptions, dir string, progress io
 	if err != nil {
 		return rr, err
 	}
-	uc, err := v2.NewClient(svc.url, v2.WithUserToken(userToken),
-		v2.WithHTTPClient(&http.Client{Transport: &http.Transport{Proxy: nil}}))
+	uc, err := wire.NewClient(svc.url, wire.WithUserToken(userToken),
+		wire.WithHTTPClient(&http.Client{Transport: &http.Transport{Proxy: nil}}))
 	if err != nil {
 		return rr, err
 	}
@@ -186,7 +186,7 @@ func loadtestRun(ctx context.Context, o loadtestOptions, dir string, progress io
 	// Nothing should have changed while idle.
 	if cl, err := ltGetClusterCounts(ctx, uc, clusterID); err != nil {
 		return rr, err
-	} else if cl.ReadyHostCount != int64(o.hosts) || cl.Status != v2.ClusterStatusReady {
+	} else if cl.ReadyHostCount != int64(o.hosts) || cl.Status != wire.ClusterStatusReady {
 		fmt.Fprintf(progress, "loadtest: warning: after the idle window the cluster is %s with %d of %d hosts known\n",
 			cl.Status, cl.ReadyHostCount, o.hosts)
 	}
@@ -234,7 +234,7 @@ func ltRequests(rec *simagent.Recorder, start time.Time) ([]ltRequestReport, int
 
 // ltGetClusterCounts returns the cluster from the cluster list: its status
 // and host counts without its hosts.
-func ltGetClusterCounts(ctx context.Context, uc *v2.Client, clusterID string) (*v2.Cluster, error) {
+func ltGetClusterCounts(ctx context.Context, uc *wire.Client, clusterID string) (*wire.Cluster, error) {
 	cls, err := uc.ListClusters(ctx)
 	if err != nil {
 		return nil, err
@@ -252,8 +252,8 @@ func ltGetClusterCounts(ctx context.Context, uc *v2.Client, clusterID string) (*
 // service's clock (status_updated_at). It returns that and when the poll
 // saw it; a host list too large for the client leaves knownAt zero (the
 // report then uses the poll's time).
-func ltWaitAllKnown(ctx context.Context, o loadtestOptions, uc *v2.Client, clusterID, infraEnvID string, rec *simagent.Recorder, start time.Time, alive func() error) (knownAt, detected time.Time, err error) {
-	var last *v2.Cluster
+func ltWaitAllKnown(ctx context.Context, o loadtestOptions, uc *wire.Client, clusterID, infraEnvID string, rec *simagent.Recorder, start time.Time, alive func() error) (knownAt, detected time.Time, err error) {
+	var last *wire.Cluster
 	for {
 		if err := alive(); err != nil {
 			return knownAt, detected, err
@@ -285,8 +285,8 @@ func ltWaitAllKnown(ctx context.Context, o loadtestOptions, uc *v2.Client, clust
 	t := time.Now()
 	// The cluster's host list without inventories and connectivity
 	// reports: their times are all this reads.
-	hosts, err := uc.ListClusterHostsQuery(ctx, clusterID, v2.HostsQuery{})
-	if errors.Is(err, v2.ErrResponseTooLarge) {
+	hosts, err := uc.ListClusterHostsQuery(ctx, clusterID, wire.HostsQuery{})
+	if errors.Is(err, wire.ErrResponseTooLarge) {
 		// A limit of this optional read, not an answer of the service's
 		// to count.
 		return knownAt, detected, nil
@@ -296,14 +296,14 @@ func ltWaitAllKnown(ctx context.Context, o loadtestOptions, uc *v2.Client, clust
 		return knownAt, detected, err
 	}
 	for _, h := range hosts {
-		if at := h.StatusUpdatedAt.Time(); h.Status == v2.HostStatusKnown && at.After(knownAt) {
+		if at := h.StatusUpdatedAt.Time(); h.Status == wire.HostStatusKnown && at.After(knownAt) {
 			knownAt = at
 		}
 	}
 	return knownAt, detected, nil
 }
 
-func ltReadyCount(c *v2.Cluster) int64 {
+func ltReadyCount(c *wire.Cluster) int64 {
 	if c == nil {
 		return 0
 	}
@@ -318,8 +318,8 @@ const ltReadyTimeout = time.Minute
 // the cluster is ready, and returns when it became so by the service's
 // clock. Past deadline it fails with the cluster validations that do not
 // pass.
-func ltWaitClusterReady(ctx context.Context, uc *v2.Client, clusterID string, deadline time.Time, alive func() error) (time.Time, error) {
-	var last *v2.Cluster
+func ltWaitClusterReady(ctx context.Context, uc *wire.Client, clusterID string, deadline time.Time, alive func() error) (time.Time, error) {
+	var last *wire.Cluster
 	for {
 		if err := alive(); err != nil {
 			return time.Time{}, err
@@ -331,7 +331,7 @@ func ltWaitClusterReady(ctx context.Context, uc *v2.Client, clusterID string, de
 					last = c
 				}
 			}
-			if last != nil && last.Status == v2.ClusterStatusReady {
+			if last != nil && last.Status == wire.ClusterStatusReady {
 				return last.StatusUpdatedAt.Time(), nil
 			}
 		}
@@ -381,7 +381,7 @@ func ltSinceStart(start, stamp, seen time.Time) float64 {
 	return stamp.Sub(start).Seconds()
 }
 
-func ltCountStatus(hosts v2.HostList, st v2.HostStatus) int {
+func ltCountStatus(hosts wire.HostList, st wire.HostStatus) int {
 	n := 0
 	for _, h := range hosts {
 		if h != nil && h.Status == st {
@@ -392,8 +392,8 @@ func ltCountStatus(hosts v2.HostList, st v2.HostStatus) int {
 }
 
 // ltStatusHistogram is "known 980, insufficient 20".
-func ltStatusHistogram(hosts v2.HostList) string {
-	m := map[v2.HostStatus]int{}
+func ltStatusHistogram(hosts wire.HostList) string {
+	m := map[wire.HostStatus]int{}
 	for _, h := range hosts {
 		if h != nil {
 			m[h.Status]++

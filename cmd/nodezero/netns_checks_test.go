@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/nodezero/nodezero/daemon/assisted"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/testbed"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // TestNetnsHostChecks: five hosts booted with `nodezero run` in network
@@ -43,13 +43,13 @@ func TestNetnsHostChecks(t *testing.T) {
 		h.boot(t, ctx)
 	}
 	c := n.client(t)
-	val := func(h *v2.Host, id string) [2]string {
+	val := func(h *wire.Host, id string) [2]string {
 		if h == nil || h.ValidationsInfo == "" {
 			return [2]string{}
 		}
 		return validations(t, h.ValidationsInfo)[id]
 	}
-	cluster := func() (*v2.Cluster, string) {
+	cluster := func() (*wire.Cluster, string) {
 		cs, err := c.ListClusters(ctx)
 		if err != nil || len(cs) != 1 {
 			return nil, fmt.Sprintf("clusters: %v", err)
@@ -68,7 +68,7 @@ func TestNetnsHostChecks(t *testing.T) {
 
 	// The cluster waits for worker-2, which never boots: nodezero's
 	// configured-hosts-registered is its only unmet validation.
-	onlyWaiting := func(cl *v2.Cluster) bool {
+	onlyWaiting := func(cl *wire.Cluster) bool {
 		if cl == nil || cl.ValidationsInfo == "" {
 			return false
 		}
@@ -85,7 +85,7 @@ func TestNetnsHostChecks(t *testing.T) {
 		ok := onlyWaiting(cl)
 		for _, name := range names {
 			h := hs[name]
-			ok = ok && h != nil && h.Status == v2.HostStatusKnown && val(h, "ntp-synced")[0] == "success" &&
+			ok = ok && h != nil && h.Status == wire.HostStatusKnown && val(h, "ntp-synced")[0] == "success" &&
 				val(h, "release-domain-name-resolved-correctly")[0] == "success"
 		}
 		return ok, cdesc + "; " + desc
@@ -101,7 +101,7 @@ func TestNetnsHostChecks(t *testing.T) {
 		ok := true
 		for _, name := range names {
 			h := hs[name]
-			if h == nil || h.Status != v2.HostStatusKnown {
+			if h == nil || h.Status != wire.HostStatusKnown {
 				t.Fatalf("%s left known when NTP went away: %s", name, desc)
 			}
 			ok = ok && val(h, "ntp-synced")[0] == "failure"
@@ -152,24 +152,24 @@ func TestNetnsHostChecks(t *testing.T) {
 	})
 	waitFor(t, "worker-0 disconnected after the timeout", 2*time.Minute, func() (bool, string) {
 		hs, desc := n.hostsNow(t, ctx, c)
-		return hs["worker-0"] != nil && hs["worker-0"].Status == v2.HostStatusDisconnected, desc
+		return hs["worker-0"] != nil && hs["worker-0"].Status == wire.HostStatusDisconnected, desc
 	})
 	if err := w0.SetLink(ctx, true); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "worker-0 known again with no action", 2*time.Minute, func() (bool, string) {
 		hs, desc := n.hostsNow(t, ctx, c)
-		return hs["worker-0"] != nil && hs["worker-0"].Status == v2.HostStatusKnown, desc
+		return hs["worker-0"] != nil && hs["worker-0"].Status == wire.HostStatusKnown, desc
 	})
 
 	// DHCP VIP allocation.
 	cl, _ := cluster()
 	on := true
-	if _, err := c.UpdateCluster(ctx, cl.ID, v2.V2ClusterUpdateParams{VIPDHCPAllocation: &on, APIVIPs: []*v2.APIVIP{}, IngressVIPs: []*v2.IngressVIP{}}); err != nil {
+	if _, err := c.UpdateCluster(ctx, cl.ID, wire.V2ClusterUpdateParams{VIPDHCPAllocation: &on, APIVIPs: []*wire.APIVIP{}, IngressVIPs: []*wire.IngressVIP{}}); err != nil {
 		t.Fatalf("switch to DHCP VIPs: %v", err)
 	}
 	macs := map[string]string{"api": assisted.VIPMAC(cl.ID, "api"), "ingress": assisted.VIPMAC(cl.ID, "ingress")}
-	leased := func() (map[string]testbed.Lease, *v2.Cluster, string) {
+	leased := func() (map[string]testbed.Lease, *wire.Cluster, string) {
 		ls, err := n.dns.Leases()
 		if err != nil {
 			t.Fatal(err)
@@ -216,7 +216,7 @@ func TestNetnsHostChecks(t *testing.T) {
 }
 
 // clusterValidation returns {status, message} of a cluster validation.
-func clusterValidation(t *testing.T, c *v2.Cluster, id string) [2]string {
+func clusterValidation(t *testing.T, c *wire.Cluster, id string) [2]string {
 	t.Helper()
 	if c.ValidationsInfo == "" {
 		return [2]string{}

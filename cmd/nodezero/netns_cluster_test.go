@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/daemon/validation"
 	"github.com/nodezero/nodezero/testbed"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // netnsCluster is the five hosts of the namespace tests (three masters and
@@ -201,7 +201,7 @@ func (n *netnsCluster) attach(h *bedHost) {
 
 // client is node zero's API with the user token, reached from inside node
 // zero's namespace.
-func (n *netnsCluster) client(t *testing.T) *v2.Client {
+func (n *netnsCluster) client(t *testing.T) *wire.Client {
 	t.Helper()
 	env := filepath.Join(n.zero.Root, "etc/assisted/rendezvous-host.env")
 	waitFor(t, "node zero to load its config image", time.Minute, func() (bool, string) {
@@ -210,7 +210,7 @@ func (n *netnsCluster) client(t *testing.T) *v2.Client {
 	})
 	rv := readEnv(t, env)
 	hc := &http.Client{Transport: &http.Transport{DialContext: n.zero.DialContext}}
-	c, err := v2.NewClient(strings.TrimSuffix(rv["SERVICE_BASE_URL"], "/"), v2.WithUserToken(rv["USER_AUTH_TOKEN"]), v2.WithHTTPClient(hc))
+	c, err := wire.NewClient(strings.TrimSuffix(rv["SERVICE_BASE_URL"], "/"), wire.WithUserToken(rv["USER_AUTH_TOKEN"]), wire.WithHTTPClient(hc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +219,7 @@ func (n *netnsCluster) client(t *testing.T) *v2.Client {
 
 // hostsNow lists the hosts by name and describes them, failing validations
 // included.
-func (n *netnsCluster) hostsNow(t *testing.T, ctx context.Context, c *v2.Client) (map[string]*v2.Host, string) {
+func (n *netnsCluster) hostsNow(t *testing.T, ctx context.Context, c *wire.Client) (map[string]*wire.Host, string) {
 	ies, err := c.ListInfraEnvs(ctx, "")
 	if err != nil || len(ies) == 0 {
 		return nil, fmt.Sprintf("infra-envs: %v %v", ies, err)
@@ -228,7 +228,7 @@ func (n *netnsCluster) hostsNow(t *testing.T, ctx context.Context, c *v2.Client)
 	if err != nil {
 		return nil, err.Error()
 	}
-	byName := map[string]*v2.Host{}
+	byName := map[string]*wire.Host{}
 	var desc []string
 	for _, h := range hs {
 		byName[h.RequestedHostname] = h

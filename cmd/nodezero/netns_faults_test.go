@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // Network faults on the namespace test bed (issue #8): a host's cable is
@@ -58,7 +58,7 @@ const (
 // it reboots into its installed disk, as the sandbox does.
 type faultBed struct {
 	*netnsCluster
-	c     *v2.Client
+	c     *wire.Client
 	bin   string
 	watch *faultWatch
 
@@ -212,7 +212,7 @@ func (f *faultBed) host(name string) *bedHost {
 
 // now returns the cluster and its hosts by name, and a description for
 // waitFor; nil when node zero does not answer (it reboots once).
-func (f *faultBed) now(t *testing.T, ctx context.Context) (*v2.Cluster, map[string]*v2.Host, string) {
+func (f *faultBed) now(t *testing.T, ctx context.Context) (*wire.Cluster, map[string]*wire.Host, string) {
 	t.Helper()
 	cs, err := f.c.ListClusters(ctx)
 	if err != nil || len(cs) != 1 {
@@ -233,7 +233,7 @@ func (f *faultBed) install(t *testing.T, ctx context.Context, clusterID string, 
 		if err == nil {
 			return
 		}
-		if !v2.IsStatus(err, 409) || time.Now().After(deadline) {
+		if !wire.IsStatus(err, 409) || time.Now().After(deadline) {
 			_, _, desc := f.now(t, ctx)
 			t.Fatalf("start the install: %v; %s", err, desc)
 		}
@@ -368,12 +368,12 @@ func (f *faultBed) changes(t *testing.T, ctx context.Context) []statusChange {
 	return out
 }
 
-func (f *faultBed) readChanges(ctx context.Context, clusterID string, hs map[string]*v2.Host) ([]statusChange, error) {
+func (f *faultBed) readChanges(ctx context.Context, clusterID string, hs map[string]*wire.Host) ([]statusChange, error) {
 	names := map[string]string{}
 	for name, h := range hs {
 		names[h.ID] = name
 	}
-	evs, err := f.c.ListEvents(ctx, v2.EventsQuery{ClusterID: clusterID})
+	evs, err := f.c.ListEvents(ctx, wire.EventsQuery{ClusterID: clusterID})
 	if err != nil {
 		return nil, fmt.Errorf("read the events: %w", err)
 	}
@@ -470,7 +470,7 @@ func logTimeline(t *testing.T, what string, changes []statusChange, mark int, st
 			who = c.host
 		}
 		fmt.Fprintf(&b, "\n  %6.1fs %-8s → %s", c.at.Sub(start).Seconds(), who, c.to)
-		if c.host != "" && (c.to == string(v2.HostStatusInsufficient) || c.to == string(v2.HostStatusDisconnected) || c.to == string(v2.HostStatusError)) {
+		if c.host != "" && (c.to == string(wire.HostStatusInsufficient) || c.to == string(wire.HostStatusDisconnected) || c.to == string(wire.HostStatusError)) {
 			info := strings.ReplaceAll(c.info, "\n", " ")
 			if len(info) > 160 {
 				info = info[:160] + "…"
@@ -501,7 +501,7 @@ type faultWatch struct {
 	done      chan struct{}
 }
 
-func startFaultWatch(t *testing.T, ctx context.Context, c *v2.Client) *faultWatch {
+func startFaultWatch(t *testing.T, ctx context.Context, c *wire.Client) *faultWatch {
 	ctx, cancel := context.WithCancel(ctx)
 	w := &faultWatch{done: make(chan struct{})}
 	go func() {
@@ -524,7 +524,7 @@ func startFaultWatch(t *testing.T, ctx context.Context, c *v2.Client) *faultWatc
 	return w
 }
 
-func (w *faultWatch) look(ctx context.Context, c *v2.Client) {
+func (w *faultWatch) look(ctx context.Context, c *wire.Client) {
 	cs, err := c.ListClusters(ctx)
 	if err != nil || len(cs) != 1 {
 		return // node zero reboots once; before registration there is none
@@ -566,7 +566,7 @@ func (w *faultWatch) check(t *testing.T) {
 }
 
 // val is a host validation's status and message.
-func val(t *testing.T, h *v2.Host, id string) [2]string {
+func val(t *testing.T, h *wire.Host, id string) [2]string {
 	t.Helper()
 	if h == nil || h.ValidationsInfo == "" {
 		return [2]string{}
@@ -577,7 +577,7 @@ func val(t *testing.T, h *v2.Host, id string) [2]string {
 var faultNames = []string{"master-0", "master-1", "master-2", "worker-0", "worker-1"}
 
 // allIn reports whether every host is in status st.
-func allIn(hs map[string]*v2.Host, st v2.HostStatus) bool {
+func allIn(hs map[string]*wire.Host, st wire.HostStatus) bool {
 	for _, name := range faultNames {
 		if hs[name] == nil || hs[name].Status != st {
 			return false
@@ -619,10 +619,10 @@ func TestNetnsNetworkFaults(t *testing.T) {
 
 	waitFor(t, "node zero's install to fail its preparation and every host to be known again", 4*time.Minute, func() (bool, string) {
 		cl, hs, desc := f.now(t, ctx)
-		if cl == nil || cl.Status != v2.ClusterStatusReady || !allIn(hs, v2.HostStatusKnown) {
+		if cl == nil || cl.Status != wire.ClusterStatusReady || !allIn(hs, wire.HostStatusKnown) {
 			return false, desc
 		}
-		return slices.Contains(seq(f.changes(t, ctx), ""), string(v2.ClusterStatusPreparingForInstallation)), desc
+		return slices.Contains(seq(f.changes(t, ctx), ""), string(wire.ClusterStatusPreparingForInstallation)), desc
 	})
 	t.Logf("booted, first install failed for want of the registry: %v", time.Since(start).Round(time.Second))
 	changes := f.settle(t, ctx)
@@ -641,7 +641,7 @@ func TestNetnsNetworkFaults(t *testing.T) {
 		}
 		h := hs["worker-1"]
 		v := clusterValidation(t, cl, "all-hosts-are-ready-to-install")
-		return h.Status == v2.HostStatusDisconnected && cl.Status == v2.ClusterStatusInsufficient && v[0] == "failure",
+		return h.Status == wire.HostStatusDisconnected && cl.Status == wire.ClusterStatusInsufficient && v[0] == "failure",
 			fmt.Sprintf("%s; all-hosts-are-ready-to-install %v", desc, v)
 	})
 	_, hs, _ := f.now(t, ctx)
@@ -655,7 +655,7 @@ func TestNetnsNetworkFaults(t *testing.T) {
 	restore()
 	waitFor(t, "worker-1 known and the cluster ready again", 2*time.Minute, func() (bool, string) {
 		cl, hs, desc := f.now(t, ctx)
-		return cl != nil && cl.Status == v2.ClusterStatusReady && allIn(hs, v2.HostStatusKnown), desc
+		return cl != nil && cl.Status == wire.ClusterStatusReady && allIn(hs, wire.HostStatusKnown), desc
 	})
 	changes = f.settle(t, ctx)
 	logTimeline(t, "1. before the install", changes, mark, phase)
@@ -689,9 +689,9 @@ func TestNetnsNetworkFaults(t *testing.T) {
 		if cl == nil {
 			return false, desc
 		}
-		ok := cl.Status == v2.ClusterStatusInsufficient && hs["master-2"] != nil && hs["master-2"].Status == v2.HostStatusDisconnected
+		ok := cl.Status == wire.ClusterStatusInsufficient && hs["master-2"] != nil && hs["master-2"].Status == wire.HostStatusDisconnected
 		for _, name := range []string{"master-0", "master-1", "worker-0", "worker-1"} {
-			ok = ok && hs[name] != nil && hs[name].Status == v2.HostStatusKnown
+			ok = ok && hs[name] != nil && hs[name].Status == wire.HostStatusKnown
 		}
 		return ok, desc
 	})
@@ -710,7 +710,7 @@ func TestNetnsNetworkFaults(t *testing.T) {
 	restore()
 	waitFor(t, "master-2 known and the cluster ready again", 2*time.Minute, func() (bool, string) {
 		cl, hs, desc := f.now(t, ctx)
-		return cl != nil && cl.Status == v2.ClusterStatusReady && allIn(hs, v2.HostStatusKnown), desc
+		return cl != nil && cl.Status == wire.ClusterStatusReady && allIn(hs, wire.HostStatusKnown), desc
 	})
 	changes = f.settle(t, ctx)
 	logTimeline(t, "2. during the preparation", changes, mark, phase)
@@ -722,7 +722,7 @@ func TestNetnsNetworkFaults(t *testing.T) {
 		expectSeq(t, changes, mark, name, pat("preparing-for-installation", "preparing-successful?", "known", "(insufficient known)*"))
 	}
 	if i := slices.IndexFunc(changes[mark:], func(c statusChange) bool {
-		return c.host == "master-2" && c.to == string(v2.HostStatusDisconnected)
+		return c.host == "master-2" && c.to == string(wire.HostStatusDisconnected)
 	}); i < 0 || changes[mark+i].info != faultInfoPreparingTimedOut {
 		t.Errorf("master-2's disconnection (event %d) does not say %q", i, faultInfoPreparingTimedOut)
 	}
@@ -738,7 +738,7 @@ func TestNetnsNetworkFaults(t *testing.T) {
 	restore()
 	waitFor(t, "the cluster installed", 4*time.Minute, func() (bool, string) {
 		cl, hs, desc := f.now(t, ctx)
-		return cl != nil && cl.Status == v2.ClusterStatusInstalled && allIn(hs, v2.HostStatusInstalled), desc
+		return cl != nil && cl.Status == wire.ClusterStatusInstalled && allIn(hs, wire.HostStatusInstalled), desc
 	})
 	changes = f.settle(t, ctx)
 	logTimeline(t, "3. while writing, then the install", changes, mark, phase)
@@ -783,7 +783,7 @@ func TestNetnsCutOffWhileWriting(t *testing.T) {
 	mark := len(changes)
 	waitFor(t, "worker-0 in error and the cluster in error", 2*time.Minute, func() (bool, string) {
 		cl, hs, desc := f.now(t, ctx)
-		return cl != nil && cl.Status == v2.ClusterStatusError && hs["worker-0"] != nil && hs["worker-0"].Status == v2.HostStatusError, desc
+		return cl != nil && cl.Status == wire.ClusterStatusError && hs["worker-0"] != nil && hs["worker-0"].Status == wire.HostStatusError, desc
 	})
 	t.Logf("cut → worker-0 and the cluster in error: %v (disconnection timeout %v)", time.Since(cut).Round(time.Second), faultDisconnect)
 	cl, hs, _ := f.now(t, ctx)
@@ -815,7 +815,7 @@ func TestNetnsCutOffWhileWriting(t *testing.T) {
 			// raced it on a loaded machine.
 			outcome = "finished its write and booted its disk, verified"
 		}
-		return cl != nil && allIn(hs, v2.HostStatusError) && outcome != "", fmt.Sprintf("worker-0 boot %d; %s", runs, desc)
+		return cl != nil && allIn(hs, wire.HostStatusError) && outcome != "", fmt.Sprintf("worker-0 boot %d; %s", runs, desc)
 	})
 	t.Logf("worker-0, back on the network: %s", outcome)
 	logWrite(t, "worker-0", w0log)

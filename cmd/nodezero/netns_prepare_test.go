@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/daemon/validation"
 	"github.com/nodezero/nodezero/testbed"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // TestNetnsPreparation: five hosts of a user-managed-networking cluster
@@ -46,13 +46,13 @@ func TestNetnsPreparation(t *testing.T) {
 	booted := time.Now()
 	c := n.client(t)
 	names := []string{"master-0", "master-1", "master-2", "worker-0", "worker-1"}
-	val := func(h *v2.Host, id string) [2]string {
+	val := func(h *wire.Host, id string) [2]string {
 		if h == nil || h.ValidationsInfo == "" {
 			return [2]string{}
 		}
 		return validations(t, h.ValidationsInfo)[id]
 	}
-	cluster := func() *v2.Cluster {
+	cluster := func() *wire.Cluster {
 		cs, err := c.ListClusters(ctx)
 		if err != nil || len(cs) != 1 {
 			return nil
@@ -69,11 +69,11 @@ func TestNetnsPreparation(t *testing.T) {
 			}
 		}
 		cl := cluster()
-		return failed > 0 && cl != nil && cl.Status == v2.ClusterStatusReady, fmt.Sprintf("%d pulls failed; cluster %v; %s", failed, cl != nil && cl.Status == v2.ClusterStatusReady, desc)
+		return failed > 0 && cl != nil && cl.Status == wire.ClusterStatusReady, fmt.Sprintf("%d pulls failed; cluster %v; %s", failed, cl != nil && cl.Status == wire.ClusterStatusReady, desc)
 	})
 	// A figure for the closing note, not an assertion: from the last boot
 	// to the cluster's first ready (when node zero starts the install).
-	if evs, err := c.ListEvents(ctx, v2.EventsQuery{ClusterID: cluster().ID}); err == nil {
+	if evs, err := c.ListEvents(ctx, wire.EventsQuery{ClusterID: cluster().ID}); err == nil {
 		for _, e := range evs {
 			if strings.Contains(e.Message, "status of the cluster to ready") {
 				t.Logf("last host booted → cluster ready: %v", e.EventTime.Time().Sub(booted).Round(10*time.Millisecond))
@@ -117,7 +117,7 @@ func TestNetnsPreparation(t *testing.T) {
 		ok := true
 		for _, name := range names {
 			v := val(hs[name], "api-domain-name-resolved-correctly")
-			ok = ok && v[0] == "failure" && strings.Contains(v[1], "api.netns.nodezero.test") && hs[name].Status == v2.HostStatusInsufficient
+			ok = ok && v[0] == "failure" && strings.Contains(v[1], "api.netns.nodezero.test") && hs[name].Status == wire.HostStatusInsufficient
 		}
 		return ok, desc
 	})
@@ -128,10 +128,10 @@ func TestNetnsPreparation(t *testing.T) {
 		hs, desc := n.hostsNow(t, ctx, c)
 		ok := true
 		for _, name := range names {
-			ok = ok && hs[name] != nil && hs[name].Status == v2.HostStatusKnown
+			ok = ok && hs[name] != nil && hs[name].Status == wire.HostStatusKnown
 		}
 		cl := cluster()
-		return ok && cl != nil && cl.Status == v2.ClusterStatusReady, desc
+		return ok && cl != nil && cl.Status == wire.ClusterStatusReady, desc
 	})
 
 	// The registry back, the user retries.
@@ -150,8 +150,8 @@ func TestNetnsPreparation(t *testing.T) {
 			// Prepared hosts go on to install at once (issue #6); these
 			// have no payload, so their install may fail: what counts here
 			// is that preparation let them through.
-			ok = ok && h != nil && slices.Contains([]v2.HostStatus{v2.HostStatusPreparingSuccessful, v2.HostStatusInstalling,
-				v2.HostStatusInstallingInProgress, v2.HostStatusInstalled, v2.HostStatusError}, h.Status)
+			ok = ok && h != nil && slices.Contains([]wire.HostStatus{wire.HostStatusPreparingSuccessful, wire.HostStatusInstalling,
+				wire.HostStatusInstallingInProgress, wire.HostStatusInstalled, wire.HostStatusError}, h.Status)
 		}
 		return ok, desc
 	})
@@ -162,7 +162,7 @@ func TestNetnsPreparation(t *testing.T) {
 			t.Fatal(err)
 		}
 		im := st[n.release]
-		if im == nil || im.Result != v2.ContainerImageAvailabilityResultSuccess || int64(im.SizeBytes) != n.releaseSize {
+		if im == nil || im.Result != wire.ContainerImageAvailabilityResultSuccess || int64(im.SizeBytes) != n.releaseSize {
 			t.Errorf("%s: images_status %s; want %s pulled, %d bytes", name, hs[name].ImagesStatus, n.release, n.releaseSize)
 		}
 	}

@@ -15,8 +15,8 @@ import (
 	"text/template"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/testbed"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // needRoot is testbed.NeedRoot: fail under CI=true, skip elsewhere.
@@ -166,7 +166,7 @@ func TestNetnsHostsBootWithRun(t *testing.T) {
 	}
 
 	c := n.client(t)
-	hostsNow := func() (map[string]*v2.Host, string) { return n.hostsNow(t, ctx, c) }
+	hostsNow := func() (map[string]*wire.Host, string) { return n.hostsNow(t, ctx, c) }
 
 	// A worker killed after it registered comes back as the same host.
 	worker := hosts[3]
@@ -185,12 +185,12 @@ func TestNetnsHostsBootWithRun(t *testing.T) {
 		if err != nil || len(cs) != 1 {
 			return false, fmt.Sprintf("clusters: %v", err)
 		}
-		evs, err := c.ListEvents(ctx, v2.EventsQuery{ClusterID: cs[0].ID})
+		evs, err := c.ListEvents(ctx, wire.EventsQuery{ClusterID: cs[0].ID})
 		if err != nil {
 			return false, err.Error()
 		}
-		started := slices.ContainsFunc(evs, func(e *v2.Event) bool {
-			return strings.Contains(e.Message, "status of the cluster to "+string(v2.ClusterStatusPreparingForInstallation))
+		started := slices.ContainsFunc(evs, func(e *wire.Event) bool {
+			return strings.Contains(e.Message, "status of the cluster to "+string(wire.ClusterStatusPreparingForInstallation))
 		})
 		hs, desc := hostsNow()
 		return len(hs) == 5 && started, fmt.Sprintf("cluster %s (%s); hosts %s", cs[0].Status, cs[0].StatusInfo, desc)

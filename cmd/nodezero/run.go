@@ -26,12 +26,12 @@ import (
 	"github.com/nodezero/nodezero/daemon/journal"
 	"github.com/nodezero/nodezero/daemon/notify"
 	"github.com/nodezero/nodezero/daemon/register"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/hostagent"
 	"github.com/nodezero/nodezero/hostagent/diskwrite"
 	"github.com/nodezero/nodezero/hostagent/installer"
 	"github.com/nodezero/nodezero/hostagent/inventory"
 	"github.com/nodezero/nodezero/hostagent/logsgather"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // Paths under the host root that `run` uses besides the config image's.
@@ -128,7 +128,7 @@ func runRun(ctx context.Context, args []string, _, stderr io.Writer) error {
 		}
 		if bd != nil {
 			o := installedOptions{root: r, payload: *payload, neverJoin: *neverJoin, settle: *settle, status: sd.Status, log: log}
-			if bd.Role == v2.HostRoleBootstrap {
+			if bd.Role == wire.HostRoleBootstrap {
 				o.service = nz.serve
 			}
 			sd.Ready()
@@ -142,7 +142,7 @@ func runRun(ctx context.Context, args []string, _, stderr io.Writer) error {
 		RebootDelay: *rebootDelay, ControlPlaneTimeout: *cpTimeout, Logger: log.With("subsystem", "installer"),
 	}
 	if !install.Live {
-		install.Rebooter = func(req v2.InstallCmdRequest) (installer.Rebooter, error) {
+		install.Rebooter = func(req wire.InstallCmdRequest) (installer.Rebooter, error) {
 			disk, err := dfiles.path(req.BootDevice)
 			if err != nil {
 				return nil, err
@@ -300,7 +300,7 @@ type nodeZero struct {
 	status                 func(string)
 	log                    *slog.Logger
 
-	client atomic.Pointer[v2.Client] // set once the service listens; read by healthy
+	client atomic.Pointer[wire.Client] // set once the service listens; read by healthy
 }
 
 func (nz *nodeZero) run(ctx context.Context, env boot.Env) error {
@@ -358,7 +358,7 @@ func (nz *nodeZero) run(ctx context.Context, env boot.Env) error {
 
 // serve starts node zero's service and returns a client with the user
 // token once it listens, and a channel that gets the service's end.
-func (nz *nodeZero) serve(ctx context.Context, env boot.Env) (*v2.Client, <-chan error, error) {
+func (nz *nodeZero) serve(ctx context.Context, env boot.Env) (*wire.Client, <-chan error, error) {
 	svcEnvPath := filepath.Join(nz.root, configimage.AssistedServiceEnvPath)
 	b, err := os.ReadFile(svcEnvPath)
 	if err != nil {
@@ -425,13 +425,13 @@ func (nz *nodeZero) serve(ctx context.Context, env boot.Env) (*v2.Client, <-chan
 		return nil, nil, err
 	case addr = <-listening:
 	}
-	local, opts := localURL(addr), []v2.ClientOption{v2.WithUserToken(env.UserToken)}
+	local, opts := localURL(addr), []wire.ClientOption{wire.WithUserToken(env.UserToken)}
 	if https {
 		// Over loopback, to a certificate that names the rendezvous IP.
 		local = "https" + strings.TrimPrefix(local, "http")
-		opts = append(opts, v2.WithCACertFile(env.ServiceCACert), v2.WithTLSServerName(env.NodeZeroIP.String()))
+		opts = append(opts, wire.WithCACertFile(env.ServiceCACert), wire.WithTLSServerName(env.NodeZeroIP.String()))
 	}
-	c, err := v2.NewClient(local, opts...)
+	c, err := wire.NewClient(local, opts...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -531,11 +531,11 @@ func runHostAgent(ctx context.Context, env boot.Env, o hostAgentOptions, status 
 	if _, err := url.Parse(base); err != nil {
 		return fmt.Errorf("agent: SERVICE_BASE_URL: %w", err)
 	}
-	uc, err := v2.NewClient(base, v2.WithUserToken(env.UserToken), v2.WithCACertFile(env.ServiceCACert))
+	uc, err := wire.NewClient(base, wire.WithUserToken(env.UserToken), wire.WithCACertFile(env.ServiceCACert))
 	if err != nil {
 		return err
 	}
-	var infraEnv *v2.InfraEnv
+	var infraEnv *wire.InfraEnv
 	for first := true; ; first = false {
 		ies, err := uc.ListInfraEnvs(ctx, "")
 		if err == nil && len(ies) > 0 && ies[0].ID != "" {

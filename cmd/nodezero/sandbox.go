@@ -24,9 +24,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nodezero/nodezero/cmd/nodezero/internal/loopback"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/hostagent/diskwrite"
 	"github.com/nodezero/nodezero/tui"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // `nodezero sandbox` installs a whole cluster on this machine (DESIGN §9):
@@ -66,7 +66,7 @@ type sandboxOptions struct {
 	kubeAPI string
 	// started, when set, is called once every host has started, with the
 	// API client and the hosts (the crash tests kill processes through it).
-	started        func(c *v2.Client, hosts []*sandboxHost)
+	started        func(c *wire.Client, hosts []*sandboxHost)
 	console        bool // show the dashboard (tui) while it runs
 	stdout, errOut io.Writer
 }
@@ -81,7 +81,7 @@ func (o sandboxOptions) stderr() io.Writer {
 // sandboxSummary is what a sandbox run leaves in DIR/summary.json.
 type sandboxSummary struct {
 	ClusterID      string               `json:"cluster_id"`
-	Status         v2.ClusterStatus     `json:"status"`
+	Status         wire.ClusterStatus   `json:"status"`
 	StatusInfo     string               `json:"status_info"`
 	WallSeconds    float64              `json:"wall_seconds"`
 	WritingSeconds float64              `json:"writing_seconds"` // time with at least one disk being written
@@ -95,16 +95,16 @@ type sandboxSummary struct {
 }
 
 type sandboxHostSummary struct {
-	Name       string        `json:"name"`
-	HostID     string        `json:"host_id"`
-	Role       v2.HostRole   `json:"role"`
-	Bootstrap  bool          `json:"bootstrap"`
-	Status     v2.HostStatus `json:"status"`
-	StatusInfo string        `json:"status_info"`
-	Boots      int           `json:"boots"`
-	Root       string        `json:"root"`
-	Disks      string        `json:"disks"`
-	Log        string        `json:"log"`
+	Name       string          `json:"name"`
+	HostID     string          `json:"host_id"`
+	Role       wire.HostRole   `json:"role"`
+	Bootstrap  bool            `json:"bootstrap"`
+	Status     wire.HostStatus `json:"status"`
+	StatusInfo string          `json:"status_info"`
+	Boots      int             `json:"boots"`
+	Root       string          `json:"root"`
+	Disks      string          `json:"disks"`
+	Log        string          `json:"log"`
 }
 
 func runSandbox(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -329,12 +329,12 @@ func sandbox(ctx context.Context, o sandboxOptions) (err error) {
 	}
 	say("started %d hosts (%d control plane, %d workers); node zero is %s at %s", len(hosts), o.masters, o.workers, zero.Name, zero.Addr)
 
-	url, opts := "http://"+zero.Addr.String()+":8090", []v2.ClientOption{v2.WithUserToken(userToken)}
+	url, opts := "http://"+zero.Addr.String()+":8090", []wire.ClientOption{wire.WithUserToken(userToken)}
 	if o.apiTLS {
 		url = "https://" + zero.Addr.String() + ":8090"
-		opts = append(opts, v2.WithCACertFile(apiCAFile(installDir)))
+		opts = append(opts, wire.WithCACertFile(apiCAFile(installDir)))
 	}
-	c, err := v2.NewClient(url, opts...)
+	c, err := wire.NewClient(url, opts...)
 	if err != nil {
 		return err
 	}
@@ -441,7 +441,7 @@ func isTerminal(w io.Writer) bool {
 
 // watchSandbox follows the install through node zero's API, printing what
 // changes, until the cluster is installed, fails, or the time is up.
-func watchSandbox(ctx context.Context, c *v2.Client, hosts []*sandboxHost, timeout time.Duration, say func(string, ...any), failed func() error) (sandboxSummary, error) {
+func watchSandbox(ctx context.Context, c *wire.Client, hosts []*sandboxHost, timeout time.Duration, say func(string, ...any), failed func() error) (sandboxSummary, error) {
 	deadline := time.Now().Add(timeout)
 	var sum sandboxSummary
 	seen := map[string]string{}
@@ -491,9 +491,9 @@ func watchSandbox(ctx context.Context, c *v2.Client, hosts []*sandboxHost, timeo
 					}
 				}
 				switch cluster.Status {
-				case v2.ClusterStatusInstalled:
+				case wire.ClusterStatusInstalled:
 					return sum, nil
-				case v2.ClusterStatusError, v2.ClusterStatusCancelled:
+				case wire.ClusterStatusError, wire.ClusterStatusCancelled:
 					// Hosts still settle (logs, stage reports) for a moment.
 					if errorSince.IsZero() {
 						errorSince = time.Now()
@@ -511,7 +511,7 @@ func watchSandbox(ctx context.Context, c *v2.Client, hosts []*sandboxHost, timeo
 	}
 }
 
-func summarize(c *v2.Cluster) sandboxSummary {
+func summarize(c *wire.Cluster) sandboxSummary {
 	s := sandboxSummary{ClusterID: c.ID, Status: c.Status, StatusInfo: c.StatusInfo}
 	for _, h := range c.Hosts {
 		s.Hosts = append(s.Hosts, sandboxHostSummary{Name: h.RequestedHostname, HostID: h.ID, Role: h.Role, Bootstrap: h.Bootstrap, Status: h.Status, StatusInfo: h.StatusInfo})
@@ -520,10 +520,10 @@ func summarize(c *v2.Cluster) sandboxSummary {
 	return s
 }
 
-func hostReasons(c *v2.Cluster) string {
+func hostReasons(c *wire.Cluster) string {
 	var b strings.Builder
 	for _, h := range c.Hosts {
-		if h.Status == v2.HostStatusError || h.Status == v2.HostStatusCancelled {
+		if h.Status == wire.HostStatusError || h.Status == wire.HostStatusCancelled {
 			fmt.Fprintf(&b, "\n  %s: %s: %s", h.RequestedHostname, h.Status, h.StatusInfo)
 		}
 	}
@@ -532,8 +532,8 @@ func hostReasons(c *v2.Cluster) string {
 
 // writingSeconds is how long at least one disk was being written: the union
 // of each host's "Writing image to disk" stage, from the progress events.
-func writingSeconds(ctx context.Context, c *v2.Client, clusterID string) float64 {
-	evs, err := c.ListEvents(ctx, v2.EventsQuery{ClusterID: clusterID})
+func writingSeconds(ctx context.Context, c *wire.Client, clusterID string) float64 {
+	evs, err := c.ListEvents(ctx, wire.EventsQuery{ClusterID: clusterID})
 	if err != nil {
 		return 0
 	}
@@ -549,7 +549,7 @@ func writingSeconds(ctx context.Context, c *v2.Client, clusterID string) float64
 			spans = append(spans, span{from, at})
 			delete(open, id)
 		}
-		if strings.Contains(e.Message, string(v2.HostStageWritingImageToDisk)) {
+		if strings.Contains(e.Message, string(wire.HostStageWritingImageToDisk)) {
 			open[id] = at
 		}
 	}

@@ -17,10 +17,10 @@ import (
 	"syscall"
 	"testing"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/hostagent/diskwrite"
 	"github.com/nodezero/nodezero/kube"
 	"github.com/nodezero/nodezero/kube/localapi"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // runSandboxBinary runs `nodezero sandbox` from the built binary, with the
@@ -182,7 +182,7 @@ func shmDisks(t *testing.T, dir string) string {
 // sandboxEvents reads the cluster's events from the summary's record of
 // node zero's API. The sandbox has stopped node zero, so they are read from
 // its store through a fresh service process.
-func sandboxEvents(t *testing.T, dir string, sum sandboxSummary) []*v2.Event {
+func sandboxEvents(t *testing.T, dir string, sum sandboxSummary) []*wire.Event {
 	t.Helper()
 	var zero sandboxHostSummary
 	for _, h := range sum.Hosts {
@@ -194,7 +194,7 @@ func sandboxEvents(t *testing.T, dir string, sum sandboxSummary) []*v2.Event {
 		t.Fatalf("no bootstrap host in %+v", sum.Hosts)
 	}
 	s := startService(t, filepath.Join(zero.Root, dataDirPath), freePort(t))
-	evs, err := s.user.ListEvents(context.Background(), v2.EventsQuery{ClusterID: sum.ClusterID})
+	evs, err := s.user.ListEvents(context.Background(), wire.EventsQuery{ClusterID: sum.ClusterID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +239,7 @@ func TestSandboxInstalls(t *testing.T) {
 			} else {
 				sum, out, err = runSandboxBinary(t, dir, "--masters", itoa(tc.masters), "--workers", itoa(tc.workers))
 			}
-			if err != nil || sum.Status != v2.ClusterStatusInstalled {
+			if err != nil || sum.Status != wire.ClusterStatusInstalled {
 				t.Fatalf("sandbox: %v, cluster %s (%s)\n%s", err, sum.Status, sum.StatusInfo, out)
 			}
 			if len(sum.Hosts) != tc.masters+tc.workers {
@@ -251,7 +251,7 @@ func TestSandboxInstalls(t *testing.T) {
 			}
 			reboots := map[string]bootDisk{}
 			for _, h := range sum.Hosts {
-				if h.Status != v2.HostStatusInstalled || h.Boots != 2 {
+				if h.Status != wire.HostStatusInstalled || h.Boots != 2 {
 					t.Errorf("%s: %s after %d boots, want installed after 2 (%s)", h.Name, h.Status, h.Boots, h.StatusInfo)
 				}
 				// Every disk read back: the image digest, and this host's
@@ -271,7 +271,7 @@ func TestSandboxInstalls(t *testing.T) {
 					t.Fatalf("%s: %v", h.Name, err)
 				}
 				wantRole := "master"
-				if h.Role == v2.HostRoleWorker {
+				if h.Role == wire.HostRoleWorker {
 					wantRole = "worker"
 				}
 				if got := strings.TrimSpace(files["/etc/nodezero/role"]); got != wantRole {
@@ -293,7 +293,7 @@ func TestSandboxInstalls(t *testing.T) {
 			// Stages arrived in order for every role, and node zero, the
 			// bootstrap host, rebooted last.
 			evs := sandboxEvents(t, dir, sum)
-			stages := map[string][]v2.HostStage{}
+			stages := map[string][]wire.HostStage{}
 			var rebootOrder []string
 			for _, e := range evs {
 				if e.Name != "host_install_progress_updated" || e.HostID == nil {
@@ -304,7 +304,7 @@ func TestSandboxInstalls(t *testing.T) {
 						if s := stages[*e.HostID]; len(s) == 0 || s[len(s)-1] != st {
 							stages[*e.HostID] = append(stages[*e.HostID], st)
 						}
-						if st == v2.HostStageRebooting {
+						if st == wire.HostStageRebooting {
 							rebootOrder = append(rebootOrder, *e.HostID)
 						}
 					}
@@ -323,24 +323,24 @@ func TestSandboxInstalls(t *testing.T) {
 	}
 }
 
-var allStages = []v2.HostStage{
-	v2.HostStageStartingInstallation, v2.HostStageInstalling, v2.HostStageWaitingForBootkube,
-	v2.HostStageWritingImageToDisk, v2.HostStageWaitingForControlPlane, v2.HostStageWaitingForController,
-	v2.HostStageRebooting, v2.HostStageWaitingForIgnition, v2.HostStageConfiguring, v2.HostStageJoined, v2.HostStageDone,
+var allStages = []wire.HostStage{
+	wire.HostStageStartingInstallation, wire.HostStageInstalling, wire.HostStageWaitingForBootkube,
+	wire.HostStageWritingImageToDisk, wire.HostStageWaitingForControlPlane, wire.HostStageWaitingForController,
+	wire.HostStageRebooting, wire.HostStageWaitingForIgnition, wire.HostStageConfiguring, wire.HostStageJoined, wire.HostStageDone,
 }
 
 // wantStages is what the sandbox reports per role: assisted's lists less
 // "Copying registry data to disk" (no registry data on this payload).
-func wantStages(h sandboxHostSummary, masters int) []v2.HostStage {
+func wantStages(h sandboxHostSummary, masters int) []wire.HostStage {
 	switch {
 	case masters == 1:
-		return []v2.HostStage{"Starting installation", "Installing", "Waiting for bootkube", "Writing image to disk", "Rebooting", "Joined", "Done"}
+		return []wire.HostStage{"Starting installation", "Installing", "Waiting for bootkube", "Writing image to disk", "Rebooting", "Joined", "Done"}
 	case h.Bootstrap:
-		return []v2.HostStage{"Starting installation", "Installing", "Writing image to disk", "Waiting for control plane", "Waiting for bootkube", "Waiting for controller", "Rebooting", "Configuring", "Joined", "Done"}
-	case h.Role == v2.HostRoleWorker:
-		return []v2.HostStage{"Starting installation", "Installing", "Writing image to disk", "Waiting for control plane", "Rebooting", "Waiting for ignition", "Configuring", "Joined", "Done"}
+		return []wire.HostStage{"Starting installation", "Installing", "Writing image to disk", "Waiting for control plane", "Waiting for bootkube", "Waiting for controller", "Rebooting", "Configuring", "Joined", "Done"}
+	case h.Role == wire.HostRoleWorker:
+		return []wire.HostStage{"Starting installation", "Installing", "Writing image to disk", "Waiting for control plane", "Rebooting", "Waiting for ignition", "Configuring", "Joined", "Done"}
 	}
-	return []v2.HostStage{"Starting installation", "Installing", "Writing image to disk", "Rebooting", "Configuring", "Joined", "Done"}
+	return []wire.HostStage{"Starting installation", "Installing", "Writing image to disk", "Rebooting", "Configuring", "Joined", "Done"}
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
@@ -374,11 +374,11 @@ func TestSandboxControlPlaneNeverJoins(t *testing.T) {
 		if d, _ := readBootDisk(h.Root); d != nil {
 			t.Errorf("node zero rebooted (%+v)", d)
 		}
-		if h.Status != v2.HostStatusError || !strings.Contains(h.StatusInfo, "master-2") || !strings.Contains(h.StatusInfo, "did not join") {
+		if h.Status != wire.HostStatusError || !strings.Contains(h.StatusInfo, "master-2") || !strings.Contains(h.StatusInfo, "did not join") {
 			t.Errorf("node zero %s: %q, want error naming master-2 that did not join", h.Status, h.StatusInfo)
 		}
 	}
-	if sum.Status != v2.ClusterStatusError {
+	if sum.Status != wire.ClusterStatusError {
 		t.Errorf("cluster %s (%s), want error", sum.Status, sum.StatusInfo)
 	}
 	// A failed install uploads its hosts' logs: no secret in them either.
@@ -416,7 +416,7 @@ func TestSandboxCorruptPayload(t *testing.T) {
 		if d, _ := readBootDisk(h.Root); d != nil {
 			t.Errorf("%s rebooted a corrupt disk", h.Name)
 		}
-		if h.Status != v2.HostStatusError || !strings.Contains(h.StatusInfo, "digest mismatch") {
+		if h.Status != wire.HostStatusError || !strings.Contains(h.StatusInfo, "digest mismatch") {
 			t.Errorf("%s: %s %q, want error with the digest mismatch", h.Name, h.Status, h.StatusInfo)
 		}
 	}
@@ -439,7 +439,7 @@ func TestSandboxDiskTooSmall(t *testing.T) {
 	if err == nil {
 		t.Fatalf("sandbox succeeded on a too small disk\n%s", out)
 	}
-	if len(sum.Hosts) != 1 || sum.Hosts[0].Status != v2.HostStatusError || !strings.Contains(sum.Hosts[0].StatusInfo, "too small") {
+	if len(sum.Hosts) != 1 || sum.Hosts[0].Status != wire.HostStatusError || !strings.Contains(sum.Hosts[0].StatusInfo, "too small") {
 		t.Fatalf("hosts %+v, want master-0 in error with the disk too small\n%s", sum.Hosts, out)
 	}
 	for _, name := range []string{"sda", "nvme0n1"} {

@@ -24,7 +24,7 @@ import (
 	"github.com/nodezero/nodezero/configimage"
 	"github.com/nodezero/nodezero/configimage/credentials"
 	"github.com/nodezero/nodezero/configimage/inputs"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // This file checks that an install's secrets stay where they belong (issue
@@ -329,10 +329,10 @@ func checkSandboxSecrets(t *testing.T, dir string, sum sandboxSummary, sandboxOu
 		}
 		return b
 	}
-	installed := sum.Status == v2.ClusterStatusInstalled
+	installed := sum.Status == wire.ClusterStatusInstalled
 	// The cluster's kubeadmin password, made when the installation
 	// started.
-	var creds v2.Credentials
+	var creds wire.Credentials
 	if err := json.Unmarshal(get("Authorization", userTok, "/clusters/"+sum.ClusterID+"/credentials"), &creds); err != nil || creds.Password == "" {
 		t.Fatalf("credentials: %+v %v", creds, err)
 	}
@@ -349,7 +349,7 @@ func checkSandboxSecrets(t *testing.T, dir string, sum sandboxSummary, sandboxOu
 	watch("/clusters")
 	watch("/clusters/" + sum.ClusterID)
 	watch("/infra-envs")
-	var evs []*v2.Event
+	var evs []*wire.Event
 	if err := json.Unmarshal(watch("/events?cluster_id="+sum.ClusterID), &evs); err != nil {
 		t.Fatal(err)
 	}
@@ -357,7 +357,7 @@ func checkSandboxSecrets(t *testing.T, dir string, sum sandboxSummary, sandboxOu
 		t.Fatalf("%d events: too few to say anything", len(evs))
 	}
 	watch("/events?cluster_id=" + sum.ClusterID + "&cluster_level=true")
-	var ies []*v2.InfraEnv
+	var ies []*wire.InfraEnv
 	if err := json.Unmarshal(get("Watcher-Authorization", watcherTok, "/infra-envs"), &ies); err != nil || len(ies) == 0 {
 		t.Fatalf("infra-envs: %v (%d)", err, len(ies))
 	}

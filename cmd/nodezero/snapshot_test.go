@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // packTree writes dir as a gzip'd tarball, symlinks kept, the way ghw's
@@ -81,7 +81,7 @@ func TestAgentReadsGHWSnapshot(t *testing.T) {
 	packTree(t, filepath.Join("..", "..", "testdata", "hw", "worker-1"), tgz)
 	start(t, filepath.Join(dir, "agent.log"), []string{"PULL_SECRET_TOKEN=" + svc.token["agent"], "GHW_SNAPSHOT_PATH=" + tgz, "GHW_CHROOT="},
 		"agent", "--url", "http://"+svc.addr, "--infra-env-id", ie.ID, "--host-address", "127.0.0.30/8", "--hostname", "snap", "--interval", "1")
-	var inv v2.Inventory
+	var inv wire.Inventory
 	waitFor(t, "the snapshot host's inventory", 30*time.Second, func() (bool, string) {
 		hs, err := svc.user.ListHosts(ctx, ie.ID)
 		if err != nil || len(hs) == 0 || hs[0].Inventory == "" {

@@ -20,7 +20,7 @@ import (
 	"github.com/nodezero/nodezero/configimage"
 	"github.com/nodezero/nodezero/daemon/auth"
 	"github.com/nodezero/nodezero/daemon/boot"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // Optional TLS for node zero's API: the service serves HTTPS with the
@@ -55,7 +55,7 @@ func certError(err error) bool {
 func TestServiceHTTPS(t *testing.T) {
 	t.Parallel()
 	ca, cert, key := testCerts(t, t.TempDir(), "127.0.0.1")
-	s := startServe(t, slowLimits, cert, key, v2.WithCACertFile(ca))
+	s := startServe(t, slowLimits, cert, key, wire.WithCACertFile(ca))
 	ctx := context.Background()
 
 	if err := s.user.Health(ctx); err != nil {
@@ -65,22 +65,22 @@ func TestServiceHTTPS(t *testing.T) {
 	if _, err := s.agent.NextSteps(ctx, f.infraEnvID, f.hostID, 0, time.Second); err != nil {
 		t.Errorf("instructions: %v", err)
 	}
-	if _, err := s.user.UpdateCluster(ctx, f.clusterID, v2.V2ClusterUpdateParams{Name: ptr("renamed")}); err != nil {
+	if _, err := s.user.UpdateCluster(ctx, f.clusterID, wire.V2ClusterUpdateParams{Name: ptr("renamed")}); err != nil {
 		t.Errorf("update cluster: %v", err)
 	}
 	bundle := bytes.Repeat([]byte("controller logs\n"), 64<<10)
-	if err := s.agent.UploadLogs(ctx, f.clusterID, v2.LogsTarget{Type: v2.LogsTypeController}, "logs.tar.gz", bytes.NewReader(bundle)); err != nil {
+	if err := s.agent.UploadLogs(ctx, f.clusterID, wire.LogsTarget{Type: wire.LogsTypeController}, "logs.tar.gz", bytes.NewReader(bundle)); err != nil {
 		t.Errorf("upload logs: %v", err)
 	}
 	var got bytes.Buffer
-	if err := s.user.DownloadClusterLogs(ctx, f.clusterID, v2.LogsTarget{Type: v2.LogsTypeController}, &got); err != nil {
+	if err := s.user.DownloadClusterLogs(ctx, f.clusterID, wire.LogsTarget{Type: wire.LogsTypeController}, &got); err != nil {
 		t.Errorf("download logs: %v", err)
 	} else if !bytes.Equal(got.Bytes(), bundle) {
 		t.Errorf("downloaded %d bytes, want the %d uploaded", got.Len(), len(bundle))
 	}
 
 	t.Run("http/1.1 only", func(t *testing.T) {
-		conf, err := v2.TLSConfig(ca, "", false)
+		conf, err := wire.TLSConfig(ca, "", false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -96,7 +96,7 @@ func TestServiceHTTPS(t *testing.T) {
 		}
 	})
 	t.Run("without the CA", func(t *testing.T) {
-		c, err := v2.NewClient(s.url, v2.WithUserToken(s.tokens["userAuth"]))
+		c, err := wire.NewClient(s.url, wire.WithUserToken(s.tokens["userAuth"]))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,7 +106,7 @@ func TestServiceHTTPS(t *testing.T) {
 		}
 	})
 	t.Run("wrong name", func(t *testing.T) {
-		c, err := v2.NewClient(s.url, v2.WithCACertFile(ca), v2.WithTLSServerName("192.0.2.1"))
+		c, err := wire.NewClient(s.url, wire.WithCACertFile(ca), wire.WithTLSServerName("192.0.2.1"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -245,7 +245,7 @@ func TestConfigImageAPITLS(t *testing.T) {
 	}
 	// Another host: the carried CA, the certificate checked for the
 	// rendezvous IP (reached here over loopback).
-	peer, err := v2.NewClient(local.BaseURL(), v2.WithUserToken(env.UserToken), v2.WithCACertFile(env.ServiceCACert), v2.WithTLSServerName(env.NodeZeroIP.String()))
+	peer, err := wire.NewClient(local.BaseURL(), wire.WithUserToken(env.UserToken), wire.WithCACertFile(env.ServiceCACert), wire.WithTLSServerName(env.NodeZeroIP.String()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +253,7 @@ func TestConfigImageAPITLS(t *testing.T) {
 	if _, err := peer.ListInfraEnvs(ctx, ""); err != nil {
 		t.Errorf("a host trusting the carried CA: %v", err)
 	}
-	stranger, err := v2.NewClient(local.BaseURL(), v2.WithUserToken(env.UserToken), v2.WithTLSServerName(env.NodeZeroIP.String()))
+	stranger, err := wire.NewClient(local.BaseURL(), wire.WithUserToken(env.UserToken), wire.WithTLSServerName(env.NodeZeroIP.String()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +299,7 @@ func TestConfigImageAPITLSRefused(t *testing.T) {
 func TestWaitForHTTPS(t *testing.T) {
 	t.Parallel()
 	ca, cert, key := testCerts(t, t.TempDir(), "127.0.0.1")
-	s := startServe(t, serviceLimits{MaxWait: time.Second}, cert, key, v2.WithCACertFile(ca))
+	s := startServe(t, serviceLimits{MaxWait: time.Second}, cert, key, wire.WithCACertFile(ca))
 	otherKey, err := auth.GenerateKey()
 	if err != nil {
 		t.Fatal(err)
@@ -327,14 +327,14 @@ func TestWaitForHTTPS(t *testing.T) {
 func TestSandboxHTTPS(t *testing.T) {
 	dir := t.TempDir()
 	sum, out, err := runSandboxBinary(t, dir, "--masters", "1", "--workers", "0", "--api-tls")
-	if err != nil || sum.Status != v2.ClusterStatusInstalled {
+	if err != nil || sum.Status != wire.ClusterStatusInstalled {
 		t.Fatalf("sandbox --api-tls: %v, cluster %s (%s)\n%s", err, sum.Status, sum.StatusInfo, out)
 	}
 	if !strings.HasPrefix(sum.URL, "https://") {
 		t.Errorf("sandbox API %s, want https://", sum.URL)
 	}
 	for _, h := range sum.Hosts {
-		if h.Status != v2.HostStatusInstalled {
+		if h.Status != wire.HostStatusInstalled {
 			t.Errorf("%s: %s (%s)", h.Name, h.Status, h.StatusInfo)
 		}
 		rv := readEnv(t, filepath.Join(h.Root, configimage.RendezvousEnvPath))

@@ -28,7 +28,7 @@ import (
 	"syscall"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // Exit codes of openshift-install's wait-for.
@@ -70,7 +70,7 @@ const (
 // waitConfig is one wait-for run. Tests shorten the durations.
 type waitConfig struct {
 	target     waitTarget
-	client     *v2.Client
+	client     *wire.Client
 	tokenGiven bool // for the hint when node zero refuses
 	log        *slog.Logger
 	interval   time.Duration
@@ -199,7 +199,7 @@ func waitForTarget(ctx context.Context, cfg waitConfig) error {
 // waiter holds what one run has seen of node zero.
 type waiter struct {
 	cfg   waitConfig
-	c     *v2.Client
+	c     *wire.Client
 	log   *slog.Logger
 	phase waitTarget // bootstrap-complete, then install-complete
 	kube  *kubeFollower
@@ -208,9 +208,9 @@ type waiter struct {
 	answered              bool      // node zero's service has answered once
 	start                 time.Time // the first poll
 
-	last        *v2.Cluster      // as last read
-	status      v2.ClusterStatus // the last status reported
-	statusSince time.Time        // when it was first seen
+	last        *wire.Cluster      // as last read
+	status      wire.ClusterStatus // the last status reported
+	statusSince time.Time          // when it was first seen
 	validations map[string]validationSeen
 	eventOffset int    // infra-env events read so far
 	lastEvent   string // the message of the last event printed
@@ -240,7 +240,7 @@ var errClusters = errors.New("node zero lists more than one cluster")
 // errRefused for a refused token, else the install failed.
 func (w *waiter) poll(ctx context.Context) (pollResult, error) {
 	c, err := w.cluster(ctx)
-	switch code := v2.StatusCode(err); {
+	switch code := wire.StatusCode(err); {
 	case ctx.Err() != nil:
 		return pollResult{}, ctx.Err()
 	case code == http.StatusUnauthorized || code == http.StatusForbidden:
@@ -266,7 +266,7 @@ func (w *waiter) poll(ctx context.Context) (pollResult, error) {
 }
 
 // cluster reads node zero's cluster, or nil while it has none.
-func (w *waiter) cluster(ctx context.Context) (*v2.Cluster, error) {
+func (w *waiter) cluster(ctx context.Context) (*wire.Cluster, error) {
 	if w.clusterID == "" {
 		list, err := w.c.ListClusters(ctx)
 		if err != nil {
@@ -284,7 +284,7 @@ func (w *waiter) cluster(ctx context.Context) (*v2.Cluster, error) {
 		}
 	}
 	c, err := w.c.GetCluster(ctx, w.clusterID)
-	if v2.IsStatus(err, http.StatusNotFound) {
+	if wire.IsStatus(err, http.StatusNotFound) {
 		// A fresh database on node zero: look for its cluster again.
 		w.log.Warn(fmt.Sprintf("Cluster %s is gone from node zero; looking for its cluster again", w.clusterID))
 		w.clusterID, w.infraEnvID, w.eventOffset, w.lastEvent = "", "", 0, ""
@@ -365,22 +365,22 @@ func (w *waiter) lasting(kind, msg string) {
 }
 
 // clusterStatusText is what openshift-install prints for each status.
-var clusterStatusText = map[v2.ClusterStatus]string{
-	v2.ClusterStatusAddingHosts:                 "Cluster is adding hosts",
-	v2.ClusterStatusCancelled:                   "Cluster installation cancelled",
-	v2.ClusterStatusError:                       "Cluster has hosts in error",
-	v2.ClusterStatusFinalizing:                  "Finalizing cluster installation",
-	v2.ClusterStatusInstalled:                   "Cluster is installed",
-	v2.ClusterStatusInstalling:                  "Cluster installation in progress",
-	v2.ClusterStatusInstallingPendingUserAction: "Cluster has hosts requiring user input",
-	v2.ClusterStatusInsufficient:                "Cluster is not ready for install. Check validations",
-	v2.ClusterStatusPendingForInput:             "User input is required to continue cluster installation",
-	v2.ClusterStatusPreparingForInstallation:    "Preparing cluster for installation",
-	v2.ClusterStatusReady:                       "Cluster is ready for install",
+var clusterStatusText = map[wire.ClusterStatus]string{
+	wire.ClusterStatusAddingHosts:                 "Cluster is adding hosts",
+	wire.ClusterStatusCancelled:                   "Cluster installation cancelled",
+	wire.ClusterStatusError:                       "Cluster has hosts in error",
+	wire.ClusterStatusFinalizing:                  "Finalizing cluster installation",
+	wire.ClusterStatusInstalled:                   "Cluster is installed",
+	wire.ClusterStatusInstalling:                  "Cluster installation in progress",
+	wire.ClusterStatusInstallingPendingUserAction: "Cluster has hosts requiring user input",
+	wire.ClusterStatusInsufficient:                "Cluster is not ready for install. Check validations",
+	wire.ClusterStatusPendingForInput:             "User input is required to continue cluster installation",
+	wire.ClusterStatusPreparingForInstallation:    "Preparing cluster for installation",
+	wire.ClusterStatusReady:                       "Cluster is ready for install",
 }
 
 // reportStatus logs a change of the cluster's status.
-func (w *waiter) reportStatus(c *v2.Cluster) {
+func (w *waiter) reportStatus(c *wire.Cluster) {
 	if c.Status == w.status {
 		return
 	}
@@ -392,37 +392,37 @@ func (w *waiter) reportStatus(c *v2.Cluster) {
 	}
 	w.log.Info(text)
 	switch c.Status {
-	case v2.ClusterStatusReady:
-		if prev == v2.ClusterStatusPreparingForInstallation {
+	case wire.ClusterStatusReady:
+		if prev == wire.ClusterStatusPreparingForInstallation {
 			w.log.Warn("failed to prepare cluster installation, retrying")
 		}
-	case v2.ClusterStatusInstallingPendingUserAction:
+	case wire.ClusterStatusInstallingPendingUserAction:
 		for _, h := range c.Hosts {
-			if h.Status == v2.HostStatusInstallingPendingUserAction {
+			if h.Status == wire.HostStatusInstallingPendingUserAction {
 				w.log.Warn(fmt.Sprintf("Host %s %s", waitHostName(h), h.StatusInfo))
 			}
 		}
 		w.log.Warn("cluster has stopped installing... working to recover installation")
-	case v2.ClusterStatusError:
+	case wire.ClusterStatusError:
 		w.log.Warn("cluster has stopped installing... working to recover installation")
 	}
 }
 
 // judge decides whether the run is over.
-func (w *waiter) judge(c *v2.Cluster) (pollResult, error) {
-	res := pollResult{bootstrapDone: bootstrapDone(c), installed: c.Status == v2.ClusterStatusInstalled}
+func (w *waiter) judge(c *wire.Cluster) (pollResult, error) {
+	res := pollResult{bootstrapDone: bootstrapDone(c), installed: c.Status == wire.ClusterStatusInstalled}
 	if res.installed || (w.phase == waitBootstrap && res.bootstrapDone) {
 		return res, nil
 	}
 	in := w.cfg.now().Sub(w.statusSince)
 	switch c.Status {
-	case v2.ClusterStatusCancelled:
+	case wire.ClusterStatusCancelled:
 		return res, fmt.Errorf("cluster installation was cancelled: %s", c.StatusInfo)
-	case v2.ClusterStatusReady:
+	case wire.ClusterStatusReady:
 		if in > w.cfg.readyLimit {
 			return res, errors.New("failed to progress after all hosts available")
 		}
-	case v2.ClusterStatusError:
+	case wire.ClusterStatusError:
 		if in > w.cfg.errorGrace {
 			return res, fmt.Errorf("cluster in error for %s: %s", waitRound(in), c.StatusInfo)
 		}
@@ -435,23 +435,23 @@ func (w *waiter) judge(c *v2.Cluster) (pollResult, error) {
 // plane came up (after "Waiting for controller"), the point ABI's
 // bootstrap configmap says complete. Without a bootstrap Kube API to ask,
 // node zero's REST status is what wait-for follows.
-func bootstrapDone(c *v2.Cluster) bool {
+func bootstrapDone(c *wire.Cluster) bool {
 	switch c.Status {
-	case v2.ClusterStatusFinalizing, v2.ClusterStatusInstalled:
+	case wire.ClusterStatusFinalizing, wire.ClusterStatusInstalled:
 		return true
 	}
 	for _, h := range c.Hosts {
 		if !h.Bootstrap {
 			continue
 		}
-		if h.Status == v2.HostStatusInstalled {
+		if h.Status == wire.HostStatusInstalled {
 			return true
 		}
 		if h.Progress == nil {
 			return false
 		}
 		cur := slices.Index(h.ProgressStages, h.Progress.CurrentStage)
-		reboot := slices.Index(h.ProgressStages, v2.HostStageRebooting)
+		reboot := slices.Index(h.ProgressStages, wire.HostStageRebooting)
 		return cur >= 0 && reboot >= 0 && cur >= reboot
 	}
 	return false
@@ -459,7 +459,7 @@ func bootstrapDone(c *v2.Cluster) bool {
 
 // reportValidations logs validation results: failures as warnings at
 // first sight, then only changes (failing: warning, recovered: info).
-func (w *waiter) reportValidations(c *v2.Cluster) {
+func (w *waiter) reportValidations(c *wire.Cluster) {
 	w.validate("cluster", "Cluster validation", c.ValidationsInfo)
 	for _, h := range c.Hosts {
 		w.validate("host "+h.ID, "Host "+waitHostName(h)+" validation", h.ValidationsInfo)
@@ -517,7 +517,7 @@ func (w *waiter) reportEvents(ctx context.Context) {
 		w.infraEnvID = ies[0].ID
 	}
 	// Events come oldest first; only the new ones are read.
-	evs, err := w.c.ListEvents(ctx, v2.EventsQuery{InfraEnvID: w.infraEnvID, Offset: w.eventOffset})
+	evs, err := w.c.ListEvents(ctx, wire.EventsQuery{InfraEnvID: w.infraEnvID, Offset: w.eventOffset})
 	if err != nil {
 		w.log.Debug("Cannot read events", "error", err.Error())
 		return
@@ -531,7 +531,7 @@ func (w *waiter) reportEvents(ctx context.Context) {
 		return
 	}
 	w.lastEvent = ev.Message
-	if ev.Severity == v2.EventSeverityInfo {
+	if ev.Severity == wire.EventSeverityInfo {
 		w.log.Info(ev.Message)
 	} else {
 		w.log.Warn(ev.Message)
@@ -557,7 +557,7 @@ func (w *waiter) fail(ctx context.Context, err error) error {
 	if w.clusterID != "" {
 		w.dumpEvents(ctx)
 		w.log.Info(fmt.Sprintf("The hosts' logs can be downloaded with the user token from %s%s/clusters/%s/logs?logs_type=all",
-			w.c.BaseURL(), v2.APIBasePath, w.clusterID))
+			w.c.BaseURL(), wire.APIBasePath, w.clusterID))
 	}
 	w.log.Error(fmt.Sprintf("%s failed to complete: %v", what, err))
 	return &exitError{code: code, err: fmt.Errorf("%s failed to complete: %w", strings.ToLower(what), err)}
@@ -571,7 +571,7 @@ func (w *waiter) dumpEvents(ctx context.Context) {
 	if !w.log.Enabled(ctx, slog.LevelDebug) {
 		return
 	}
-	evs, err := w.c.ListEvents(ctx, v2.EventsQuery{ClusterID: w.clusterID})
+	evs, err := w.c.ListEvents(ctx, wire.EventsQuery{ClusterID: w.clusterID})
 	if err != nil {
 		w.log.Debug("Cannot read the cluster's events", "error", err.Error())
 		return
@@ -585,7 +585,7 @@ func (w *waiter) dumpEvents(ctx context.Context) {
 // are: wait-for has no asset directory, so the files of `nodezero create
 // config-image --dir DIR` are named by their place in it.
 func (w *waiter) complete() {
-	cluster := fmt.Sprintf("%s%s/clusters/%s", w.c.BaseURL(), v2.APIBasePath, w.clusterID)
+	cluster := fmt.Sprintf("%s%s/clusters/%s", w.c.BaseURL(), wire.APIBasePath, w.clusterID)
 	w.log.Info("Install complete!")
 	w.log.Info("To access the cluster as the system:admin user when using 'oc', run")
 	w.log.Info("    export KUBECONFIG=DIR/auth/kubeconfig")
@@ -599,7 +599,7 @@ func (w *waiter) complete() {
 }
 
 // waitHostName is how a host is named in messages.
-func waitHostName(h *v2.Host) string {
+func waitHostName(h *wire.Host) string {
 	if h.RequestedHostname != "" {
 		return h.RequestedHostname
 	}

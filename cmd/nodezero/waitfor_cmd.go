@@ -14,7 +14,7 @@ import (
 	"os"
 	"strings"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 func runWaitFor(ctx context.Context, args []string, _, stderr io.Writer) error {
@@ -108,13 +108,13 @@ func runWaitFor(ctx context.Context, args []string, _, stderr io.Writer) error {
 	}
 	// No proxy: node zero is on the machine network, and the environment's
 	// proxy is for the cluster's way out, not for reaching it.
-	tlsConf, err := v2.TLSConfig(*cacert, "", false)
+	tlsConf, err := wire.TLSConfig(*cacert, "", false)
 	if err != nil {
 		return fmt.Errorf("wait-for: --cacert: %w", err)
 	}
 	tr := &http.Transport{Proxy: nil, DialContext: (&net.Dialer{Timeout: waitRequestTimeout}).DialContext, TLSClientConfig: tlsConf}
-	client, err := v2.NewClient(base, v2.WithWatcherToken(tok), v2.WithRequestTimeout(waitRequestTimeout),
-		v2.WithHTTPClient(&http.Client{Transport: tr}))
+	client, err := wire.NewClient(base, wire.WithWatcherToken(tok), wire.WithRequestTimeout(waitRequestTimeout),
+		wire.WithHTTPClient(&http.Client{Transport: tr}))
 	if err != nil {
 		return fmt.Errorf("wait-for: %w", err)
 	}

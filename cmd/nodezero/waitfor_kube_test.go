@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/nodezero/nodezero/daemon/auth"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/kube"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // fakeCluster is the installed cluster's API as a script: each
@@ -80,7 +80,7 @@ func fakeCO(name string, available kube.ConditionStatus) kube.ClusterOperator {
 // the lines and the error.
 func runKubeWait(t *testing.T, n *wfNode, api clusterAPI, dir string, timeout time.Duration) ([]string, error) {
 	t.Helper()
-	c, err := v2.NewClient(n.srv.URL, v2.WithWatcherToken(n.tokens[auth.Watcher]), v2.WithHTTPClient(n.srv.Client()))
+	c, err := wire.NewClient(n.srv.URL, wire.WithWatcherToken(n.tokens[auth.Watcher]), wire.WithHTTPClient(n.srv.Client()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,8 +108,8 @@ func TestWaitForFollowsClusterAfterNodeZero(t *testing.T) {
 	n.ready()
 	n.installing()
 	boot := n.bootstrap()
-	n.progress(boot, v2.HostStageStartingInstallation, v2.HostStageInstalling, v2.HostStageWritingImageToDisk,
-		v2.HostStageWaitingForControlPlane, v2.HostStageWaitingForBootkube, v2.HostStageWaitingForController, v2.HostStageRebooting)
+	n.progress(boot, wire.HostStageStartingInstallation, wire.HostStageInstalling, wire.HostStageWritingImageToDisk,
+		wire.HostStageWaitingForControlPlane, wire.HostStageWaitingForBootkube, wire.HostStageWaitingForController, wire.HostStageRebooting)
 	unreachable := errors.New("dial tcp 192.168.111.5:6443: connect: connection refused")
 	api := &fakeCluster{onFirst: n.srv.Close, steps: []fakeStep{
 		{err: unreachable},
@@ -170,7 +170,7 @@ func TestWaitForClusterRefusesCredentials(t *testing.T) {
 			n := newWFNode(t)
 			n.ready()
 			n.installing()
-			n.progress(n.bootstrap(), v2.HostStageStartingInstallation, v2.HostStageRebooting)
+			n.progress(n.bootstrap(), wire.HostStageStartingInstallation, wire.HostStageRebooting)
 			lines, err := runKubeWait(t, n, &fakeCluster{steps: []fakeStep{tc.step}}, t.TempDir(), tc.timeout)
 			var ee *exitError
 			if !errors.As(err, &ee) || ee.code != exitInstallFailed {

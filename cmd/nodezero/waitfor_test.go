@@ -23,9 +23,9 @@ import (
 	"github.com/nodezero/nodezero/daemon/assisted"
 	"github.com/nodezero/nodezero/daemon/assisted/assistedtest"
 	"github.com/nodezero/nodezero/daemon/auth"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/hostagent/simagent"
 	"github.com/nodezero/nodezero/store"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // The wait-for tests run node zero's real service in-process: a SQLite
@@ -52,7 +52,7 @@ type wfNode struct {
 	svc     *assisted.Service
 	handler http.Handler
 
-	user, agent           *v2.Client
+	user, agent           *wire.Client
 	clusterID, infraEnvID string
 	hosts                 []simagent.Host
 }
@@ -79,10 +79,10 @@ func newWFNode(t *testing.T) *wfNode {
 		n.srv.Close()
 		n.stop()
 	})
-	if n.user, err = v2.NewClient(n.srv.URL, v2.WithUserToken(n.tokens[auth.User]), v2.WithHTTPClient(n.srv.Client())); err != nil {
+	if n.user, err = wire.NewClient(n.srv.URL, wire.WithUserToken(n.tokens[auth.User]), wire.WithHTTPClient(n.srv.Client())); err != nil {
 		t.Fatal(err)
 	}
-	if n.agent, err = v2.NewClient(n.srv.URL, v2.WithAgentToken(n.tokens[auth.Agent]), v2.WithHTTPClient(n.srv.Client())); err != nil {
+	if n.agent, err = wire.NewClient(n.srv.URL, wire.WithAgentToken(n.tokens[auth.Agent]), wire.WithHTTPClient(n.srv.Client())); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -119,16 +119,16 @@ func (n *wfNode) cluster() {
 		n.t.Fatal(err)
 	}
 	cp := int64(3)
-	c, err := n.user.RegisterCluster(n.ctx, v2.ClusterCreateParams{
+	c, err := n.user.RegisterCluster(n.ctx, wire.ClusterCreateParams{
 		Name: "ostest", OpenshiftVersion: "4.18", BaseDNSDomain: "example.com", PullSecret: wfPullSecret,
 		ControlPlaneCount: &cp,
-		APIVIPs:           []*v2.APIVIP{{IP: v2.IP(apiVIP.String())}},
-		IngressVIPs:       []*v2.IngressVIP{{IP: v2.IP(ingressVIP.String())}},
+		APIVIPs:           []*wire.APIVIP{{IP: wire.IP(apiVIP.String())}},
+		IngressVIPs:       []*wire.IngressVIP{{IP: wire.IP(ingressVIP.String())}},
 	})
 	if err != nil {
 		n.t.Fatal(err)
 	}
-	ie, err := n.user.RegisterInfraEnv(n.ctx, v2.InfraEnvCreateParams{Name: "ostest", PullSecret: wfPullSecret, ClusterID: &c.ID})
+	ie, err := n.user.RegisterInfraEnv(n.ctx, wire.InfraEnvCreateParams{Name: "ostest", PullSecret: wfPullSecret, ClusterID: &c.ID})
 	if err != nil {
 		n.t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func (n *wfNode) addHost() simagent.Host {
 	if err != nil {
 		n.t.Fatal(err)
 	}
-	if _, err := n.agent.RegisterHost(n.ctx, n.infraEnvID, v2.HostCreateParams{HostID: h.ID}); err != nil {
+	if _, err := n.agent.RegisterHost(n.ctx, n.infraEnvID, wire.HostCreateParams{HostID: h.ID}); err != nil {
 		n.t.Fatal(err)
 	}
 	if _, err := n.agent.NextSteps(n.ctx, n.infraEnvID, h.ID, time.Now().Unix(), 0); err != nil {
@@ -154,7 +154,7 @@ func (n *wfNode) addHost() simagent.Host {
 	if err != nil {
 		n.t.Fatal(err)
 	}
-	reply := v2.StepReply{StepType: v2.StepTypeInventory, StepID: "inventory-0badc0de", Output: string(inv)}
+	reply := wire.StepReply{StepType: wire.StepTypeInventory, StepID: "inventory-0badc0de", Output: string(inv)}
 	if err := n.agent.PostStepReply(n.ctx, n.infraEnvID, h.ID, reply); err != nil {
 		n.t.Fatal(err)
 	}
@@ -176,12 +176,12 @@ func (n *wfNode) ready() {
 	for range 3 {
 		n.addHost()
 	}
-	if c := n.get(); c.Status != v2.ClusterStatusReady {
+	if c := n.get(); c.Status != wire.ClusterStatusReady {
 		n.t.Fatalf("cluster %s (%s), want ready; validations %s", c.Status, c.StatusInfo, c.ValidationsInfo)
 	}
 }
 
-func (n *wfNode) get() *v2.Cluster {
+func (n *wfNode) get() *wire.Cluster {
 	n.t.Helper()
 	c, err := n.user.GetCluster(n.ctx, n.clusterID)
 	if err != nil {
@@ -197,10 +197,10 @@ func (n *wfNode) installing() {
 	if _, err := n.user.InstallCluster(n.ctx, n.clusterID); err != nil {
 		n.t.Fatal(err)
 	}
-	n.rewrite(v2.ClusterStatusInstalling, "Installation in progress", func(h *v2.Host) {
-		h.Status, h.StatusInfo = v2.HostStatusInstalling, "Installation is in progress"
+	n.rewrite(wire.ClusterStatusInstalling, "Installation in progress", func(h *wire.Host) {
+		h.Status, h.StatusInfo = wire.HostStatusInstalling, "Installation is in progress"
 	})
-	if c := n.get(); c.Status != v2.ClusterStatusInstalling {
+	if c := n.get(); c.Status != wire.ClusterStatusInstalling {
 		n.t.Fatalf("cluster after the rewrite: %s (%s), want installing", c.Status, c.StatusInfo)
 	}
 }
@@ -218,10 +218,10 @@ func (n *wfNode) bootstrap() string {
 }
 
 // progress reports a host's install stages, as its agent does.
-func (n *wfNode) progress(hostID string, stages ...v2.HostStage) {
+func (n *wfNode) progress(hostID string, stages ...wire.HostStage) {
 	n.t.Helper()
 	for _, st := range stages {
-		if err := n.agent.UpdateHostInstallProgress(n.ctx, n.infraEnvID, hostID, v2.HostProgress{CurrentStage: st}); err != nil {
+		if err := n.agent.UpdateHostInstallProgress(n.ctx, n.infraEnvID, hostID, wire.HostProgress{CurrentStage: st}); err != nil {
 			n.t.Fatalf("progress %s: %v", st, err)
 		}
 	}
@@ -230,7 +230,7 @@ func (n *wfNode) progress(hostID string, stages ...v2.HostStage) {
 // rewrite stops the service, sets the cluster's status (and each host
 // through fh, when not nil) in the store, and starts a service on the
 // result. Requests wait meanwhile.
-func (n *wfNode) rewrite(status v2.ClusterStatus, info string, fh func(*v2.Host)) {
+func (n *wfNode) rewrite(status wire.ClusterStatus, info string, fh func(*wire.Host)) {
 	n.t.Helper()
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -246,7 +246,7 @@ func (n *wfNode) rewrite(status v2.ClusterStatus, info string, fh func(*v2.Host)
 		if err := json.Unmarshal(row.Doc, &doc); err != nil {
 			return err
 		}
-		var c v2.Cluster
+		var c wire.Cluster
 		if err := json.Unmarshal(doc["cluster"], &c); err != nil {
 			return err
 		}
@@ -269,7 +269,7 @@ func (n *wfNode) rewrite(status v2.ClusterStatus, info string, fh func(*v2.Host)
 			return err
 		}
 		for _, hr := range hosts {
-			var h v2.Host
+			var h wire.Host
 			if err := json.Unmarshal(hr.Doc, &h); err != nil {
 				return err
 			}
@@ -350,7 +350,7 @@ type wfWatcher struct {
 
 func (n *wfNode) watcher(level slog.Level) *wfWatcher {
 	n.t.Helper()
-	c, err := v2.NewClient(n.srv.URL, v2.WithWatcherToken(n.tokens[auth.Watcher]), v2.WithHTTPClient(n.srv.Client()))
+	c, err := wire.NewClient(n.srv.URL, wire.WithWatcherToken(n.tokens[auth.Watcher]), wire.WithHTTPClient(n.srv.Client()))
 	if err != nil {
 		n.t.Fatal(err)
 	}
@@ -481,15 +481,15 @@ func TestWaitForInstallStages(t *testing.T) {
 			bootName = h.Hostname
 		}
 	}
-	n.progress(boot, v2.HostStageStartingInstallation, v2.HostStageInstalling, v2.HostStageWritingImageToDisk,
-		v2.HostStageCopyingRegistryDataToDisk, v2.HostStageWaitingForControlPlane, v2.HostStageWaitingForBootkube,
-		v2.HostStageWaitingForController)
+	n.progress(boot, wire.HostStageStartingInstallation, wire.HostStageInstalling, wire.HostStageWritingImageToDisk,
+		wire.HostStageCopyingRegistryDataToDisk, wire.HostStageWaitingForControlPlane, wire.HostStageWaitingForBootkube,
+		wire.HostStageWaitingForController)
 	res, lines = sw.poll()
 	wfInOrder(t, "waiting for controller", lines, wfInfo("Host: "+bootName+", reached installation stage Waiting for controller"))
 	if res.bootstrapDone {
 		t.Errorf("bootstrap host waiting for the controller: bootstrap done, want not yet")
 	}
-	n.progress(boot, v2.HostStageRebooting)
+	n.progress(boot, wire.HostStageRebooting)
 	res, lines = sw.poll()
 	wfInOrder(t, "rebooting", lines, wfInfo("Host: "+bootName+", reached installation stage Rebooting"))
 	if !res.bootstrapDone || res.installed {
@@ -498,16 +498,16 @@ func TestWaitForInstallStages(t *testing.T) {
 
 	for _, h := range n.hosts {
 		if h.ID != boot {
-			n.progress(h.ID, v2.HostStageDone)
+			n.progress(h.ID, wire.HostStageDone)
 		}
 	}
-	n.progress(boot, v2.HostStageConfiguring, v2.HostStageJoined, v2.HostStageDone)
+	n.progress(boot, wire.HostStageConfiguring, wire.HostStageJoined, wire.HostStageDone)
 	res, lines = sw.poll()
 	wfInOrder(t, "every host done", lines, wfInfo("Finalizing cluster installation"))
 	if !res.bootstrapDone || res.installed {
 		t.Errorf("finalizing: %+v, want bootstrap done, not installed", res)
 	}
-	n.rewrite(v2.ClusterStatusInstalled, "Cluster is installed", nil)
+	n.rewrite(wire.ClusterStatusInstalled, "Cluster is installed", nil)
 	res, lines = sw.poll()
 	wfInOrder(t, "installed", lines, wfInfo("Cluster is installed"))
 	if !res.installed {
@@ -526,9 +526,9 @@ func TestWaitForStoppedInstall(t *testing.T) {
 
 	const bootOrder = "Expected the host to boot from disk, but it booted the installation image - please reboot and fix boot order to boot from disk"
 	first := n.hosts[0].ID
-	n.rewrite(v2.ClusterStatusInstalling, "Installation in progress", func(h *v2.Host) {
+	n.rewrite(wire.ClusterStatusInstalling, "Installation in progress", func(h *wire.Host) {
 		if h.ID == first {
-			h.Status, h.StatusInfo = v2.HostStatusInstallingPendingUserAction, bootOrder
+			h.Status, h.StatusInfo = wire.HostStatusInstallingPendingUserAction, bootOrder
 		}
 	})
 	_, lines := sw.poll()
@@ -537,7 +537,7 @@ func TestWaitForStoppedInstall(t *testing.T) {
 		wfWarn("Host "+n.hosts[0].Hostname+" "+bootOrder),
 		wfWarn("cluster has stopped installing... working to recover installation"))
 
-	n.rewrite(v2.ClusterStatusError, "cluster has hosts in error", nil)
+	n.rewrite(wire.ClusterStatusError, "cluster has hosts in error", nil)
 	_, lines = sw.poll()
 	wfInOrder(t, "error", lines,
 		wfInfo("Cluster has hosts in error"), wfWarn("cluster has stopped installing... working to recover installation"))
@@ -550,8 +550,8 @@ func TestWaitForStoppedInstall(t *testing.T) {
 		t.Errorf("error past its grace: poll error %v, want cluster in error for 5m1s", err)
 	}
 
-	n.rewrite(v2.ClusterStatusInstalling, "Installation in progress", func(h *v2.Host) {
-		h.Status, h.StatusInfo = v2.HostStatusInstalling, "Installation is in progress"
+	n.rewrite(wire.ClusterStatusInstalling, "Installation in progress", func(h *wire.Host) {
+		h.Status, h.StatusInfo = wire.HostStatusInstalling, "Installation is in progress"
 	})
 	sw.poll()
 	if _, err := n.user.CancelInstallation(n.ctx, n.clusterID); err != nil {
@@ -613,17 +613,17 @@ func TestWaitForComplete(t *testing.T) {
 			}
 			out, done := wfRunWait(t, args...)
 			boot := n.bootstrap()
-			n.progress(boot, v2.HostStageStartingInstallation, v2.HostStageInstalling, v2.HostStageWritingImageToDisk,
-				v2.HostStageCopyingRegistryDataToDisk, v2.HostStageWaitingForControlPlane, v2.HostStageWaitingForBootkube,
-				v2.HostStageWaitingForController, v2.HostStageRebooting)
+			n.progress(boot, wire.HostStageStartingInstallation, wire.HostStageInstalling, wire.HostStageWritingImageToDisk,
+				wire.HostStageCopyingRegistryDataToDisk, wire.HostStageWaitingForControlPlane, wire.HostStageWaitingForBootkube,
+				wire.HostStageWaitingForController, wire.HostStageRebooting)
 			if target == "install-complete" {
 				for _, h := range n.hosts {
 					if h.ID != boot {
-						n.progress(h.ID, v2.HostStageDone)
+						n.progress(h.ID, wire.HostStageDone)
 					}
 				}
-				n.progress(boot, v2.HostStageConfiguring, v2.HostStageJoined, v2.HostStageDone)
-				n.rewrite(v2.ClusterStatusInstalled, "Cluster is installed", nil)
+				n.progress(boot, wire.HostStageConfiguring, wire.HostStageJoined, wire.HostStageDone)
+				n.rewrite(wire.ClusterStatusInstalled, "Cluster is installed", nil)
 			}
 			if err := wfResult(t, done, out); err != nil {
 				t.Fatalf("wait-for %s: %v\n%s", target, err, out)
@@ -657,12 +657,12 @@ func TestWaitForExitCodes(t *testing.T) {
 		{"install timeout after the bootstrap", "install-complete", func(n *wfNode) {
 			n.ready()
 			n.installing()
-			n.progress(n.bootstrap(), v2.HostStageStartingInstallation, v2.HostStageInstalling, v2.HostStageRebooting)
+			n.progress(n.bootstrap(), wire.HostStageStartingInstallation, wire.HostStageInstalling, wire.HostStageRebooting)
 		}, 6, "install failed to complete: timed out after"},
 		{"cancelled during the install", "install-complete", func(n *wfNode) {
 			n.ready()
 			n.installing()
-			n.progress(n.bootstrap(), v2.HostStageStartingInstallation, v2.HostStageInstalling, v2.HostStageRebooting)
+			n.progress(n.bootstrap(), wire.HostStageStartingInstallation, wire.HostStageInstalling, wire.HostStageRebooting)
 			if _, err := n.user.CancelInstallation(n.ctx, n.clusterID); err != nil {
 				n.t.Fatal(err)
 			}
@@ -791,8 +791,8 @@ func TestWaitForUnreachable(t *testing.T) {
 			if strings.Contains(want, "%s") {
 				want = fmt.Sprintf(want, addr)
 			}
-			c, err := v2.NewClient("http://"+addr, v2.WithWatcherToken("x"), v2.WithRequestTimeout(50*time.Millisecond),
-				v2.WithHTTPClient(&http.Client{Transport: &http.Transport{Proxy: nil}}))
+			c, err := wire.NewClient("http://"+addr, wire.WithWatcherToken("x"), wire.WithRequestTimeout(50*time.Millisecond),
+				wire.WithHTTPClient(&http.Client{Transport: &http.Transport{Proxy: nil}}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -832,7 +832,7 @@ func TestWaitForUnansweredLater(t *testing.T) {
 	}))
 	defer down.Close()
 	up := sw.w.c
-	if sw.w.c, _ = v2.NewClient(down.URL, v2.WithHTTPClient(down.Client())); sw.w.c == nil {
+	if sw.w.c, _ = wire.NewClient(down.URL, wire.WithHTTPClient(down.Client())); sw.w.c == nil {
 		t.Fatal("client for the stopped service")
 	}
 	_, lines := sw.poll()
@@ -938,35 +938,35 @@ func TestWaitForValidationChanges(t *testing.T) {
 }
 
 func TestBootstrapDone(t *testing.T) {
-	stages := []v2.HostStage{v2.HostStageStartingInstallation, v2.HostStageInstalling, v2.HostStageWaitingForController,
-		v2.HostStageRebooting, v2.HostStageConfiguring, v2.HostStageDone}
-	host := func(bootstrap bool, status v2.HostStatus, stage v2.HostStage) *v2.Host {
-		h := &v2.Host{Bootstrap: bootstrap, Status: status, ProgressStages: stages}
+	stages := []wire.HostStage{wire.HostStageStartingInstallation, wire.HostStageInstalling, wire.HostStageWaitingForController,
+		wire.HostStageRebooting, wire.HostStageConfiguring, wire.HostStageDone}
+	host := func(bootstrap bool, status wire.HostStatus, stage wire.HostStage) *wire.Host {
+		h := &wire.Host{Bootstrap: bootstrap, Status: status, ProgressStages: stages}
 		if stage != "" {
-			h.Progress = &v2.HostProgressInfo{CurrentStage: stage}
+			h.Progress = &wire.HostProgressInfo{CurrentStage: stage}
 		}
 		return h
 	}
 	for _, tc := range []struct {
 		name    string
-		cluster v2.Cluster
+		cluster wire.Cluster
 		want    bool
 	}{
-		{"no hosts", v2.Cluster{Status: v2.ClusterStatusInstalling}, false},
-		{"bootstrap not started", v2.Cluster{Status: v2.ClusterStatusInstalling,
-			Hosts: []*v2.Host{host(true, v2.HostStatusInstalling, "")}}, false},
-		{"bootstrap waiting for the controller", v2.Cluster{Status: v2.ClusterStatusInstalling,
-			Hosts: []*v2.Host{host(false, v2.HostStatusInstalled, v2.HostStageDone), host(true, v2.HostStatusInstallingInProgress, v2.HostStageWaitingForController)}}, false},
-		{"bootstrap rebooting", v2.Cluster{Status: v2.ClusterStatusInstalling,
-			Hosts: []*v2.Host{host(true, v2.HostStatusInstallingInProgress, v2.HostStageRebooting)}}, true},
-		{"bootstrap configuring", v2.Cluster{Status: v2.ClusterStatusInstalling,
-			Hosts: []*v2.Host{host(true, v2.HostStatusInstallingInProgress, v2.HostStageConfiguring)}}, true},
-		{"bootstrap failed", v2.Cluster{Status: v2.ClusterStatusError,
-			Hosts: []*v2.Host{host(true, v2.HostStatusError, v2.HostStageFailed)}}, false},
-		{"bootstrap installed", v2.Cluster{Status: v2.ClusterStatusInstalling,
-			Hosts: []*v2.Host{host(true, v2.HostStatusInstalled, "")}}, true},
-		{"finalizing", v2.Cluster{Status: v2.ClusterStatusFinalizing}, true},
-		{"installed", v2.Cluster{Status: v2.ClusterStatusInstalled}, true},
+		{"no hosts", wire.Cluster{Status: wire.ClusterStatusInstalling}, false},
+		{"bootstrap not started", wire.Cluster{Status: wire.ClusterStatusInstalling,
+			Hosts: []*wire.Host{host(true, wire.HostStatusInstalling, "")}}, false},
+		{"bootstrap waiting for the controller", wire.Cluster{Status: wire.ClusterStatusInstalling,
+			Hosts: []*wire.Host{host(false, wire.HostStatusInstalled, wire.HostStageDone), host(true, wire.HostStatusInstallingInProgress, wire.HostStageWaitingForController)}}, false},
+		{"bootstrap rebooting", wire.Cluster{Status: wire.ClusterStatusInstalling,
+			Hosts: []*wire.Host{host(true, wire.HostStatusInstallingInProgress, wire.HostStageRebooting)}}, true},
+		{"bootstrap configuring", wire.Cluster{Status: wire.ClusterStatusInstalling,
+			Hosts: []*wire.Host{host(true, wire.HostStatusInstallingInProgress, wire.HostStageConfiguring)}}, true},
+		{"bootstrap failed", wire.Cluster{Status: wire.ClusterStatusError,
+			Hosts: []*wire.Host{host(true, wire.HostStatusError, wire.HostStageFailed)}}, false},
+		{"bootstrap installed", wire.Cluster{Status: wire.ClusterStatusInstalling,
+			Hosts: []*wire.Host{host(true, wire.HostStatusInstalled, "")}}, true},
+		{"finalizing", wire.Cluster{Status: wire.ClusterStatusFinalizing}, true},
+		{"installed", wire.Cluster{Status: wire.ClusterStatusInstalled}, true},
 	} {
 		if got := bootstrapDone(&tc.cluster); got != tc.want {
 			t.Errorf("%s: bootstrapDone = %v, want %v", tc.name, got, tc.want)

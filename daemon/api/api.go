@@ -1,10 +1,10 @@
 // Package api serves the assisted-service v2 REST API of node zero's
 // embedded service under /api/assisted-install/v2: the routes agents, ABI's
-// scripts and `wait-for` use, with the JSON shapes of daemon/v2, the
+// scripts and `wait-for` use, with the JSON shapes of wire, the
 // per-route token schemes of assisted-service, and error bodies that say what
 // is wrong. A client error is never a 500; unknown paths get a JSON 404.
 //
-// api imports daemon/assisted, daemon/auth and daemon/v2.
+// api imports daemon/assisted, daemon/auth and wire.
 package api
 
 import (
@@ -23,7 +23,7 @@ import (
 
 	"github.com/nodezero/nodezero/daemon/assisted"
 	"github.com/nodezero/nodezero/daemon/auth"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // Base is the path prefix of every v2 route.
@@ -107,9 +107,9 @@ func (r *request) param(name string) string { return r.PathValue(name) }
 func (r *request) decode(v any) error {
 	// Padding after the document still counts against the limit: DecodeOne
 	// returns that read error as it is.
-	err := v2.DecodeOne(r.Body, v)
+	err := wire.DecodeOne(r.Body, v)
 	switch {
-	case errors.Is(err, v2.ErrTrailingData):
+	case errors.Is(err, wire.ErrTrailingData):
 		return &httpError{http.StatusBadRequest, "request body: unexpected data after the JSON document"}
 	case err != nil:
 		return bodyError(err)
@@ -139,10 +139,10 @@ func putBody(b *bytes.Buffer) {
 }
 
 // decodeStepReply reads a step reply: whole, then by the fast reader when
-// it is in the plain form agents write (v2.DecodeStepReplyFast, which
+// it is in the plain form agents write (wire.DecodeStepReplyFast, which
 // keeps nothing of the buffer), else by decode, for its meaning or its
 // error.
-func (r *request) decodeStepReply(p *v2.StepReply) error {
+func (r *request) decodeStepReply(p *wire.StepReply) error {
 	buf := getBody()
 	defer putBody(buf)
 	if r.ContentLength > 0 {
@@ -151,7 +151,7 @@ func (r *request) decodeStepReply(p *v2.StepReply) error {
 	if _, err := buf.ReadFrom(r.Body); err != nil {
 		return bodyError(err)
 	}
-	if v2.DecodeStepReplyFast(buf.Bytes(), p) {
+	if wire.DecodeStepReplyFast(buf.Bytes(), p) {
 		return nil
 	}
 	r.Body = io.NopCloser(bytes.NewReader(buf.Bytes()))
@@ -335,13 +335,13 @@ func (s *server) writeDownload(w http.ResponseWriter, status int, d *download, o
 
 // writeError writes assisted-service's error body.
 func writeError(w http.ResponseWriter, status int, reason string) {
-	writeJSON(w, status, &v2.Error{Kind: v2.ErrorKindError, ID: int32(status), Code: strconv.Itoa(status), Href: "", Reason: reason})
+	writeJSON(w, status, &wire.Error{Kind: wire.ErrorKindError, ID: int32(status), Code: strconv.Itoa(status), Href: "", Reason: reason})
 }
 
 // writeInfraError writes the infra_error body assisted-service uses for 401
 // and 403.
 func writeInfraError(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, &v2.InfraError{Code: int32(status), Message: msg})
+	writeJSON(w, status, &wire.InfraError{Code: int32(status), Message: msg})
 }
 
 // maxQueryList bounds the values of one array parameter: each becomes an

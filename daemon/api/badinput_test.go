@@ -13,7 +13,7 @@ import (
 
 	"github.com/nodezero/nodezero/daemon/api"
 	"github.com/nodezero/nodezero/daemon/auth"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // badCase is one request a client gets wrong. Paths name the fixture's
@@ -220,19 +220,19 @@ func (h *harness) newReadySNO(t *testing.T) fixture {
 	t.Helper()
 	ctx := context.Background()
 	one := int64(1)
-	c, err := h.client.RegisterCluster(ctx, v2.ClusterCreateParams{
+	c, err := h.client.RegisterCluster(ctx, wire.ClusterCreateParams{
 		Name: "sno", OpenshiftVersion: "4.18", PullSecret: pullSecret, BaseDNSDomain: "example.com", ControlPlaneCount: &one,
 	})
 	if err != nil {
 		t.Fatalf("RegisterCluster: %v", err)
 	}
 	cid := c.ID
-	ie, err := h.client.RegisterInfraEnv(ctx, v2.InfraEnvCreateParams{Name: "sno", PullSecret: pullSecret, ClusterID: &cid})
+	ie, err := h.client.RegisterInfraEnv(ctx, wire.InfraEnvCreateParams{Name: "sno", PullSecret: pullSecret, ClusterID: &cid})
 	if err != nil {
 		t.Fatalf("RegisterInfraEnv: %v", err)
 	}
 	f := fixture{clusterID: cid, infraEnvID: ie.ID, hostID: uuid.NewString()}
-	if _, err := h.client.RegisterHost(ctx, f.infraEnvID, v2.HostCreateParams{HostID: f.hostID}); err != nil {
+	if _, err := h.client.RegisterHost(ctx, f.infraEnvID, wire.HostCreateParams{HostID: f.hostID}); err != nil {
 		t.Fatalf("RegisterHost: %v", err)
 	}
 	if _, err := h.client.NextSteps(ctx, f.infraEnvID, f.hostID, time.Now().Unix(), 0); err != nil {
@@ -318,7 +318,7 @@ func TestBadInput(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ListClusterManifests: %v", err)
 	}
-	if len(ms) != 1 || ms[0].FileName != fixtureManifest || ms[0].Folder != v2.ManifestFolderManifests {
+	if len(ms) != 1 || ms[0].FileName != fixtureManifest || ms[0].Folder != wire.ManifestFolderManifests {
 		t.Errorf("fixture manifests after the bad requests = %v, want only manifests/%s", ms, fixtureManifest)
 	}
 	got, err := h.client.GetCluster(ctx, f.clusterID)

@@ -19,8 +19,8 @@ import (
 	"github.com/nodezero/nodezero/daemon/api"
 	"github.com/nodezero/nodezero/daemon/assisted"
 	"github.com/nodezero/nodezero/daemon/assisted/assistedtest"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/daemon/validation"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // TestSwaggerConformance drives a real service over HTTP the way agents,
@@ -46,8 +46,8 @@ func TestSwaggerConformance(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(h.close)
-	d := &conformanceDriver{t: t, h: h, ctx: context.Background(), seen: map[v2.HostStatus][]v2.StepType{}, roles: map[v2.HostRole]bool{},
-		installs: map[string]v2.InstallCmdRequest{}}
+	d := &conformanceDriver{t: t, h: h, ctx: context.Background(), seen: map[wire.HostStatus][]wire.StepType{}, roles: map[wire.HostRole]bool{},
+		installs: map[string]wire.InstallCmdRequest{}}
 	d.emptyAnswers()
 	d.installMultiNode()
 	d.cancelSingleNode()
@@ -77,7 +77,7 @@ func TestSwaggerConformance(t *testing.T) {
 			}
 		}
 	}
-	for _, r := range []v2.HostRole{v2.HostRoleBootstrap, v2.HostRoleMaster, v2.HostRoleWorker} {
+	for _, r := range []wire.HostRole{wire.HostRoleBootstrap, wire.HostRoleMaster, wire.HostRoleWorker} {
 		if !d.roles[r] {
 			t.Errorf("no install step for role %s was handed out", r)
 		}
@@ -124,14 +124,14 @@ var conformanceOps = []string{
 
 // conformanceSteps are the steps each host status must have handed out in
 // the run.
-var conformanceSteps = map[v2.HostStatus][]v2.StepType{
-	v2.HostStatusDiscovering:              {v2.StepTypeInventory},
-	v2.HostStatusInsufficient:             {v2.StepTypeInventory, v2.StepTypeConnectivityCheck, v2.StepTypeFreeNetworkAddresses, v2.StepTypeNTPSynchronizer, v2.StepTypeDomainResolution, v2.StepTypeVerifyVIPs, v2.StepTypeDHCPLeaseAllocate},
-	v2.HostStatusKnown:                    {v2.StepTypeInventory, v2.StepTypeConnectivityCheck, v2.StepTypeNTPSynchronizer, v2.StepTypeDomainResolution},
-	v2.HostStatusPreparingForInstallation: {v2.StepTypeInstallationDiskSpeedCheck, v2.StepTypeContainerImageAvailability},
-	v2.HostStatusInstalling:               {v2.StepTypeInstall},
-	v2.HostStatusCancelled:                {v2.StepTypeLogsGather, v2.StepTypeStopInstallation},
-	v2.HostStatusPendingForInput:          {v2.StepTypeInventory, v2.StepTypeNTPSynchronizer, v2.StepTypeDomainResolution},
+var conformanceSteps = map[wire.HostStatus][]wire.StepType{
+	wire.HostStatusDiscovering:              {wire.StepTypeInventory},
+	wire.HostStatusInsufficient:             {wire.StepTypeInventory, wire.StepTypeConnectivityCheck, wire.StepTypeFreeNetworkAddresses, wire.StepTypeNTPSynchronizer, wire.StepTypeDomainResolution, wire.StepTypeVerifyVIPs, wire.StepTypeDHCPLeaseAllocate},
+	wire.HostStatusKnown:                    {wire.StepTypeInventory, wire.StepTypeConnectivityCheck, wire.StepTypeNTPSynchronizer, wire.StepTypeDomainResolution},
+	wire.HostStatusPreparingForInstallation: {wire.StepTypeInstallationDiskSpeedCheck, wire.StepTypeContainerImageAvailability},
+	wire.HostStatusInstalling:               {wire.StepTypeInstall},
+	wire.HostStatusCancelled:                {wire.StepTypeLogsGather, wire.StepTypeStopInstallation},
+	wire.HostStatusPendingForInput:          {wire.StepTypeInventory, wire.StepTypeNTPSynchronizer, wire.StepTypeDomainResolution},
 }
 
 // argRule is how the upstream agent takes a step's args: how many there
@@ -144,24 +144,24 @@ type argRule struct {
 
 // stepArgRules is every step type the swagger's step-type enum names. A
 // step type missing here fails the test.
-var stepArgRules = map[v2.StepType]argRule{
-	v2.StepTypeInventory:                  {defs: []string{""}, extra: inventoryArg},
-	v2.StepTypeConnectivityCheck:          {defs: []string{"connectivity-check-params"}},
-	v2.StepTypeFreeNetworkAddresses:       {defs: []string{"free_addresses_request"}},
-	v2.StepTypeDHCPLeaseAllocate:          {defs: []string{"dhcp_allocation_request"}},
-	v2.StepTypeNTPSynchronizer:            {defs: []string{"ntp_synchronization_request"}},
-	v2.StepTypeDomainResolution:           {defs: []string{"domain_resolution_request"}},
-	v2.StepTypeVerifyVIPs:                 {defs: []string{"verify_vips_request"}},
-	v2.StepTypeInstallationDiskSpeedCheck: {defs: []string{"disk_speed_check_request", ""}, extra: diskSpeedTimeoutArg},
-	v2.StepTypeContainerImageAvailability: {defs: []string{"container_image_availability_request"}},
-	v2.StepTypeInstall:                    {defs: []string{"install_cmd_request"}, extra: installArg},
-	v2.StepTypeLogsGather:                 {defs: []string{"logs_gather_cmd_request"}},
-	v2.StepTypeStopInstallation:           {defs: []string{}},
-	v2.StepTypeTangConnectivityCheck:      {defs: []string{"tang_connectivity_request"}},
-	v2.StepTypeAPIVIPConnectivityCheck:    {defs: []string{"api_vip_connectivity_request"}},
-	v2.StepTypeUpgradeAgent:               {defs: []string{"upgrade_agent_request"}},
-	v2.StepTypeDownloadBootArtifacts:      {defs: []string{"download_boot_artifacts_request"}},
-	v2.StepTypeRebootForReclaim:           {defs: []string{"reboot_for_reclaim_request"}},
+var stepArgRules = map[wire.StepType]argRule{
+	wire.StepTypeInventory:                  {defs: []string{""}, extra: inventoryArg},
+	wire.StepTypeConnectivityCheck:          {defs: []string{"connectivity-check-params"}},
+	wire.StepTypeFreeNetworkAddresses:       {defs: []string{"free_addresses_request"}},
+	wire.StepTypeDHCPLeaseAllocate:          {defs: []string{"dhcp_allocation_request"}},
+	wire.StepTypeNTPSynchronizer:            {defs: []string{"ntp_synchronization_request"}},
+	wire.StepTypeDomainResolution:           {defs: []string{"domain_resolution_request"}},
+	wire.StepTypeVerifyVIPs:                 {defs: []string{"verify_vips_request"}},
+	wire.StepTypeInstallationDiskSpeedCheck: {defs: []string{"disk_speed_check_request", ""}, extra: diskSpeedTimeoutArg},
+	wire.StepTypeContainerImageAvailability: {defs: []string{"container_image_availability_request"}},
+	wire.StepTypeInstall:                    {defs: []string{"install_cmd_request"}, extra: installArg},
+	wire.StepTypeLogsGather:                 {defs: []string{"logs_gather_cmd_request"}},
+	wire.StepTypeStopInstallation:           {defs: []string{}},
+	wire.StepTypeTangConnectivityCheck:      {defs: []string{"tang_connectivity_request"}},
+	wire.StepTypeAPIVIPConnectivityCheck:    {defs: []string{"api_vip_connectivity_request"}},
+	wire.StepTypeUpgradeAgent:               {defs: []string{"upgrade_agent_request"}},
+	wire.StepTypeDownloadBootArtifacts:      {defs: []string{"download_boot_artifacts_request"}},
+	wire.StepTypeRebootForReclaim:           {defs: []string{"reboot_for_reclaim_request"}},
 }
 
 // checkExchange judges one answer. registered collects the host ids whose
@@ -263,7 +263,7 @@ func registrationAnswer(e exchange, registered map[string]bool) (exchange, []str
 			probs = append(probs, fmt.Sprintf("%s: re-registration of %s: %s = %v, want null as assisted-service answers", e, id, k, v))
 		}
 	}
-	doc["status"], doc["status_info"] = string(v2.HostStatusDiscovering), ""
+	doc["status"], doc["status_info"] = string(wire.HostStatusDiscovering), ""
 	b, _ := json.Marshal(doc)
 	e.body = b
 	return e, probs
@@ -272,7 +272,7 @@ func registrationAnswer(e exchange, registered map[string]bool) (exchange, []str
 // checkRunnerCommand validates next_step_runner_command's one arg, which
 // the agent decodes into next_step_cmd_request.
 func checkRunnerCommand(sw *swaggerDoc, e exchange) []string {
-	var r v2.HostRegistrationResponse
+	var r wire.HostRegistrationResponse
 	if err := json.Unmarshal(e.body, &r); err != nil {
 		return []string{fmt.Sprintf("%s: %v", e, err)}
 	}
@@ -287,7 +287,7 @@ func checkRunnerCommand(sw *swaggerDoc, e exchange) []string {
 
 // checkSteps validates each instruction's args by its step type.
 func checkSteps(sw *swaggerDoc, e exchange) []string {
-	var steps v2.Steps
+	var steps wire.Steps
 	if err := json.Unmarshal(e.body, &steps); err != nil {
 		return []string{fmt.Sprintf("%s: %v", e, err)}
 	}
@@ -418,16 +418,16 @@ type conformanceDriver struct {
 	t                   *testing.T
 	h                   *harness
 	ctx                 context.Context
-	seen                map[v2.HostStatus][]v2.StepType
-	roles               map[v2.HostRole]bool
-	installs            map[string]v2.InstallCmdRequest // by host name
+	seen                map[wire.HostStatus][]wire.StepType
+	roles               map[wire.HostRole]bool
+	installs            map[string]wire.InstallCmdRequest // by host name
 	releaseHostResolved bool
 }
 
 // cHost is a host the driver plays the agent of.
 type cHost struct {
 	id, name string
-	inv      *v2.Inventory
+	inv      *wire.Inventory
 }
 
 func (d *conformanceDriver) fatalf(format string, args ...any) {
@@ -438,34 +438,34 @@ func (d *conformanceDriver) fatalf(format string, args ...any) {
 // conformanceInventory is host i's inventory: master-class hardware on
 // 192.168.111.0/24. Host 0 has a second, small disk that boots: it is not
 // eligible for installation and must be formatted.
-func conformanceInventory(i int) *v2.Inventory {
+func conformanceInventory(i int) *wire.Inventory {
 	mac := fmt.Sprintf("52:54:00:c0:00:%02x", i+1)
-	inv := &v2.Inventory{
+	inv := &wire.Inventory{
 		Hostname: fmt.Sprintf("conform-%d", i),
-		CPU:      &v2.CPU{Count: 8, Architecture: "x86_64", ModelName: "test cpu", Flags: []string{"fpu", "vmx"}},
-		Memory:   &v2.Memory{PhysicalBytes: 32 << 30, UsableBytes: 32 << 30, PhysicalBytesMethod: v2.MemoryMethodGhw},
-		Disks: []*v2.Disk{{
-			ID: fmt.Sprintf("/dev/disk/by-id/wwn-0x5000c500a0%06d", i), Name: "vda", Path: "/dev/vda", DriveType: v2.DriveTypeSSD,
-			SizeBytes: 256 << 30, InstallationEligibility: &v2.DiskInstallationEligibility{Eligible: true},
+		CPU:      &wire.CPU{Count: 8, Architecture: "x86_64", ModelName: "test cpu", Flags: []string{"fpu", "vmx"}},
+		Memory:   &wire.Memory{PhysicalBytes: 32 << 30, UsableBytes: 32 << 30, PhysicalBytesMethod: wire.MemoryMethodGhw},
+		Disks: []*wire.Disk{{
+			ID: fmt.Sprintf("/dev/disk/by-id/wwn-0x5000c500a0%06d", i), Name: "vda", Path: "/dev/vda", DriveType: wire.DriveTypeSSD,
+			SizeBytes: 256 << 30, InstallationEligibility: &wire.DiskInstallationEligibility{Eligible: true},
 		}},
-		Interfaces: []*v2.Interface{{
+		Interfaces: []*wire.Interface{{
 			Name: "eth0", Type: "physical", MACAddress: mac, MTU: 1500, HasCarrier: true,
 			Flags:         []string{"up", "broadcast", "multicast", "running"},
 			IPv4Addresses: []string{fmt.Sprintf("192.168.111.%d/24", 20+i)},
 		}},
-		Routes: []*v2.Route{
+		Routes: []*wire.Route{
 			{Destination: "0.0.0.0", Gateway: "192.168.111.1", Interface: "eth0", Family: 2},
 			{Destination: "192.168.111.0", Interface: "eth0", Family: 2},
 		},
-		Boot:         &v2.Boot{CurrentBootMode: "uefi"},
-		SystemVendor: &v2.SystemVendor{Manufacturer: "test", ProductName: "test", Virtual: true},
-		TPMVersion:   v2.InventoryTPMVersionNone,
+		Boot:         &wire.Boot{CurrentBootMode: "uefi"},
+		SystemVendor: &wire.SystemVendor{Manufacturer: "test", ProductName: "test", Virtual: true},
+		TPMVersion:   wire.InventoryTPMVersionNone,
 	}
 	if i == 0 {
-		inv.Disks = append(inv.Disks, &v2.Disk{
-			ID: "/dev/disk/by-id/wwn-0x5000c500b0000000", Name: "vdb", Path: "/dev/vdb", DriveType: v2.DriveTypeSSD,
+		inv.Disks = append(inv.Disks, &wire.Disk{
+			ID: "/dev/disk/by-id/wwn-0x5000c500b0000000", Name: "vdb", Path: "/dev/vdb", DriveType: wire.DriveTypeSSD,
 			SizeBytes: 8 << 30, Bootable: true,
-			InstallationEligibility: &v2.DiskInstallationEligibility{NotEligibleReasons: []string{"Disk is too small (disk only has 8.6 GB, but 100 GB are required)"}},
+			InstallationEligibility: &wire.DiskInstallationEligibility{NotEligibleReasons: []string{"Disk is too small (disk only has 8.6 GB, but 100 GB are required)"}},
 		})
 	}
 	return inv
@@ -473,7 +473,7 @@ func conformanceInventory(i int) *v2.Inventory {
 
 // checkIn asks for a host's instructions as the upstream agent does
 // (?timestamp=, no wait unless given) and notes what its status got.
-func (d *conformanceDriver) checkIn(infraEnvID string, h *cHost, wait time.Duration) *v2.Steps {
+func (d *conformanceDriver) checkIn(infraEnvID string, h *cHost, wait time.Duration) *wire.Steps {
 	d.t.Helper()
 	steps, err := d.h.client.NextSteps(d.ctx, infraEnvID, h.id, time.Now().Unix(), wait)
 	if err != nil {
@@ -489,13 +489,13 @@ func (d *conformanceDriver) checkIn(infraEnvID string, h *cHost, wait time.Durat
 		}
 		d.seen[host.Status] = append(d.seen[host.Status], st.StepType)
 		switch st.StepType {
-		case v2.StepTypeInstall:
-			var req v2.InstallCmdRequest
+		case wire.StepTypeInstall:
+			var req wire.InstallCmdRequest
 			if err := json.Unmarshal([]byte(st.Args[0]), &req); err == nil {
 				d.roles[req.Role] = true
 				d.installs[h.name] = req
 			}
-		case v2.StepTypeDomainResolution:
+		case wire.StepTypeDomainResolution:
 			if len(st.Args) == 1 && strings.Contains(st.Args[0], `"domain_name":"`+validation.ReleaseImageHost(conformanceRelease)+`"`) {
 				d.releaseHostResolved = true
 			}
@@ -504,13 +504,13 @@ func (d *conformanceDriver) checkIn(infraEnvID string, h *cHost, wait time.Durat
 	return steps
 }
 
-func (d *conformanceDriver) reply(infraEnvID string, h *cHost, typ v2.StepType, stepID string, v any) {
+func (d *conformanceDriver) reply(infraEnvID string, h *cHost, typ wire.StepType, stepID string, v any) {
 	d.t.Helper()
 	out, err := json.Marshal(v)
 	if err != nil {
 		d.fatalf("%v", err)
 	}
-	if err := d.h.client.PostStepReply(d.ctx, infraEnvID, h.id, v2.StepReply{StepType: typ, StepID: stepID, Output: string(out)}); err != nil {
+	if err := d.h.client.PostStepReply(d.ctx, infraEnvID, h.id, wire.StepReply{StepType: typ, StepID: stepID, Output: string(out)}); err != nil {
 		d.fatalf("reply %s for %s: %v", typ, h.name, err)
 	}
 }
@@ -541,13 +541,13 @@ func (d *conformanceDriver) emptyAnswers() {
 	d.user("GET", api.Base+"/clusters", "", http.StatusOK)
 	d.user("GET", api.Base+"/infra-envs", "", http.StatusOK)
 	d.user("GET", api.Base+"/events", "", http.StatusOK)
-	cl, err := d.h.client.RegisterCluster(d.ctx, v2.ClusterCreateParams{
+	cl, err := d.h.client.RegisterCluster(d.ctx, wire.ClusterCreateParams{
 		Name: "empty", OpenshiftVersion: "4.18", PullSecret: pullSecret, BaseDNSDomain: "example.com",
 	})
 	if err != nil {
 		d.fatalf("RegisterCluster: %v", err)
 	}
-	ie, err := d.h.client.RegisterInfraEnv(d.ctx, v2.InfraEnvCreateParams{Name: "empty", PullSecret: pullSecret, ClusterID: &cl.ID})
+	ie, err := d.h.client.RegisterInfraEnv(d.ctx, wire.InfraEnvCreateParams{Name: "empty", PullSecret: pullSecret, ClusterID: &cl.ID})
 	if err != nil {
 		d.fatalf("RegisterInfraEnv: %v", err)
 	}
@@ -558,7 +558,7 @@ func (d *conformanceDriver) emptyAnswers() {
 	d.user("GET", api.Base+"/events?cluster_id="+cl.ID+"&severities=critical", "", http.StatusOK)
 	d.user("GET", api.Base+"/infra-envs?cluster_id="+uuid.NewString(), "", http.StatusOK)
 	hh := &cHost{id: uuid.NewString(), name: "empty-0"}
-	if _, err := d.h.client.RegisterHost(d.ctx, ie.ID, v2.HostCreateParams{HostID: hh.id, DiscoveryAgentVersion: agentImage}); err != nil {
+	if _, err := d.h.client.RegisterHost(d.ctx, ie.ID, wire.HostCreateParams{HostID: hh.id, DiscoveryAgentVersion: agentImage}); err != nil {
 		d.fatalf("RegisterHost: %v", err)
 	}
 	d.checkIn(ie.ID, hh, 0) // inventory
@@ -566,7 +566,7 @@ func (d *conformanceDriver) emptyAnswers() {
 	// With an inventory but no VIPs or machine network, the host waits for
 	// input.
 	hh.inv = conformanceInventory(2)
-	d.reply(ie.ID, hh, v2.StepTypeInventory, "inventory-00000001", hh.inv)
+	d.reply(ie.ID, hh, wire.StepTypeInventory, "inventory-00000001", hh.inv)
 	d.checkIn(ie.ID, hh, 0)
 }
 
@@ -576,16 +576,16 @@ func (d *conformanceDriver) installMultiNode() {
 	d.t.Helper()
 	c := d.h.client
 	cp := int64(3)
-	cl, err := c.RegisterCluster(d.ctx, v2.ClusterCreateParams{
+	cl, err := c.RegisterCluster(d.ctx, wire.ClusterCreateParams{
 		Name: "conform", OpenshiftVersion: "4.18", OCPReleaseImage: conformanceRelease, PullSecret: pullSecret,
 		BaseDNSDomain: "example.com", ControlPlaneCount: &cp,
-		APIVIPs:     []*v2.APIVIP{{IP: "192.168.111.5"}},
-		IngressVIPs: []*v2.IngressVIP{{IP: "192.168.111.4"}},
+		APIVIPs:     []*wire.APIVIP{{IP: "192.168.111.5"}},
+		IngressVIPs: []*wire.IngressVIP{{IP: "192.168.111.4"}},
 	})
 	if err != nil {
 		d.fatalf("RegisterCluster: %v", err)
 	}
-	ie, err := c.RegisterInfraEnv(d.ctx, v2.InfraEnvCreateParams{Name: "conform", PullSecret: pullSecret, ClusterID: &cl.ID})
+	ie, err := c.RegisterInfraEnv(d.ctx, wire.InfraEnvCreateParams{Name: "conform", PullSecret: pullSecret, ClusterID: &cl.ID})
 	if err != nil {
 		d.fatalf("RegisterInfraEnv: %v", err)
 	}
@@ -593,7 +593,7 @@ func (d *conformanceDriver) installMultiNode() {
 	// ABI's scripts: the infra-env's NTP sources, a manifest, the
 	// install-config overrides.
 	d.user("PATCH", f.path(infraEnvPat+""), `{"additional_ntp_sources":"192.168.111.1"}`, http.StatusCreated)
-	if _, err := c.CreateClusterManifest(d.ctx, cl.ID, v2.CreateManifestParams{FileName: fixtureManifest, Content: fixtureManifestB64}); err != nil {
+	if _, err := c.CreateClusterManifest(d.ctx, cl.ID, wire.CreateManifestParams{FileName: fixtureManifest, Content: fixtureManifestB64}); err != nil {
 		d.fatalf("CreateClusterManifest: %v", err)
 	}
 	d.user("GET", f.path(clusterPat+"/manifests"), "", http.StatusOK)
@@ -602,20 +602,20 @@ func (d *conformanceDriver) installMultiNode() {
 	var hosts []*cHost
 	for i := range 5 {
 		hh := &cHost{id: uuid.NewString(), name: fmt.Sprintf("conform-%d", i), inv: conformanceInventory(i)}
-		if _, err := c.RegisterHost(d.ctx, ie.ID, v2.HostCreateParams{HostID: hh.id, DiscoveryAgentVersion: agentImage}); err != nil {
+		if _, err := c.RegisterHost(d.ctx, ie.ID, wire.HostCreateParams{HostID: hh.id, DiscoveryAgentVersion: agentImage}); err != nil {
 			d.fatalf("RegisterHost %s: %v", hh.name, err)
 		}
 		d.checkIn(ie.ID, hh, 0) // discovering: inventory
-		d.reply(ie.ID, hh, v2.StepTypeInventory, "inventory-00000001", hh.inv)
+		d.reply(ie.ID, hh, wire.StepTypeInventory, "inventory-00000001", hh.inv)
 		hosts = append(hosts, hh)
 	}
 	// Host 4's agent restarts: it registers again and sends its inventory
 	// again, as the upstream agent does when its step runner exits.
-	if _, err := c.RegisterHost(d.ctx, ie.ID, v2.HostCreateParams{HostID: hosts[4].id, DiscoveryAgentVersion: agentImage}); err != nil {
+	if _, err := c.RegisterHost(d.ctx, ie.ID, wire.HostCreateParams{HostID: hosts[4].id, DiscoveryAgentVersion: agentImage}); err != nil {
 		d.fatalf("RegisterHost again: %v", err)
 	}
 	d.checkIn(ie.ID, hosts[4], 0)
-	d.reply(ie.ID, hosts[4], v2.StepTypeInventory, "inventory-00000002", hosts[4].inv)
+	d.reply(ie.ID, hosts[4], wire.StepTypeInventory, "inventory-00000002", hosts[4].inv)
 
 	for _, hh := range hosts {
 		d.checkIn(ie.ID, hh, 0) // insufficient: the checks
@@ -626,15 +626,15 @@ func (d *conformanceDriver) installMultiNode() {
 	}
 	roles := []string{"master", "master", "master", "worker", "worker"}
 	for i, hh := range hosts {
-		role := v2.HostUpdateParamsHostRole(roles[i])
-		if _, err := c.UpdateHost(d.ctx, ie.ID, hh.id, v2.HostUpdateParams{HostRole: &role}); err != nil {
+		role := wire.HostUpdateParamsHostRole(roles[i])
+		if _, err := c.UpdateHost(d.ctx, ie.ID, hh.id, wire.HostUpdateParams{HostRole: &role}); err != nil {
 			d.fatalf("UpdateHost %s: %v", hh.name, err)
 		}
 	}
 	for _, hh := range hosts {
 		d.checkIn(ie.ID, hh, 0) // known
 	}
-	if cl = d.getCluster(cl.ID); cl.Status != v2.ClusterStatusReady {
+	if cl = d.getCluster(cl.ID); cl.Status != wire.ClusterStatusReady {
 		d.fatalf("cluster %s (%s), want ready; validations %s", cl.Status, cl.StatusInfo, cl.ValidationsInfo)
 	}
 	// The reads ABI's scripts and wait-for make.
@@ -668,17 +668,17 @@ func (d *conformanceDriver) installMultiNode() {
 			d.fatalf("GetHost: %v", err)
 		}
 		for _, st := range host.ProgressStages {
-			if err := c.UpdateHostInstallProgress(d.ctx, ie.ID, hh.id, v2.HostProgress{CurrentStage: st}); err != nil {
+			if err := c.UpdateHostInstallProgress(d.ctx, ie.ID, hh.id, wire.HostProgress{CurrentStage: st}); err != nil {
 				d.fatalf("progress %s for %s: %v", st, hh.name, err)
 			}
-			if st == v2.HostStageInstalling {
+			if st == wire.HostStageInstalling {
 				d.checkIn(ie.ID, hh, 0) // installing-in-progress
 			}
 		}
 	}
 	d.agent("GET", f.path(clusterPat+"/downloads/credentials")+"?file_name=kubeconfig-noingress", "", http.StatusOK)
 	d.agent("POST", f.path(clusterPat+"/actions/complete-installation"), `{"is_success":true}`, http.StatusAccepted)
-	if cl = d.getCluster(cl.ID); cl.Status != v2.ClusterStatusInstalled {
+	if cl = d.getCluster(cl.ID); cl.Status != wire.ClusterStatusInstalled {
 		d.fatalf("cluster %s (%s), want installed", cl.Status, cl.StatusInfo)
 	}
 	d.user("GET", f.path(clusterPat+"/credentials"), "", http.StatusOK)
@@ -714,24 +714,24 @@ func (d *conformanceDriver) dhcpVIPs() {
 	c := d.h.client
 	yes := true
 	cp := int64(3)
-	cl, err := c.RegisterCluster(d.ctx, v2.ClusterCreateParams{
+	cl, err := c.RegisterCluster(d.ctx, wire.ClusterCreateParams{
 		Name: "dhcp", OpenshiftVersion: "4.18", OCPReleaseImage: conformanceRelease, PullSecret: pullSecret,
 		BaseDNSDomain: "example.com", ControlPlaneCount: &cp, VIPDHCPAllocation: &yes,
-		MachineNetworks: []*v2.MachineNetwork{{CIDR: "192.168.111.0/24"}},
+		MachineNetworks: []*wire.MachineNetwork{{CIDR: "192.168.111.0/24"}},
 	})
 	if err != nil {
 		d.fatalf("RegisterCluster: %v", err)
 	}
-	ie, err := c.RegisterInfraEnv(d.ctx, v2.InfraEnvCreateParams{Name: "dhcp", PullSecret: pullSecret, ClusterID: &cl.ID})
+	ie, err := c.RegisterInfraEnv(d.ctx, wire.InfraEnvCreateParams{Name: "dhcp", PullSecret: pullSecret, ClusterID: &cl.ID})
 	if err != nil {
 		d.fatalf("RegisterInfraEnv: %v", err)
 	}
 	hh := &cHost{id: uuid.NewString(), name: "dhcp-0", inv: conformanceInventory(1)}
-	if _, err := c.RegisterHost(d.ctx, ie.ID, v2.HostCreateParams{HostID: hh.id}); err != nil {
+	if _, err := c.RegisterHost(d.ctx, ie.ID, wire.HostCreateParams{HostID: hh.id}); err != nil {
 		d.fatalf("RegisterHost: %v", err)
 	}
 	d.checkIn(ie.ID, hh, 0)
-	d.reply(ie.ID, hh, v2.StepTypeInventory, "inventory-00000001", hh.inv)
+	d.reply(ie.ID, hh, wire.StepTypeInventory, "inventory-00000001", hh.inv)
 	d.checkIn(ie.ID, hh, 0)
 }
 
@@ -742,16 +742,16 @@ func (d *conformanceDriver) prepare(infraEnvID string, hh *cHost) {
 	steps := d.checkIn(infraEnvID, hh, 0) // preparing-for-installation
 	for _, st := range steps.Instructions {
 		switch st.StepType {
-		case v2.StepTypeInstallationDiskSpeedCheck:
-			var req v2.DiskSpeedCheckRequest
+		case wire.StepTypeInstallationDiskSpeedCheck:
+			var req wire.DiskSpeedCheckRequest
 			_ = json.Unmarshal([]byte(st.Args[0]), &req)
-			d.reply(infraEnvID, hh, st.StepType, st.StepID, v2.DiskSpeedCheckResponse{Path: req.Path, IOSyncDuration: 2})
-		case v2.StepTypeContainerImageAvailability:
-			var req v2.ContainerImageAvailabilityRequest
+			d.reply(infraEnvID, hh, st.StepType, st.StepID, wire.DiskSpeedCheckResponse{Path: req.Path, IOSyncDuration: 2})
+		case wire.StepTypeContainerImageAvailability:
+			var req wire.ContainerImageAvailabilityRequest
 			_ = json.Unmarshal([]byte(st.Args[0]), &req)
-			resp := v2.ContainerImageAvailabilityResponse{}
+			resp := wire.ContainerImageAvailabilityResponse{}
 			for _, img := range req.Images {
-				resp.Images = append(resp.Images, &v2.ContainerImageAvailability{Name: img, Result: v2.ContainerImageAvailabilityResultSuccess, SizeBytes: 4e6, Time: 2, DownloadRate: 2})
+				resp.Images = append(resp.Images, &wire.ContainerImageAvailability{Name: img, Result: wire.ContainerImageAvailabilityResultSuccess, SizeBytes: 4e6, Time: 2, DownloadRate: 2})
 			}
 			d.reply(infraEnvID, hh, st.StepType, st.StepID, resp)
 		}
@@ -763,13 +763,13 @@ func (d *conformanceDriver) prepare(infraEnvID string, hh *cHost) {
 func (d *conformanceDriver) awaitInstall(infraEnvID, clusterID string, hh *cHost) {
 	d.t.Helper()
 	steps := d.checkIn(infraEnvID, hh, 30*time.Second)
-	if !slices.ContainsFunc(steps.Instructions, func(st *v2.Step) bool { return st.StepType == v2.StepTypeInstall }) {
+	if !slices.ContainsFunc(steps.Instructions, func(st *wire.Step) bool { return st.StepType == wire.StepTypeInstall }) {
 		cur := d.getCluster(clusterID)
 		d.fatalf("%s: no install step (cluster %s: %s)", hh.name, cur.Status, cur.StatusInfo)
 	}
 }
 
-func (d *conformanceDriver) getCluster(id string) *v2.Cluster {
+func (d *conformanceDriver) getCluster(id string) *wire.Cluster {
 	d.t.Helper()
 	c, err := d.h.client.GetCluster(d.ctx, id)
 	if err != nil {

@@ -19,7 +19,7 @@ import (
 	"github.com/nodezero/nodezero/daemon/api"
 	"github.com/nodezero/nodezero/daemon/assisted"
 	"github.com/nodezero/nodezero/daemon/auth"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // The fuzz targets drive the real handler of a running service (store,
@@ -113,8 +113,8 @@ func (ft *fuzzTarget) start(dir string) error {
 		return err
 	}
 	// The fixture is made in-process too: h.srv serves the first service.
-	h.client, err = v2.NewClient("http://fuzz.invalid", v2.WithAgentToken(h.tokens[auth.Agent]),
-		v2.WithUserToken(h.tokens[auth.User]), v2.WithHTTPClient(&http.Client{Transport: inProcess{h}}))
+	h.client, err = wire.NewClient("http://fuzz.invalid", wire.WithAgentToken(h.tokens[auth.Agent]),
+		wire.WithUserToken(h.tokens[auth.User]), wire.WithHTTPClient(&http.Client{Transport: inProcess{h}}))
 	if err != nil {
 		return err
 	}
@@ -332,7 +332,7 @@ func checkNoLeak(t *testing.T, rec *httptest.ResponseRecorder, sent ...string) {
 	if rec.Code < 400 {
 		return
 	}
-	var e v2.Error
+	var e wire.Error
 	if json.Unmarshal(rec.Body.Bytes(), &e) != nil {
 		return // checkFuzzResponse has failed already
 	}
@@ -443,7 +443,7 @@ func FuzzInventory(f *testing.F) {
 		`{"interfaces":[{"ipv4_addresses":["10.0.0.1/33"],"ipv6_addresses":["fe80::1/64"]}],"routes":[{"destination":"::","family":10}]}`)
 	ft := newFuzzTarget(f, auth.Agent)
 	f.Fuzz(func(t *testing.T, output []byte) {
-		body, err := json.Marshal(v2.StepReply{StepType: v2.StepTypeInventory, StepID: "inventory-f", Output: string(output)})
+		body, err := json.Marshal(wire.StepReply{StepType: wire.StepTypeInventory, StepID: "inventory-f", Output: string(output)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -455,9 +455,9 @@ func FuzzInventory(f *testing.F) {
 // agent answers, inside a well-formed step reply: a 2xx or a 400, never a
 // 5xx or a wedged service, whatever a hostile agent sends.
 func FuzzCheckOutput(f *testing.F) {
-	types := []v2.StepType{v2.StepTypeConnectivityCheck, v2.StepTypeFreeNetworkAddresses, v2.StepTypeNTPSynchronizer,
-		v2.StepTypeVerifyVIPs, v2.StepTypeDomainResolution, v2.StepTypeDHCPLeaseAllocate,
-		v2.StepTypeInstallationDiskSpeedCheck, v2.StepTypeContainerImageAvailability}
+	types := []wire.StepType{wire.StepTypeConnectivityCheck, wire.StepTypeFreeNetworkAddresses, wire.StepTypeNTPSynchronizer,
+		wire.StepTypeVerifyVIPs, wire.StepTypeDomainResolution, wire.StepTypeDHCPLeaseAllocate,
+		wire.StepTypeInstallationDiskSpeedCheck, wire.StepTypeContainerImageAvailability}
 	f.Add(uint8(0), int64(0), `{"remote_hosts":[{"host_id":"x","l3_connectivity":[{"remote_ip_address":"10.0.0.2","successful":true,"average_rtt_ms":0.2}]}]}`)
 	f.Add(uint8(1), int64(0), `[{"network":"10.0.0.0/24","free_addresses":["10.0.0.9"]}]`)
 	f.Add(uint8(2), int64(0), `{"ntp_sources":[{"source_name":"a","source_state":"synced"}]}`)
@@ -471,7 +471,7 @@ func FuzzCheckOutput(f *testing.F) {
 	ft := newFuzzTarget(f, auth.Agent)
 	f.Fuzz(func(t *testing.T, which uint8, code int64, output string) {
 		typ := types[int(which)%len(types)]
-		body, err := json.Marshal(v2.StepReply{StepType: typ, StepID: string(typ) + "-f", ExitCode: code, Output: output})
+		body, err := json.Marshal(wire.StepReply{StepType: typ, StepID: string(typ) + "-f", ExitCode: code, Output: output})
 		if err != nil {
 			t.Fatal(err)
 		}

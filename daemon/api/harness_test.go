@@ -22,8 +22,8 @@ import (
 	"github.com/nodezero/nodezero/daemon/assisted"
 	"github.com/nodezero/nodezero/daemon/assisted/assistedtest"
 	"github.com/nodezero/nodezero/daemon/auth"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/store"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // The tests in this package run the real stack: a SQLite store in a temp
@@ -44,7 +44,7 @@ type harness struct {
 	// Valid day-1 tokens, one per scheme.
 	tokens map[auth.Scheme]string
 	// client carries all three tokens.
-	client *v2.Client
+	client *wire.Client
 	close  func()
 }
 
@@ -105,9 +105,9 @@ func startHarnessWith(dir string, mod func(*assisted.Config), wrap func(http.Han
 		h.srv.Config.Handler = wrap(h.handler)
 	}
 	h.srv.Start()
-	h.client, err = v2.NewClient(h.srv.URL, v2.WithAgentToken(h.tokens[auth.Agent]),
-		v2.WithUserToken(h.tokens[auth.User]), v2.WithWatcherToken(h.tokens[auth.Watcher]),
-		v2.WithHTTPClient(h.srv.Client()))
+	h.client, err = wire.NewClient(h.srv.URL, wire.WithAgentToken(h.tokens[auth.Agent]),
+		wire.WithUserToken(h.tokens[auth.User]), wire.WithWatcherToken(h.tokens[auth.Watcher]),
+		wire.WithHTTPClient(h.srv.Client()))
 	if err != nil {
 		h.close()
 		return nil, err
@@ -145,22 +145,22 @@ func (h *harness) newFixture(tb testing.TB) fixture {
 
 func (h *harness) makeFixture() (fixture, error) {
 	ctx := context.Background()
-	c, err := h.client.RegisterCluster(ctx, v2.ClusterCreateParams{
+	c, err := h.client.RegisterCluster(ctx, wire.ClusterCreateParams{
 		Name: "fixture", OpenshiftVersion: "4.18", PullSecret: pullSecret, BaseDNSDomain: "example.com",
 	})
 	if err != nil {
 		return fixture{}, fmt.Errorf("RegisterCluster: %w", err)
 	}
 	cid := c.ID
-	ie, err := h.client.RegisterInfraEnv(ctx, v2.InfraEnvCreateParams{Name: "fixture", PullSecret: pullSecret, ClusterID: &cid})
+	ie, err := h.client.RegisterInfraEnv(ctx, wire.InfraEnvCreateParams{Name: "fixture", PullSecret: pullSecret, ClusterID: &cid})
 	if err != nil {
 		return fixture{}, fmt.Errorf("RegisterInfraEnv: %w", err)
 	}
 	hostID := uuid.NewString()
-	if _, err := h.client.RegisterHost(ctx, ie.ID, v2.HostCreateParams{HostID: hostID}); err != nil {
+	if _, err := h.client.RegisterHost(ctx, ie.ID, wire.HostCreateParams{HostID: hostID}); err != nil {
 		return fixture{}, fmt.Errorf("RegisterHost: %w", err)
 	}
-	if _, err := h.client.CreateClusterManifest(ctx, cid, v2.CreateManifestParams{FileName: fixtureManifest, Content: fixtureManifestB64}); err != nil {
+	if _, err := h.client.CreateClusterManifest(ctx, cid, wire.CreateManifestParams{FileName: fixtureManifest, Content: fixtureManifestB64}); err != nil {
 		return fixture{}, fmt.Errorf("CreateClusterManifest: %w", err)
 	}
 	return fixture{clusterID: cid, infraEnvID: ie.ID, hostID: hostID}, nil
@@ -259,13 +259,13 @@ func checkErrorBody(tb testing.TB, status int, header http.Header, body []byte) 
 	if want := "code,href,id,kind,reason"; strings.Join(got, ",") != want {
 		tb.Errorf("error %d: body keys = %v, want %s (body %s)", status, got, want, body)
 	}
-	var e v2.Error
+	var e wire.Error
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&e); err != nil {
-		tb.Fatalf("error %d: body %s does not decode as v2.Error: %v", status, body, err)
+		tb.Fatalf("error %d: body %s does not decode as wire.Error: %v", status, body, err)
 	}
-	if e.Kind != v2.ErrorKindError || int(e.ID) != status || e.Code != strconv.Itoa(status) || e.Reason == "" {
+	if e.Kind != wire.ErrorKindError || int(e.ID) != status || e.Code != strconv.Itoa(status) || e.Reason == "" {
 		tb.Errorf("error %d: body = %+v, want kind Error, id %d, code %q and a reason", status, e, status, strconv.Itoa(status))
 	}
 	return e.Reason
@@ -278,11 +278,11 @@ func checkInfraErrorBody(tb testing.TB, status int, header http.Header, body []b
 	if ct := header.Get("Content-Type"); ct != "application/json" {
 		tb.Errorf("infra error %d: Content-Type = %q, want application/json", status, ct)
 	}
-	var e v2.InfraError
+	var e wire.InfraError
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&e); err != nil {
-		tb.Fatalf("infra error %d: body %s does not decode as v2.InfraError: %v", status, body, err)
+		tb.Fatalf("infra error %d: body %s does not decode as wire.InfraError: %v", status, body, err)
 	}
 	if int(e.Code) != status || e.Message == "" {
 		tb.Errorf("infra error %d: body = %+v, want code %d and a message", status, e, status)
@@ -313,14 +313,14 @@ const inventoryJSON = `{"bmc_address":"0.0.0.0","bmc_v6address":"::/0",` +
 
 // inventoryReply is a step reply carrying inventoryJSON.
 func inventoryReply() string {
-	b, _ := json.Marshal(v2.StepReply{StepType: v2.StepTypeInventory, StepID: "inventory-00000001", Output: inventoryJSON})
+	b, _ := json.Marshal(wire.StepReply{StepType: wire.StepTypeInventory, StepID: "inventory-00000001", Output: inventoryJSON})
 	return string(b)
 }
 
 // domainReply is a domain-resolution reply for cluster c as healthy agents
 // give it (assistedtest.Resolutions).
-func domainReply(c *v2.Cluster) string {
+func domainReply(c *wire.Cluster) string {
 	out, _ := json.Marshal(assistedtest.Resolutions(c))
-	b, _ := json.Marshal(v2.StepReply{StepType: v2.StepTypeDomainResolution, StepID: "domain-resolution-00000001", Output: string(out)})
+	b, _ := json.Marshal(wire.StepReply{StepType: wire.StepTypeDomainResolution, StepID: "domain-resolution-00000001", Output: string(out)})
 	return string(b)
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"net/http"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // The installation's downloads and completion (assisted.Service's
@@ -12,8 +12,8 @@ import (
 
 // clusterFileNames is v2DownloadClusterFiles' file_name enum.
 var clusterFileNames = map[string]bool{
-	v2.FileBootstrapIgnition: true, v2.FileMasterIgnition: true, v2.FileWorkerIgnition: true,
-	v2.FileArbiterIgnition: true, v2.FileMetadata: true, v2.FileInstallConfig: true,
+	wire.FileBootstrapIgnition: true, wire.FileMasterIgnition: true, wire.FileWorkerIgnition: true,
+	wire.FileArbiterIgnition: true, wire.FileMetadata: true, wire.FileInstallConfig: true,
 }
 
 func (s *server) downloadClusterFile(r *request) (any, error) {
@@ -51,7 +51,7 @@ func (s *server) downloadHostIgnition(r *request) (any, error) {
 }
 
 func (s *server) completeInstallation(r *request) (any, error) {
-	var p v2.CompletionParams
+	var p wire.CompletionParams
 	if err := r.decode(&p); err != nil {
 		return nil, err
 	}

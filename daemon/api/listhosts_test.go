@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/nodezero/nodezero/daemon/api"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // TestListClusterHostsQueryParams: the route reads assisted's query
@@ -22,7 +22,7 @@ func TestListClusterHostsQueryParams(t *testing.T) {
 		if r.status != http.StatusOK {
 			t.Fatalf("GET hosts%s: %d %s", query, r.status, r.body)
 		}
-		var hs []*v2.Host
+		var hs []*wire.Host
 		if err := json.Unmarshal(r.body, &hs); err != nil {
 			t.Fatalf("GET hosts%s: %v", query, err)
 		}
@@ -49,11 +49,11 @@ func TestListClusterHostsQueryParams(t *testing.T) {
 		}
 	}
 	// The client sends the same parameters.
-	hs, err := h.client.ListClusterHostsQuery(t.Context(), f.clusterID, v2.HostsQuery{Role: v2.HostRoleMaster})
+	hs, err := h.client.ListClusterHostsQuery(t.Context(), f.clusterID, wire.HostsQuery{Role: wire.HostRoleMaster})
 	if err != nil || len(hs) != 0 {
 		t.Errorf("ListClusterHostsQuery(role master) = %d hosts, %v; want none", len(hs), err)
 	}
-	hs, err = h.client.ListClusterHostsQuery(t.Context(), f.clusterID, v2.HostsQuery{Status: v2.HostStatusDiscovering, WithInventory: true, WithConnectivity: true})
+	hs, err = h.client.ListClusterHostsQuery(t.Context(), f.clusterID, wire.HostsQuery{Status: wire.HostStatusDiscovering, WithInventory: true, WithConnectivity: true})
 	if err != nil || len(hs) != 1 {
 		t.Errorf("ListClusterHostsQuery(discovering) = %d hosts, %v; want 1", len(hs), err)
 	}
@@ -72,7 +72,7 @@ func TestGetClusterExcludeHosts(t *testing.T) {
 		if r.status != http.StatusOK {
 			t.Fatalf("GET cluster%s: %d %s", query, r.status, r.body)
 		}
-		var c v2.Cluster
+		var c wire.Cluster
 		if err := json.Unmarshal(r.body, &c); err != nil {
 			t.Fatalf("GET cluster%s: %v", query, err)
 		}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/nodezero/nodezero/daemon/assisted"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // Log collection routes: the agent's progress reports
@@ -17,7 +17,7 @@ import (
 // timestamps; the bundles live in Config.LogsDir (logfiles.go).
 
 func (s *server) updateLogsProgress(r *request) (any, error) {
-	var p v2.LogsProgressParams
+	var p wire.LogsProgressParams
 	if err := r.decode(&p); err != nil {
 		return nil, err
 	}
@@ -38,8 +38,8 @@ func (s *server) uploadLogs(r *request) (any, error) {
 	clusterID, q := r.param("cluster_id"), r.URL.Query()
 	var path string
 	var stamp func() error
-	switch typ := v2.LogsType(q.Get("logs_type")); typ {
-	case v2.LogsTypeHost:
+	switch typ := wire.LogsType(q.Get("logs_type")); typ {
+	case wire.LogsTypeHost:
 		ie, host := q.Get("infra_env_id"), q.Get("host_id")
 		if ie == "" || host == "" {
 			return nil, &httpError{http.StatusBadRequest, "query infra_env_id and host_id: both are required with logs_type host"}
@@ -49,7 +49,7 @@ func (s *server) uploadLogs(r *request) (any, error) {
 		}
 		path = s.logs.hostPath(clusterID, host)
 		stamp = func() error { return s.svc().HostLogsUploaded(r.Context(), clusterID, ie, host) }
-	case v2.LogsTypeController:
+	case wire.LogsTypeController:
 		if _, err := s.svc().LogsOf(clusterID); err != nil {
 			return nil, err
 		}
@@ -86,17 +86,17 @@ func (s *server) uploadLogs(r *request) (any, error) {
 func (s *server) receiveUpfile(r *request, path string) (int64, string, error) {
 	mr, err := r.MultipartReader()
 	if err != nil {
-		return 0, "", &httpError{http.StatusBadRequest, fmt.Sprintf("request body: expected multipart/form-data with the file in field %s: %v", v2.LogsUploadField, err)}
+		return 0, "", &httpError{http.StatusBadRequest, fmt.Sprintf("request body: expected multipart/form-data with the file in field %s: %v", wire.LogsUploadField, err)}
 	}
 	for {
 		part, err := mr.NextPart()
 		if errors.Is(err, io.EOF) {
-			return 0, "", &httpError{http.StatusBadRequest, fmt.Sprintf("request body: no field %s in the multipart form", v2.LogsUploadField)}
+			return 0, "", &httpError{http.StatusBadRequest, fmt.Sprintf("request body: no field %s in the multipart form", wire.LogsUploadField)}
 		}
 		if err != nil {
 			return 0, "", s.bodyError(err)
 		}
-		if part.FormName() != v2.LogsUploadField {
+		if part.FormName() != wire.LogsUploadField {
 			if _, err := io.Copy(io.Discard, part); err != nil {
 				return 0, "", s.bodyError(err)
 			}
@@ -109,10 +109,10 @@ func (s *server) receiveUpfile(r *request, path string) (int64, string, error) {
 		case errors.As(err, &rerr):
 			return 0, "", s.bodyError(rerr.err)
 		case errors.Is(err, errEmpty):
-			return 0, "", &httpError{http.StatusBadRequest, fmt.Sprintf("multipart field %s: the file is empty", v2.LogsUploadField)}
+			return 0, "", &httpError{http.StatusBadRequest, fmt.Sprintf("multipart field %s: the file is empty", wire.LogsUploadField)}
 		case errors.As(err, &large):
 			// large, not err: the client is not told the server's paths.
-			return 0, "", &httpError{http.StatusRequestEntityTooLarge, fmt.Sprintf("multipart field %s: %v", v2.LogsUploadField, large)}
+			return 0, "", &httpError{http.StatusRequestEntityTooLarge, fmt.Sprintf("multipart field %s: %v", wire.LogsUploadField, large)}
 		case err != nil:
 			return 0, "", err // the disk's: a 500, the cause logged
 		}
@@ -142,13 +142,13 @@ func (s *server) downloadLogs(r *request) (any, error) {
 		return nil, err
 	}
 	q := r.URL.Query()
-	typ, hostID := v2.LogsType(q.Get("logs_type")), q.Get("host_id")
+	typ, hostID := wire.LogsType(q.Get("logs_type")), q.Get("host_id")
 	if typ == "" && hostID != "" {
-		typ = v2.LogsTypeHost
+		typ = wire.LogsTypeHost
 	}
 	var b *bundle
 	switch typ {
-	case v2.LogsTypeHost:
+	case wire.LogsTypeHost:
 		if hostID == "" {
 			return nil, &httpError{http.StatusBadRequest, "query host_id: required with logs_type host"}
 		}
@@ -162,14 +162,14 @@ func (s *server) downloadLogs(r *request) (any, error) {
 		if b == nil {
 			return nil, &httpError{http.StatusNotFound, fmt.Sprintf("no logs were uploaded for host %s of cluster %s", h.Hostname, cl.ClusterID)}
 		}
-	case v2.LogsTypeController:
+	case wire.LogsTypeController:
 		if b, err = s.logs.open(s.logs.controllerPath(cl.ClusterID), "controller_logs.tar.gz"); err != nil {
 			return nil, err
 		}
 		if b == nil {
 			return nil, &httpError{http.StatusNotFound, fmt.Sprintf("no controller logs were uploaded for cluster %s", cl.ClusterID)}
 		}
-	case v2.LogsTypeAll, "":
+	case wire.LogsTypeAll, "":
 		return s.clusterTar(cl)
 	default:
 		return nil, &httpError{http.StatusBadRequest, fmt.Sprintf("query logs_type: %q is not host, controller or all", typ)}

@@ -19,8 +19,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/nodezero/nodezero/daemon/auth"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/hostagent/logsgather"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // tarGz is a small log bundle: a tar.gz holding one file.
@@ -97,11 +97,11 @@ func TestLogsRoundTrip(t *testing.T) {
 	c := h.client
 
 	// The agent reports, then uploads as its logs-gather step does.
-	if err := c.UpdateHostLogsProgress(ctx, f.infraEnvID, f.hostID, v2.LogsStateRequested); err != nil {
+	if err := c.UpdateHostLogsProgress(ctx, f.infraEnvID, f.hostID, wire.LogsStateRequested); err != nil {
 		t.Fatalf("UpdateHostLogsProgress: %v", err)
 	}
 	hostLogs := tarGz(t, "manifest.txt", "collected: everything\n")
-	target := v2.LogsTarget{Type: v2.LogsTypeHost, InfraEnvID: f.infraEnvID, HostID: f.hostID}
+	target := wire.LogsTarget{Type: wire.LogsTypeHost, InfraEnvID: f.infraEnvID, HostID: f.hostID}
 	if err := c.UploadLogs(ctx, f.clusterID, target, "logs.tar.gz", bytes.NewReader(hostLogs)); err != nil {
 		t.Fatalf("UploadLogs host: %v", err)
 	}
@@ -109,7 +109,7 @@ func TestLogsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if host.LogsInfo != v2.LogsStateRequested || host.LogsStartedAt.IsZero() || host.LogsCollectedAt.IsZero() {
+	if host.LogsInfo != wire.LogsStateRequested || host.LogsStartedAt.IsZero() || host.LogsCollectedAt.IsZero() {
 		t.Errorf("host after upload: logs_info %q started %v collected %v; want requested and both stamped",
 			host.LogsInfo, host.LogsStartedAt, host.LogsCollectedAt)
 	}
@@ -135,11 +135,11 @@ func TestLogsRoundTrip(t *testing.T) {
 
 	// The controller's, then everything as one tar.
 	ctrlLogs := tarGz(t, "controller.log", "operators: all available\n")
-	if err := c.UploadLogs(ctx, f.clusterID, v2.LogsTarget{Type: v2.LogsTypeController}, "controller.tar.gz", bytes.NewReader(ctrlLogs)); err != nil {
+	if err := c.UploadLogs(ctx, f.clusterID, wire.LogsTarget{Type: wire.LogsTypeController}, "controller.tar.gz", bytes.NewReader(ctrlLogs)); err != nil {
 		t.Fatalf("UploadLogs controller: %v", err)
 	}
 	var all bytes.Buffer
-	if err := c.DownloadClusterLogs(ctx, f.clusterID, v2.LogsTarget{}, &all); err != nil {
+	if err := c.DownloadClusterLogs(ctx, f.clusterID, wire.LogsTarget{}, &all); err != nil {
 		t.Fatalf("DownloadClusterLogs: %v", err)
 	}
 	want := map[string][]byte{hostName: hostLogs, "controller_logs.tar.gz": ctrlLogs}
@@ -157,7 +157,7 @@ func TestLogsRoundTrip(t *testing.T) {
 		t.Fatalf("UploadLogs again: %v", err)
 	}
 	big := bytes.Repeat([]byte{'x'}, testMaxLogsSize+1)
-	if err := c.UploadLogs(ctx, f.clusterID, target, "logs.tar.gz", bytes.NewReader(big)); !v2.IsStatus(err, http.StatusRequestEntityTooLarge) {
+	if err := c.UploadLogs(ctx, f.clusterID, target, "logs.tar.gz", bytes.NewReader(big)); !wire.IsStatus(err, http.StatusRequestEntityTooLarge) {
 		t.Errorf("oversized upload = %v, want 413", err)
 	}
 	var got bytes.Buffer
@@ -348,7 +348,7 @@ func TestLogsProgressOverHTTP(t *testing.T) {
 func TestInstallDropsOldLogs(t *testing.T) {
 	h := newHarness(t)
 	f := h.newReadySNO(t)
-	target := v2.LogsTarget{Type: v2.LogsTypeHost, InfraEnvID: f.infraEnvID, HostID: f.hostID}
+	target := wire.LogsTarget{Type: wire.LogsTypeHost, InfraEnvID: f.infraEnvID, HostID: f.hostID}
 	if err := h.client.UploadLogs(context.Background(), f.clusterID, target, "logs.tar.gz", bytes.NewReader(tarGz(t, "a", "b"))); err != nil {
 		t.Fatalf("UploadLogs: %v", err)
 	}
@@ -372,7 +372,7 @@ func TestLogsGatherStepEndToEnd(t *testing.T) {
 	h := newHarness(t)
 	f := h.newFixture(t)
 	ctx := context.Background()
-	args := []string{v2.MustEncodeEmbedded(v2.LogsGatherCmdRequest{
+	args := []string{wire.MustEncodeEmbedded(wire.LogsGatherCmdRequest{
 		ClusterID: f.clusterID, InfraEnvID: f.infraEnvID, HostID: f.hostID, InstallerGather: true})}
 	step := logsgather.Step(logsgather.Options{Service: h.client, Root: t.TempDir(), TempDir: t.TempDir()})
 	if _, stderr, code := step(ctx, args); code != 0 {
@@ -382,12 +382,12 @@ func TestLogsGatherStepEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if host.LogsInfo != v2.LogsStateCompleted || host.LogsStartedAt.IsZero() || host.LogsCollectedAt.IsZero() {
+	if host.LogsInfo != wire.LogsStateCompleted || host.LogsStartedAt.IsZero() || host.LogsCollectedAt.IsZero() {
 		t.Errorf("host after logs-gather: logs_info %q started %v collected %v; want completed, both stamped",
 			host.LogsInfo, host.LogsStartedAt, host.LogsCollectedAt)
 	}
 	var got bytes.Buffer
-	if err := h.client.DownloadClusterLogs(ctx, f.clusterID, v2.LogsTarget{Type: v2.LogsTypeHost, HostID: f.hostID}, &got); err != nil {
+	if err := h.client.DownloadClusterLogs(ctx, f.clusterID, wire.LogsTarget{Type: wire.LogsTypeHost, HostID: f.hostID}, &got); err != nil {
 		t.Fatalf("DownloadClusterLogs: %v", err)
 	}
 	zr, err := gzip.NewReader(&got)

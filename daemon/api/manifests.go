@@ -3,7 +3,7 @@ package api
 import (
 	"net/http"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // The install-config overrides and custom manifests of a cluster.
@@ -22,7 +22,7 @@ func (s *server) updateInstallConfig(r *request) (any, error) {
 }
 
 func (s *server) createManifest(r *request) (any, error) {
-	var p v2.CreateManifestParams
+	var p wire.CreateManifestParams
 	if err := r.decode(&p); err != nil {
 		return nil, err
 	}
@@ -39,7 +39,7 @@ func (s *server) listManifests(r *request) (any, error) {
 }
 
 func (s *server) updateManifest(r *request) (any, error) {
-	var p v2.UpdateManifestParams
+	var p wire.UpdateManifestParams
 	if err := r.decode(&p); err != nil {
 		return nil, err
 	}
@@ -48,13 +48,13 @@ func (s *server) updateManifest(r *request) (any, error) {
 
 func (s *server) deleteManifest(r *request) (any, error) {
 	q := r.URL.Query()
-	return nil, s.svc().DeleteManifest(r.Context(), r.param("cluster_id"), v2.ManifestFolder(q.Get("folder")), q.Get("file_name"))
+	return nil, s.svc().DeleteManifest(r.Context(), r.param("cluster_id"), wire.ManifestFolder(q.Get("folder")), q.Get("file_name"))
 }
 
 func (s *server) downloadManifest(r *request) (any, error) {
 	q := r.URL.Query()
 	name := q.Get("file_name")
-	b, err := s.svc().ManifestFile(r.Context(), r.param("cluster_id"), v2.ManifestFolder(q.Get("folder")), name)
+	b, err := s.svc().ManifestFile(r.Context(), r.param("cluster_id"), wire.ManifestFolder(q.Get("folder")), name)
 	if err != nil {
 		return nil, err
 	}

@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/store"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // TestManifestsOverHTTP drives the custom manifests and install-config
@@ -23,27 +23,27 @@ func TestManifestsOverHTTP(t *testing.T) {
 	c := h.client
 
 	const extra = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: extra\n"
-	m, err := c.CreateClusterManifest(ctx, f.clusterID, v2.CreateManifestParams{
-		Folder: v2.ManifestFolderOpenshift, FileName: "99-extra.yaml", Content: base64.StdEncoding.EncodeToString([]byte(extra)),
+	m, err := c.CreateClusterManifest(ctx, f.clusterID, wire.CreateManifestParams{
+		Folder: wire.ManifestFolderOpenshift, FileName: "99-extra.yaml", Content: base64.StdEncoding.EncodeToString([]byte(extra)),
 	})
 	if err != nil {
 		t.Fatalf("CreateClusterManifest: %v", err)
 	}
-	if want := (v2.Manifest{Folder: "openshift", FileName: "99-extra.yaml", ManifestSource: "user"}); *m != want {
+	if want := (wire.Manifest{Folder: "openshift", FileName: "99-extra.yaml", ManifestSource: "user"}); *m != want {
 		t.Errorf("CreateClusterManifest = %+v, want %+v", *m, want)
 	}
 	list, err := c.ListClusterManifests(ctx, f.clusterID)
 	if err != nil {
 		t.Fatalf("ListClusterManifests: %v", err)
 	}
-	want := v2.ListManifests{
+	want := wire.ListManifests{
 		{Folder: "manifests", FileName: fixtureManifest, ManifestSource: "user"},
 		{Folder: "openshift", FileName: "99-extra.yaml", ManifestSource: "user"},
 	}
 	if diff := cmp.Diff(want, list); diff != "" {
 		t.Errorf("ListClusterManifests (-want +got):\n%s", diff)
 	}
-	got, err := c.DownloadClusterManifest(ctx, f.clusterID, v2.ManifestFolderOpenshift, "99-extra.yaml")
+	got, err := c.DownloadClusterManifest(ctx, f.clusterID, wire.ManifestFolderOpenshift, "99-extra.yaml")
 	if err != nil || string(got) != extra {
 		t.Errorf("DownloadClusterManifest = %q, %v; want the file as created", got, err)
 	}
@@ -68,7 +68,7 @@ func TestManifestsOverHTTP(t *testing.T) {
 	}
 
 	name := "98-extra.yaml"
-	if _, err := c.UpdateClusterManifest(ctx, f.clusterID, v2.UpdateManifestParams{Folder: "openshift", FileName: "99-extra.yaml", UpdatedFileName: &name}); err != nil {
+	if _, err := c.UpdateClusterManifest(ctx, f.clusterID, wire.UpdateManifestParams{Folder: "openshift", FileName: "99-extra.yaml", UpdatedFileName: &name}); err != nil {
 		t.Fatalf("UpdateClusterManifest: %v", err)
 	}
 	if err := c.DeleteClusterManifest(ctx, f.clusterID, "", fixtureManifest); err != nil {
@@ -78,11 +78,11 @@ func TestManifestsOverHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(v2.ListManifests{{Folder: "openshift", FileName: name, ManifestSource: "user"}}, list); diff != "" {
+	if diff := cmp.Diff(wire.ListManifests{{Folder: "openshift", FileName: name, ManifestSource: "user"}}, list); diff != "" {
 		t.Errorf("ListClusterManifests after rename and delete (-want +got):\n%s", diff)
 	}
 	// An empty list is [], not null.
-	if err := c.DeleteClusterManifest(ctx, f.clusterID, v2.ManifestFolderOpenshift, name); err != nil {
+	if err := c.DeleteClusterManifest(ctx, f.clusterID, wire.ManifestFolderOpenshift, name); err != nil {
 		t.Fatal(err)
 	}
 	if r := h.user(t, "GET", f.path(clusterPat+"/manifests"), ""); r.status != http.StatusOK || string(r.body) != "[]\n" {
@@ -101,7 +101,7 @@ func TestManifestsOverHTTP(t *testing.T) {
 	if cl.InstallConfigOverrides != overrides {
 		t.Errorf("install_config_overrides = %q, want %q", cl.InstallConfigOverrides, overrides)
 	}
-	evs, err := c.ListEvents(ctx, v2.EventsQuery{ClusterID: f.clusterID})
+	evs, err := c.ListEvents(ctx, wire.EventsQuery{ClusterID: f.clusterID})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/nodezero/nodezero/daemon/assisted"
 	"github.com/nodezero/nodezero/daemon/auth"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 var (
@@ -81,7 +81,7 @@ func (s *server) svc() *assisted.Service { return s.cfg.Service }
 func (s *server) health(*request) (any, error) { return map[string]string{"status": "ok"}, nil }
 
 func (s *server) registerCluster(r *request) (any, error) {
-	var p v2.ClusterCreateParams
+	var p wire.ClusterCreateParams
 	if err := r.decode(&p); err != nil {
 		return nil, err
 	}
@@ -104,7 +104,7 @@ func (s *server) getCluster(r *request) (any, error) {
 }
 
 func (s *server) updateCluster(r *request) (any, error) {
-	var p v2.V2ClusterUpdateParams
+	var p wire.V2ClusterUpdateParams
 	if err := r.decode(&p); err != nil {
 		return nil, err
 	}
@@ -124,9 +124,9 @@ func (s *server) deregisterCluster(r *request) (any, error) {
 // filter; with-inventory and with-connectivity add those documents, which
 // are left out otherwise.
 func (s *server) listClusterHosts(r *request) (any, error) {
-	q := assisted.HostQuery{Status: v2.HostStatus(r.URL.Query().Get("status"))}
-	switch role := v2.HostRole(r.URL.Query().Get("role")); role {
-	case "", v2.HostRoleMaster, v2.HostRoleArbiter, v2.HostRoleWorker, v2.HostRoleAutoAssign:
+	q := assisted.HostQuery{Status: wire.HostStatus(r.URL.Query().Get("status"))}
+	switch role := wire.HostRole(r.URL.Query().Get("role")); role {
+	case "", wire.HostRoleMaster, wire.HostRoleArbiter, wire.HostRoleWorker, wire.HostRoleAutoAssign:
 		q.Role = role
 	default:
 		return nil, &httpError{http.StatusBadRequest, fmt.Sprintf("query role: %q is not one of master, arbiter, worker, auto-assign", role)}
@@ -174,7 +174,7 @@ func (s *server) resetCluster(r *request) (any, error) {
 }
 
 func (s *server) registerInfraEnv(r *request) (any, error) {
-	var p v2.InfraEnvCreateParams
+	var p wire.InfraEnvCreateParams
 	if err := r.decode(&p); err != nil {
 		return nil, err
 	}
@@ -190,7 +190,7 @@ func (s *server) getInfraEnv(r *request) (any, error) {
 }
 
 func (s *server) updateInfraEnv(r *request) (any, error) {
-	var p v2.InfraEnvUpdateParams
+	var p wire.InfraEnvUpdateParams
 	if err := r.decode(&p); err != nil {
 		return nil, err
 	}
@@ -202,7 +202,7 @@ func (s *server) deregisterInfraEnv(r *request) (any, error) {
 }
 
 func (s *server) registerHost(r *request) (any, error) {
-	var p v2.HostCreateParams
+	var p wire.HostCreateParams
 	if err := r.decode(&p); err != nil {
 		return nil, err
 	}
@@ -218,7 +218,7 @@ func (s *server) getHost(r *request) (any, error) {
 }
 
 func (s *server) updateHost(r *request) (any, error) {
-	var p v2.HostUpdateParams
+	var p wire.HostUpdateParams
 	if err := r.decode(&p); err != nil {
 		return nil, err
 	}
@@ -274,7 +274,7 @@ func (s *server) postStepReply(r *request) (any, error) {
 			return nil, r.Context().Err()
 		}
 	}
-	var p v2.StepReply
+	var p wire.StepReply
 	if err := r.decodeStepReply(&p); err != nil {
 		return nil, err
 	}
@@ -282,7 +282,7 @@ func (s *server) postStepReply(r *request) (any, error) {
 }
 
 func (s *server) updateProgress(r *request) (any, error) {
-	var p v2.HostProgress
+	var p wire.HostProgress
 	if err := r.decode(&p); err != nil {
 		return nil, err
 	}

@@ -4,7 +4,7 @@ import (
 	"sort"
 	"testing"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 func TestInstallClusterNotReady(t *testing.T) {
@@ -13,7 +13,7 @@ func TestInstallClusterNotReady(t *testing.T) {
 	e.addHost(ie, masterInv(t, "master-0", 10))
 	_, err := e.s.InstallCluster(e.ctx, clusterID)
 	wantKind(t, "InstallCluster on an insufficient cluster", err, KindConflict)
-	if c := e.getCluster(clusterID); c.Status != v2.ClusterStatusInsufficient {
+	if c := e.getCluster(clusterID); c.Status != wire.ClusterStatusInsufficient {
 		t.Errorf("cluster after a refused install: %s, want insufficient", c.Status)
 	}
 	_, err = e.s.InstallCluster(e.ctx, "5f0c1a2e-6b1d-4f3a-9c2e-0a1b2c3d4e02")
@@ -30,17 +30,17 @@ func TestInstallCluster(t *testing.T) {
 	if err != nil {
 		t.Fatalf("InstallCluster: %v", err)
 	}
-	if c.Status != v2.ClusterStatusPreparingForInstallation || c.StatusInfo != "Preparing cluster for installation" {
+	if c.Status != wire.ClusterStatusPreparingForInstallation || c.StatusInfo != "Preparing cluster for installation" {
 		t.Errorf("cluster: got %s (%s), want preparing-for-installation (Preparing cluster for installation)", c.Status, c.StatusInfo)
 	}
 	sorted := append([]string(nil), hosts...)
 	sort.Strings(sorted)
 	var bootstraps []string
 	for _, h := range c.Hosts {
-		if h.Status != v2.HostStatusPreparingForInstallation {
+		if h.Status != wire.HostStatusPreparingForInstallation {
 			t.Errorf("host %s: got %s, want preparing-for-installation", h.RequestedHostname, h.Status)
 		}
-		if h.Role != v2.HostRoleMaster {
+		if h.Role != wire.HostRoleMaster {
 			t.Errorf("host %s role %s, want master (its suggested role)", h.RequestedHostname, h.Role)
 		}
 		if h.Bootstrap {
@@ -68,7 +68,7 @@ func TestInstallCluster(t *testing.T) {
 	wantKind(t, "InstallCluster twice", err, KindConflict)
 	// Hosts cannot be changed any more.
 	name := "other"
-	_, err = e.s.UpdateHost(e.ctx, ie, hosts[0], &v2.HostUpdateParams{HostName: &name})
+	_, err = e.s.UpdateHost(e.ctx, ie, hosts[0], &wire.HostUpdateParams{HostName: &name})
 	wantKind(t, "UpdateHost while preparing", err, KindConflict)
 }
 
@@ -84,11 +84,11 @@ func TestCancelInstallationWhilePreparing(t *testing.T) {
 	if err != nil {
 		t.Fatalf("CancelInstallation: %v", err)
 	}
-	if c.Status != v2.ClusterStatusReady {
+	if c.Status != wire.ClusterStatusReady {
 		t.Errorf("cluster after cancel: got %s (%s), want ready", c.Status, c.StatusInfo)
 	}
 	for _, h := range c.Hosts {
-		if h.Status != v2.HostStatusKnown {
+		if h.Status != wire.HostStatusKnown {
 			t.Errorf("host %s after cancel: got %s (%s), want known", h.RequestedHostname, h.Status, h.StatusInfo)
 		}
 	}
@@ -96,7 +96,7 @@ func TestCancelInstallationWhilePreparing(t *testing.T) {
 		t.Errorf("no cluster_installation_canceled event; got %q", eventLines(evs))
 	}
 	// And it can be installed again.
-	if c, err := e.s.InstallCluster(e.ctx, clusterID); err != nil || c.Status != v2.ClusterStatusPreparingForInstallation {
+	if c, err := e.s.InstallCluster(e.ctx, clusterID); err != nil || c.Status != wire.ClusterStatusPreparingForInstallation {
 		t.Errorf("InstallCluster after cancel: %v, %v", c, err)
 	}
 }
@@ -109,11 +109,11 @@ func (e *env) installing() (clusterID, infraEnvID string, hosts []string) {
 	if _, err := e.s.InstallCluster(e.ctx, clusterID); err != nil {
 		e.t.Fatalf("InstallCluster: %v", err)
 	}
-	e.rewrite(clusterID, func(c *v2.Cluster) {
-		c.Status, c.StatusInfo = v2.ClusterStatusInstalling, "Installation in progress"
-		c.InstallStartedAt = v2.DateTime(e.clock.Now())
-	}, func(h *v2.Host) {
-		h.Status, h.StatusInfo = v2.HostStatusInstalling, "Installation is in progress"
+	e.rewrite(clusterID, func(c *wire.Cluster) {
+		c.Status, c.StatusInfo = wire.ClusterStatusInstalling, "Installation in progress"
+		c.InstallStartedAt = wire.DateTime(e.clock.Now())
+	}, func(h *wire.Host) {
+		h.Status, h.StatusInfo = wire.HostStatusInstalling, "Installation is in progress"
 	})
 	return clusterID, infraEnvID, hosts
 }
@@ -125,11 +125,11 @@ func TestCancelAndResetInstallation(t *testing.T) {
 	if err != nil {
 		t.Fatalf("CancelInstallation: %v", err)
 	}
-	if c.Status != v2.ClusterStatusCancelled || c.StatusInfo != "Installation was cancelled by user" {
+	if c.Status != wire.ClusterStatusCancelled || c.StatusInfo != "Installation was cancelled by user" {
 		t.Errorf("cluster: got %s (%s), want cancelled (Installation was cancelled by user)", c.Status, c.StatusInfo)
 	}
 	for _, h := range c.Hosts {
-		if h.Status != v2.HostStatusCancelled || h.StatusInfo != "Installation was cancelled by user" {
+		if h.Status != wire.HostStatusCancelled || h.StatusInfo != "Installation was cancelled by user" {
 			t.Errorf("host %s: got %s (%s), want cancelled", h.RequestedHostname, h.Status, h.StatusInfo)
 		}
 	}
@@ -142,7 +142,7 @@ func TestCancelAndResetInstallation(t *testing.T) {
 func TestResetFromError(t *testing.T) {
 	e := newEnv(t)
 	clusterID, ie, hosts := e.installing()
-	e.rewrite(clusterID, func(c *v2.Cluster) { c.Status = v2.ClusterStatusError }, func(h *v2.Host) { h.Status = v2.HostStatusError })
+	e.rewrite(clusterID, func(c *wire.Cluster) { c.Status = wire.ClusterStatusError }, func(h *wire.Host) { h.Status = wire.HostStatusError })
 	e.resetAndCheck(clusterID, ie, hosts)
 }
 
@@ -153,11 +153,11 @@ func (e *env) resetAndCheck(clusterID, ie string, hosts []string) {
 	if err != nil {
 		t.Fatalf("ResetCluster: %v", err)
 	}
-	if c.Status != v2.ClusterStatusInsufficient {
+	if c.Status != wire.ClusterStatusInsufficient {
 		t.Errorf("cluster after reset: got %s (%s), want insufficient", c.Status, c.StatusInfo)
 	}
 	for _, h := range c.Hosts {
-		if h.Status != v2.HostStatusResettingPendingUserAction || h.StatusInfo != "Host requires booting into the discovery image to complete resetting the installation" {
+		if h.Status != wire.HostStatusResettingPendingUserAction || h.StatusInfo != "Host requires booting into the discovery image to complete resetting the installation" {
 			t.Errorf("host %s after reset: got %s (%s), want resetting-pending-user-action", h.RequestedHostname, h.Status, h.StatusInfo)
 		}
 	}
@@ -170,16 +170,16 @@ func (e *env) resetAndCheck(clusterID, ie string, hosts []string) {
 	// The hosts reboot into discovery and register again: discovering,
 	// without the old bootstrap flag, until their inventory comes.
 	for i, id := range hosts {
-		if _, err := e.s.RegisterHost(e.ctx, ie, &v2.HostCreateParams{HostID: id}, ""); err != nil {
+		if _, err := e.s.RegisterHost(e.ctx, ie, &wire.HostCreateParams{HostID: id}, ""); err != nil {
 			t.Fatalf("RegisterHost after reset: %v", err)
 		}
-		if h := e.host(ie, id); h.Status != v2.HostStatusDiscovering || h.Bootstrap {
+		if h := e.host(ie, id); h.Status != wire.HostStatusDiscovering || h.Bootstrap {
 			t.Errorf("host %d after re-registration: %s bootstrap %v, want discovering, not bootstrap", i, h.Status, h.Bootstrap)
 		}
 		e.checkIn(ie, id)
 		e.postInventory(ie, id, masterInv(t, "master-"+string(rune('0'+i)), 10+i))
 	}
-	if c := e.getCluster(clusterID); c.Status != v2.ClusterStatusReady {
+	if c := e.getCluster(clusterID); c.Status != wire.ClusterStatusReady {
 		t.Errorf("cluster after the hosts are rediscovered: got %s (%s), want ready", c.Status, c.StatusInfo)
 	}
 }
@@ -187,9 +187,9 @@ func (e *env) resetAndCheck(clusterID, ie string, hosts []string) {
 func TestHostProgress(t *testing.T) {
 	e := newEnv(t)
 	_, ie, known := e.readyCluster()
-	err := e.s.UpdateHostProgress(e.ctx, ie, known[0], &v2.HostProgress{CurrentStage: v2.HostStageInstalling})
+	err := e.s.UpdateHostProgress(e.ctx, ie, known[0], &wire.HostProgress{CurrentStage: wire.HostStageInstalling})
 	wantKind(t, "progress of a known host", err, KindConflict)
-	wantKind(t, "progress without a stage", e.s.UpdateHostProgress(e.ctx, ie, known[0], &v2.HostProgress{}), KindBadRequest)
+	wantKind(t, "progress without a stage", e.s.UpdateHostProgress(e.ctx, ie, known[0], &wire.HostProgress{}), KindBadRequest)
 
 	clusterID, ie, hosts := e.installing()
 	var boot, m1, m2 string
@@ -203,10 +203,10 @@ func TestHostProgress(t *testing.T) {
 			m2 = id
 		}
 	}
-	progress := func(id string, stage v2.HostStage, info string) error {
-		return e.s.UpdateHostProgress(e.ctx, ie, id, &v2.HostProgress{CurrentStage: stage, ProgressInfo: info})
+	progress := func(id string, stage wire.HostStage, info string) error {
+		return e.s.UpdateHostProgress(e.ctx, ie, id, &wire.HostProgress{CurrentStage: stage, ProgressInfo: info})
 	}
-	check := func(id string, status v2.HostStatus, info string, pct int64) {
+	check := func(id string, status wire.HostStatus, info string, pct int64) {
 		t.Helper()
 		h := e.host(ie, id)
 		got := int64(-1)
@@ -220,24 +220,24 @@ func TestHostProgress(t *testing.T) {
 
 	// Percentages: (index+1)/len(stages)·100 over the role's stage list:
 	// 11 stages for the bootstrap host, 8 for masters.
-	for _, st := range []v2.HostStage{v2.HostStageStartingInstallation, v2.HostStageInstalling} {
+	for _, st := range []wire.HostStage{wire.HostStageStartingInstallation, wire.HostStageInstalling} {
 		if err := progress(boot, st, ""); err != nil {
 			t.Fatalf("progress %s: %v", st, err)
 		}
 	}
-	check(boot, v2.HostStatusInstallingInProgress, "Installing", 18)
-	if err := progress(m1, v2.HostStageWritingImageToDisk, "42%"); err != nil {
+	check(boot, wire.HostStatusInstallingInProgress, "Installing", 18)
+	if err := progress(m1, wire.HostStageWritingImageToDisk, "42%"); err != nil {
 		t.Fatalf("progress: %v", err)
 	}
-	check(m1, v2.HostStatusInstallingInProgress, "Writing image to disk", 37)
+	check(m1, wire.HostStatusInstallingInProgress, "Writing image to disk", 37)
 	if h := e.host(ie, m1); h.Progress.ProgressInfo != "42%" {
 		t.Errorf("progress_info = %q, want 42%%", h.Progress.ProgressInfo)
 	}
 
 	// Forward only.
-	wantKind(t, "backwards", progress(boot, v2.HostStageStartingInstallation, ""), KindConflict)
-	wantKind(t, "a stage not in the role's list", progress(m1, v2.HostStageWaitingForBootkube, ""), KindBadRequest)
-	check(boot, v2.HostStatusInstallingInProgress, "Installing", 18)
+	wantKind(t, "backwards", progress(boot, wire.HostStageStartingInstallation, ""), KindConflict)
+	wantKind(t, "a stage not in the role's list", progress(m1, wire.HostStageWaitingForBootkube, ""), KindBadRequest)
+	check(boot, wire.HostStatusInstallingInProgress, "Installing", 18)
 
 	// Cluster progress (assisted-service.md §12): installing% = done
 	// stages / all stages = (2+3+0)/(11+8+8) → 18; total = 0.7·18 +
@@ -247,16 +247,16 @@ func TestHostProgress(t *testing.T) {
 		t.Errorf("cluster progress %+v, want installing 18, preparing 100, total 22", p)
 	}
 
-	if err := progress(m1, v2.HostStageDone, ""); err != nil {
+	if err := progress(m1, wire.HostStageDone, ""); err != nil {
 		t.Fatalf("progress Done: %v", err)
 	}
-	check(m1, v2.HostStatusInstalled, "Done", 100)
-	wantKind(t, "progress of an installed host", progress(m1, v2.HostStageDone, ""), KindConflict)
+	check(m1, wire.HostStatusInstalled, "Done", 100)
+	wantKind(t, "progress of an installed host", progress(m1, wire.HostStageDone, ""), KindConflict)
 
-	if err := progress(m2, v2.HostStageFailed, "writing the image failed"); err != nil {
+	if err := progress(m2, wire.HostStageFailed, "writing the image failed"); err != nil {
 		t.Fatalf("progress Failed: %v", err)
 	}
-	check(m2, v2.HostStatusError, "Failed - writing the image failed", 0)
+	check(m2, wire.HostStatusError, "Failed - writing the image failed", 0)
 	evs := e.events(EventsQuery{HostIDs: []string{m2}, Severities: []string{"error"}})
 	name := e.host(ie, m2).RequestedHostname
 	if !hasEvent(evs, "host_install_progress_updated", "Host: "+name+", reached installation stage Failed: writing the image failed") {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 const benchHosts = 1000
@@ -19,9 +19,9 @@ const benchAgents = 64
 
 // benchReplies are the inventory replies of benchHosts master-class hosts
 // with distinct names and addresses in 10.0.0.0/16.
-func benchReplies(b *testing.B) []*v2.StepReply {
+func benchReplies(b *testing.B) []*wire.StepReply {
 	b.Helper()
-	out := make([]*v2.StepReply, benchHosts)
+	out := make([]*wire.StepReply, benchHosts)
 	for i := range out {
 		inv := hwInventory(b, "master-0", fmt.Sprintf("host-%04d", i), fmt.Sprintf("10.0.%d.%d/16", i/250, 1+i%250))
 		for _, r := range inv.Routes {
@@ -34,16 +34,16 @@ func benchReplies(b *testing.B) []*v2.StepReply {
 	return out
 }
 
-func benchClusterParams() *v2.ClusterCreateParams {
+func benchClusterParams() *wire.ClusterCreateParams {
 	p := clusterParams()
-	p.APIVIPs = []*v2.APIVIP{{IP: "10.0.255.5"}}
-	p.IngressVIPs = []*v2.IngressVIP{{IP: "10.0.255.4"}}
+	p.APIVIPs = []*wire.APIVIP{{IP: "10.0.255.5"}}
+	p.IngressVIPs = []*wire.IngressVIP{{IP: "10.0.255.4"}}
 	return p
 }
 
 // addHosts registers benchHosts hosts and posts their inventories, with
 // benchAgents agents at a time.
-func (e *env) addHosts(b *testing.B, ie string, replies []*v2.StepReply) []string {
+func (e *env) addHosts(b *testing.B, ie string, replies []*wire.StepReply) []string {
 	b.Helper()
 	ids := make([]string, len(replies))
 	for i := range ids {
@@ -54,7 +54,7 @@ func (e *env) addHosts(b *testing.B, ie string, replies []*v2.StepReply) []strin
 	for range benchAgents {
 		wg.Go(func() {
 			for i := range work {
-				if _, err := e.s.RegisterHost(e.ctx, ie, &v2.HostCreateParams{HostID: ids[i]}, "agent:bench"); err != nil {
+				if _, err := e.s.RegisterHost(e.ctx, ie, &wire.HostCreateParams{HostID: ids[i]}, "agent:bench"); err != nil {
 					b.Errorf("RegisterHost: %v", err)
 					return
 				}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // Input checks shared by the request handlers. Each returns the problems it
@@ -75,7 +75,7 @@ func checkCIDR(field, s string) []string {
 	return nil
 }
 
-func checkVIPs(clusterID string, api []*v2.APIVIP, ingress []*v2.IngressVIP) []string {
+func checkVIPs(clusterID string, api []*wire.APIVIP, ingress []*wire.IngressVIP) []string {
 	var probs []string
 	for i, v := range api {
 		if v == nil {
@@ -105,7 +105,7 @@ func checkVIPs(clusterID string, api []*v2.APIVIP, ingress []*v2.IngressVIP) []s
 
 // applyClusterUpdate returns the cluster with p applied, or every problem.
 // It does not change c.
-func applyClusterUpdate(c *clusterRec, p *v2.V2ClusterUpdateParams) (v2.Cluster, string, error) {
+func applyClusterUpdate(c *clusterRec, p *wire.V2ClusterUpdateParams) (wire.Cluster, string, error) {
 	next := *cloneJSON(&c.c)
 	secret := c.pullSecret
 	var probs []string
@@ -159,10 +159,10 @@ func applyClusterUpdate(c *clusterRec, p *v2.V2ClusterUpdateParams) (v2.Cluster,
 		dhcp = *p.VIPDHCPAllocation
 		next.VIPDHCPAllocation = &dhcp
 	}
-	userLB := next.LoadBalancer != nil && next.LoadBalancer.Type == v2.LoadBalancerTypeUserManaged
+	userLB := next.LoadBalancer != nil && next.LoadBalancer.Type == wire.LoadBalancerTypeUserManaged
 	if p.LoadBalancer != nil {
 		next.LoadBalancer = p.LoadBalancer
-		userLB = p.LoadBalancer.Type == v2.LoadBalancerTypeUserManaged
+		userLB = p.LoadBalancer.Type == wire.LoadBalancerTypeUserManaged
 	}
 	if p.MachineNetworks != nil {
 		// assisted-service derives the machine network for multi-node,
@@ -233,7 +233,7 @@ func applyClusterUpdate(c *clusterRec, p *v2.V2ClusterUpdateParams) (v2.Cluster,
 		next.IgnitionEndpoint = p.IgnitionEndpoint
 	}
 	if len(probs) > 0 {
-		return v2.Cluster{}, "", badRequest("invalid cluster update: %s", strings.Join(probs, "; "))
+		return wire.Cluster{}, "", badRequest("invalid cluster update: %s", strings.Join(probs, "; "))
 	}
 	return next, secret, nil
 }
@@ -273,7 +273,7 @@ func nullElements[T any](field string, list []*T) []string {
 
 // checkInventory refuses an inventory the validations cannot read: null
 // entries in its lists.
-func checkInventory(inv *v2.Inventory) error {
+func checkInventory(inv *wire.Inventory) error {
 	var probs []string
 	probs = append(probs, nullElements("disks", inv.Disks)...)
 	probs = append(probs, nullElements("interfaces", inv.Interfaces)...)

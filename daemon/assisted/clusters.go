@@ -10,8 +10,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/nodezero/nodezero/daemon/machine"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/store"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // Defaults assisted-service applies to a new cluster.
@@ -19,7 +19,7 @@ const (
 	defaultClusterNetwork   = "10.128.0.0/14"
 	defaultHostPrefix       = 23
 	defaultServiceNetwork   = "172.30.0.0/16"
-	defaultNetworkType      = v2.ClusterNetworkTypeOVNKubernetes
+	defaultNetworkType      = wire.ClusterNetworkTypeOVNKubernetes
 	defaultCPUArchitecture  = "x86_64"
 	defaultControlPlaneSize = 3
 )
@@ -29,7 +29,7 @@ const apiBase = "/api/assisted-install/v2"
 var clusterNameRE = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
 
 // RegisterCluster creates a cluster (v2RegisterCluster).
-func (s *Service) RegisterCluster(ctx context.Context, p *v2.ClusterCreateParams) (*v2.Cluster, error) {
+func (s *Service) RegisterCluster(ctx context.Context, p *wire.ClusterCreateParams) (*wire.Cluster, error) {
 	c, err := s.newCluster(p)
 	if err != nil {
 		return nil, err
@@ -47,7 +47,7 @@ func (s *Service) RegisterCluster(ctx context.Context, p *v2.ClusterCreateParams
 	return s.GetCluster(c.c.ID)
 }
 
-func (s *Service) newCluster(p *v2.ClusterCreateParams) (*clusterRec, error) {
+func (s *Service) newCluster(p *wire.ClusterCreateParams) (*clusterRec, error) {
 	if p == nil {
 		return nil, badRequest("missing request body")
 	}
@@ -64,24 +64,24 @@ func (s *Service) newCluster(p *v2.ClusterCreateParams) (*clusterRec, error) {
 	}
 	now := s.cfg.Now().UTC()
 	id := uuid.NewString()
-	c := v2.Cluster{
-		Kind: v2.ClusterKindCluster, ID: id, Href: apiBase + "/clusters/" + id,
+	c := wire.Cluster{
+		Kind: wire.ClusterKindCluster, ID: id, Href: apiBase + "/clusters/" + id,
 		Name: p.Name, OpenshiftVersion: p.OpenshiftVersion, OCPReleaseImage: p.OCPReleaseImage,
 		BaseDNSDomain: p.BaseDNSDomain, SSHPublicKey: p.SSHPublicKey,
-		ImageInfo: &v2.ImageInfo{CreatedAt: now}, Status: v2.ClusterStatusInsufficient,
-		StatusInfo: "Cluster is not ready for install", StatusUpdatedAt: v2.DateTime(now),
+		ImageInfo: &wire.ImageInfo{CreatedAt: now}, Status: wire.ClusterStatusInsufficient,
+		StatusInfo: "Cluster is not ready for install", StatusUpdatedAt: wire.DateTime(now),
 		CreatedAt: now, UpdatedAt: now, PullSecretSet: true, SchedulableMasters: p.SchedulableMasters,
-		CPUArchitecture: v2.ClusterCPUArchitecture(orDefault(string(p.CPUArchitecture), defaultCPUArchitecture)),
-		Hyperthreading:  v2.ClusterHyperthreading(orDefault(string(p.Hyperthreading), "all")),
+		CPUArchitecture: wire.ClusterCPUArchitecture(orDefault(string(p.CPUArchitecture), defaultCPUArchitecture)),
+		Hyperthreading:  wire.ClusterHyperthreading(orDefault(string(p.Hyperthreading), "all")),
 		HTTPProxy:       deref(p.HTTPProxy), HTTPSProxy: deref(p.HTTPSProxy), NoProxy: deref(p.NoProxy),
 		AdditionalNTPSource: deref(p.AdditionalNTPSource), NTPSources: deref(p.NTPSources),
 		Tags: deref(p.Tags), DiskEncryption: p.DiskEncryption, IgnitionEndpoint: p.IgnitionEndpoint,
 		LoadBalancer: p.LoadBalancer, OperatorBundles: p.OperatorBundles,
-		EnabledHostCount: 0, Progress: &v2.ClusterProgressInfo{},
+		EnabledHostCount: 0, Progress: &wire.ClusterProgressInfo{},
 	}
 	// Control plane size: control_plane_count wins over the legacy HA mode.
 	cp := int64(defaultControlPlaneSize)
-	if p.HighAvailabilityMode == v2.ClusterHighAvailabilityModeNone {
+	if p.HighAvailabilityMode == wire.ClusterHighAvailabilityModeNone {
 		cp = 1
 	}
 	if p.ControlPlaneCount != nil {
@@ -91,9 +91,9 @@ func (s *Service) newCluster(p *v2.ClusterCreateParams) (*clusterRec, error) {
 		probs = append(probs, fmt.Sprintf("control_plane_count: %d is not allowed: use 1 (single node) or 3 to 5", cp))
 	}
 	c.ControlPlaneCount = cp
-	c.HighAvailabilityMode = v2.ClusterHighAvailabilityModeFull
+	c.HighAvailabilityMode = wire.ClusterHighAvailabilityModeFull
 	if cp == 1 {
-		c.HighAvailabilityMode = v2.ClusterHighAvailabilityModeNone
+		c.HighAvailabilityMode = wire.ClusterHighAvailabilityModeNone
 	}
 	switch c.CPUArchitecture {
 	case "x86_64", "aarch64", "arm64", "ppc64le", "s390x", "multi":
@@ -107,11 +107,11 @@ func (s *Service) newCluster(p *v2.ClusterCreateParams) (*clusterRec, error) {
 		if prefix == 0 {
 			prefix = defaultHostPrefix
 		}
-		c.ClusterNetworks = []*v2.ClusterNetwork{{CIDR: v2.Subnet(cidr), HostPrefix: prefix}}
+		c.ClusterNetworks = []*wire.ClusterNetwork{{CIDR: wire.Subnet(cidr), HostPrefix: prefix}}
 	}
 	c.ServiceNetworks = p.ServiceNetworks
 	if len(c.ServiceNetworks) == 0 {
-		c.ServiceNetworks = []*v2.ServiceNetwork{{CIDR: v2.Subnet(orDefault(string(p.ServiceNetworkCIDR), defaultServiceNetwork))}}
+		c.ServiceNetworks = []*wire.ServiceNetwork{{CIDR: wire.Subnet(orDefault(string(p.ServiceNetworkCIDR), defaultServiceNetwork))}}
 	}
 	c.MachineNetworks = p.MachineNetworks
 	probs = append(probs, nullElements("cluster_networks", c.ClusterNetworks)...)
@@ -146,18 +146,18 @@ func (s *Service) newCluster(p *v2.ClusterCreateParams) (*clusterRec, error) {
 	umn := p.UserManagedNetworking != nil && *p.UserManagedNetworking
 	platform := p.Platform
 	if platform == nil {
-		pt := v2.PlatformTypeBaremetal
+		pt := wire.PlatformTypeBaremetal
 		if umn || cp == 1 {
-			pt = v2.PlatformTypeNone
+			pt = wire.PlatformTypeNone
 		}
-		platform = &v2.Platform{Type: pt}
+		platform = &wire.Platform{Type: pt}
 	}
 	switch platform.Type {
-	case v2.PlatformTypeBaremetal, v2.PlatformTypeNone, v2.PlatformTypeExternal, v2.PlatformTypeVsphere, v2.PlatformTypeNutanix:
+	case wire.PlatformTypeBaremetal, wire.PlatformTypeNone, wire.PlatformTypeExternal, wire.PlatformTypeVsphere, wire.PlatformTypeNutanix:
 	default:
 		probs = append(probs, fmt.Sprintf("platform.type: %q is not one of baremetal, none, external, vsphere, nutanix", platform.Type))
 	}
-	if platform.Type == v2.PlatformTypeNone || platform.Type == v2.PlatformTypeExternal || cp == 1 {
+	if platform.Type == wire.PlatformTypeNone || platform.Type == wire.PlatformTypeExternal || cp == 1 {
 		umn = true
 	}
 	c.Platform, c.UserManagedNetworking = platform, &umn
@@ -176,8 +176,8 @@ func (s *Service) newCluster(p *v2.ClusterCreateParams) (*clusterRec, error) {
 
 // GetCluster returns a cluster with its hosts (v2GetCluster), which carry
 // their inventories and connectivity reports as in assisted-service.
-func (s *Service) GetCluster(id string) (*v2.Cluster, error) {
-	var out *v2.Cluster
+func (s *Service) GetCluster(id string) (*wire.Cluster, error) {
+	var out *wire.Cluster
 	var err error
 	s.view(func() {
 		var c *clusterRec
@@ -197,8 +197,8 @@ func (s *Service) GetCluster(id string) (*v2.Cluster, error) {
 // GetClusterExcludingHosts returns a cluster without its hosts (but with
 // their counts): v2GetCluster?exclude_hosts=true, which assisted-installer's
 // waits use.
-func (s *Service) GetClusterExcludingHosts(id string) (*v2.Cluster, error) {
-	var out *v2.Cluster
+func (s *Service) GetClusterExcludingHosts(id string) (*wire.Cluster, error) {
+	var out *wire.Cluster
 	var err error
 	s.view(func() {
 		var c *clusterRec
@@ -210,14 +210,14 @@ func (s *Service) GetClusterExcludingHosts(id string) (*v2.Cluster, error) {
 }
 
 // ListClusters returns every cluster (v2ListClusters), without hosts.
-func (s *Service) ListClusters() []*v2.Cluster {
-	out := []*v2.Cluster{} // none: [], never null
+func (s *Service) ListClusters() []*wire.Cluster {
+	out := []*wire.Cluster{} // none: [], never null
 	s.view(func() {
 		for _, c := range s.clusters {
 			out = append(out, s.clusterView(c, false))
 		}
 	})
-	sortBy(out, func(c *v2.Cluster) string { return c.CreatedAt.Format("20060102150405.000000000") + c.ID })
+	sortBy(out, func(c *wire.Cluster) string { return c.CreatedAt.Format("20060102150405.000000000") + c.ID })
 	return out
 }
 
@@ -234,13 +234,13 @@ func (s *Service) clusterByID(id string) (*clusterRec, error) {
 
 // clusterView copies c for a client, with hosts when asked and the host
 // counts assisted-service computes on read.
-func (s *Service) clusterView(c *clusterRec, withHosts bool) *v2.Cluster {
+func (s *Service) clusterView(c *clusterRec, withHosts bool) *wire.Cluster {
 	out := cloneJSON(&c.c)
 	out.TotalHostCount = int64(len(c.hosts))
 	out.EnabledHostCount = out.TotalHostCount
-	out.Hosts = []*v2.Host{}
+	out.Hosts = []*wire.Host{}
 	for _, h := range c.sorted() {
-		if h.h.Status == v2.HostStatusKnown {
+		if h.h.Status == wire.HostStatusKnown {
 			out.ReadyHostCount++
 		}
 		if withHosts {
@@ -251,7 +251,7 @@ func (s *Service) clusterView(c *clusterRec, withHosts bool) *v2.Cluster {
 }
 
 // UpdateCluster applies a v2-cluster-update-params patch (V2UpdateCluster).
-func (s *Service) UpdateCluster(ctx context.Context, id string, p *v2.V2ClusterUpdateParams) (*v2.Cluster, error) {
+func (s *Service) UpdateCluster(ctx context.Context, id string, p *wire.V2ClusterUpdateParams) (*wire.Cluster, error) {
 	if p == nil {
 		return nil, badRequest("missing request body")
 	}
@@ -344,9 +344,9 @@ func jsonKind(v any) string {
 
 // acceptsChanges is assisted's AcceptRegistration set: the statuses in which
 // hosts may register and the cluster may be updated.
-func acceptsChanges(st v2.ClusterStatus) bool {
+func acceptsChanges(st wire.ClusterStatus) bool {
 	switch st {
-	case v2.ClusterStatusInsufficient, v2.ClusterStatusReady, v2.ClusterStatusPendingForInput, v2.ClusterStatusAddingHosts:
+	case wire.ClusterStatusInsufficient, wire.ClusterStatusReady, wire.ClusterStatusPendingForInput, wire.ClusterStatusAddingHosts:
 		return true
 	}
 	return false
@@ -354,10 +354,10 @@ func acceptsChanges(st v2.ClusterStatus) bool {
 
 // InstallCluster starts the installation of a ready cluster (v2InstallCluster).
 // The install files are generated in the background (prepare.go).
-func (s *Service) InstallCluster(ctx context.Context, id string) (*v2.Cluster, error) {
+func (s *Service) InstallCluster(ctx context.Context, id string) (*wire.Cluster, error) {
 	attempt := s.prepSeq.Add(1)
 	out, err := s.clusterAction(ctx, id, func(t *txn, c *clusterRec) error {
-		if c.c.Status != v2.ClusterStatusReady {
+		if c.c.Status != wire.ClusterStatusReady {
 			return conflict("cluster %s is %s, not ready: %s", id, c.c.Status, c.c.StatusInfo)
 		}
 		if err := t.fire(c, machine.TriggerPrepareForInstallation); err != nil {
@@ -365,7 +365,7 @@ func (s *Service) InstallCluster(ctx context.Context, id string) (*v2.Cluster, e
 		}
 		t.chooseBootstrap(c)
 		c.prepAttempt = attempt
-		c.c.LastInstallationPreparation = &v2.LastInstallationPreparation{Status: v2.LastInstallationPreparationStatusNotStarted}
+		c.c.LastInstallationPreparation = &wire.LastInstallationPreparation{Status: wire.LastInstallationPreparationStatusNotStarted}
 		t.putCluster(c)
 		t.clusterEvent(c, evClusterPrepare, sevInfo, "Cluster starting to prepare for installation")
 		for _, h := range c.hosts {
@@ -387,7 +387,7 @@ func (s *Service) resumePreparations() {
 	s.mu.Lock()
 	for id, c := range s.clusters {
 		p := c.c.LastInstallationPreparation
-		if c.c.Status == v2.ClusterStatusPreparingForInstallation && (p == nil || p.Status == v2.LastInstallationPreparationStatusNotStarted) {
+		if c.c.Status == wire.ClusterStatusPreparingForInstallation && (p == nil || p.Status == wire.LastInstallationPreparationStatusNotStarted) {
 			c.prepAttempt = s.prepSeq.Add(1)
 			ids, attempts = append(ids, id), append(attempts, c.prepAttempt)
 		}
@@ -399,7 +399,7 @@ func (s *Service) resumePreparations() {
 }
 
 // CancelInstallation cancels an installation (V2CancelInstallation).
-func (s *Service) CancelInstallation(ctx context.Context, id string) (*v2.Cluster, error) {
+func (s *Service) CancelInstallation(ctx context.Context, id string) (*wire.Cluster, error) {
 	return s.clusterAction(ctx, id, func(t *txn, c *clusterRec) error {
 		if err := t.fire(c, machine.TriggerClusterCancelInstallation); err != nil {
 			return err
@@ -413,7 +413,7 @@ func (s *Service) CancelInstallation(ctx context.Context, id string) (*v2.Cluste
 }
 
 // ResetCluster resets a cancelled or failed installation (v2ResetCluster).
-func (s *Service) ResetCluster(ctx context.Context, id string) (*v2.Cluster, error) {
+func (s *Service) ResetCluster(ctx context.Context, id string) (*wire.Cluster, error) {
 	return s.clusterAction(ctx, id, func(t *txn, c *clusterRec) error {
 		if err := t.fire(c, machine.TriggerResetCluster); err != nil {
 			return err
@@ -432,7 +432,7 @@ func (s *Service) ResetCluster(ctx context.Context, id string) (*v2.Cluster, err
 
 // clusterAction runs a user action on one cluster and returns the cluster
 // as the action left it.
-func (s *Service) clusterAction(ctx context.Context, id string, fn func(t *txn, c *clusterRec) error) (*v2.Cluster, error) {
+func (s *Service) clusterAction(ctx context.Context, id string, fn func(t *txn, c *clusterRec) error) (*wire.Cluster, error) {
 	err := s.update(ctx, func(t *txn) error {
 		c, err := s.clusterByID(id)
 		if err != nil {
@@ -454,7 +454,7 @@ func (s *Service) DeregisterCluster(ctx context.Context, id string) error {
 			return err
 		}
 		switch c.c.Status {
-		case v2.ClusterStatusPreparingForInstallation, v2.ClusterStatusInstalling, v2.ClusterStatusInstallingPendingUserAction, v2.ClusterStatusFinalizing:
+		case wire.ClusterStatusPreparingForInstallation, wire.ClusterStatusInstalling, wire.ClusterStatusInstallingPendingUserAction, wire.ClusterStatusFinalizing:
 			return conflict("cluster %s is %s: cancel the installation before deleting it", id, c.c.Status)
 		}
 		for k, h := range c.hosts {

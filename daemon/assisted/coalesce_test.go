@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // TestCoalescedEvaluation: with an evaluation window, agents' requests
@@ -20,33 +20,33 @@ func TestCoalescedEvaluation(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		ids = append(ids, e.addHost(ie, masterInv(t, fmt.Sprintf("master-%d", i), 10+i)))
 	}
-	waitCluster(t, e, clusterID, func(c *v2.Cluster) bool {
+	waitCluster(t, e, clusterID, func(c *wire.Cluster) bool {
 		known := 0
 		for _, h := range c.Hosts {
-			if h.Status == v2.HostStatusKnown && h.SuggestedRole == v2.HostRoleMaster {
+			if h.Status == wire.HostStatusKnown && h.SuggestedRole == wire.HostRoleMaster {
 				known++
 			}
 		}
-		return known == 3 && c.Status == v2.ClusterStatusReady
+		return known == 3 && c.Status == wire.ClusterStatusReady
 	})
 	// A fourth host named like the first: both fail hostname-unique once
 	// the evaluator has recounted the names.
 	e.addHost(ie, masterInv(t, "master-0", 20))
-	waitCluster(t, e, clusterID, func(c *v2.Cluster) bool {
+	waitCluster(t, e, clusterID, func(c *wire.Cluster) bool {
 		dup := 0
 		for _, h := range c.Hosts {
 			if r, ok := resultsByID(t, h.ValidationsInfo)["hostname-unique"]; ok && r.Status == "failure" {
 				dup++
 			}
 		}
-		return dup == 2 && c.Status == v2.ClusterStatusInsufficient
+		return dup == 2 && c.Status == wire.ClusterStatusInsufficient
 	})
-	if h := e.host(ie, ids[0]); h.Status != v2.HostStatusInsufficient {
+	if h := e.host(ie, ids[0]); h.Status != wire.HostStatusInsufficient {
 		t.Errorf("first master-0 is %s, want insufficient (duplicate name)", h.Status)
 	}
 }
 
-func waitCluster(t *testing.T, e *env, id string, ok func(*v2.Cluster) bool) {
+func waitCluster(t *testing.T, e *env, id string, ok func(*wire.Cluster) bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {

@@ -8,8 +8,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/store"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // TestConcurrentAgents: many agents register and post inventories at once;
@@ -27,12 +27,12 @@ func TestConcurrentAgents(t *testing.T) {
 	for i := range n {
 		ids[i] = uuid.NewString()
 		wg.Go(func() {
-			resp, err := e.s.RegisterHost(e.ctx, ie, &v2.HostCreateParams{HostID: ids[i], DiscoveryAgentVersion: "agent:test"}, "")
+			resp, err := e.s.RegisterHost(e.ctx, ie, &wire.HostCreateParams{HostID: ids[i], DiscoveryAgentVersion: "agent:test"}, "")
 			if err != nil {
 				errs <- fmt.Errorf("register %d: %w", i, err)
 				return
 			}
-			if resp.Host.ID != ids[i] || resp.Host.Status != v2.HostStatusDiscovering {
+			if resp.Host.ID != ids[i] || resp.Host.Status != wire.HostStatusDiscovering {
 				errs <- fmt.Errorf("register %d: got host %s %s", i, resp.Host.ID, resp.Host.Status)
 				return
 			}
@@ -62,14 +62,14 @@ func TestConcurrentAgents(t *testing.T) {
 	}
 	masters := 0
 	for _, h := range before.Hosts {
-		if h.Status != v2.HostStatusKnown || h.Inventory == "" {
+		if h.Status != wire.HostStatusKnown || h.Inventory == "" {
 			t.Errorf("host %s: %s, inventory %d bytes; want known with an inventory", h.RequestedHostname, h.Status, len(h.Inventory))
 		}
-		if h.SuggestedRole == v2.HostRoleMaster {
+		if h.SuggestedRole == wire.HostRoleMaster {
 			masters++
 		}
 	}
-	if masters != 3 || before.Cluster.Status != v2.ClusterStatusReady {
+	if masters != 3 || before.Cluster.Status != wire.ClusterStatusReady {
 		t.Errorf("cluster %s with %d suggested masters, want ready with 3", before.Cluster.Status, masters)
 	}
 
@@ -86,7 +86,7 @@ func TestConcurrentAgents(t *testing.T) {
 	}
 }
 
-func findHost(hs []*v2.Host, id string) *v2.Host {
+func findHost(hs []*wire.Host, id string) *wire.Host {
 	for _, h := range hs {
 		if h.ID == id {
 			return h
@@ -108,7 +108,7 @@ func TestFailedCommitReloads(t *testing.T) {
 		t.Fatalf("delete infra-env in the store: %v", err)
 	}
 	b := uuid.NewString()
-	_, err := e.s.RegisterHost(e.ctx, ie, &v2.HostCreateParams{HostID: b}, "")
+	_, err := e.s.RegisterHost(e.ctx, ie, &wire.HostCreateParams{HostID: b}, "")
 	wantKind(t, "RegisterHost whose row the store refuses", err, KindInternal)
 	if Message(err) == "" || Message(err) == err.Error() {
 		t.Errorf("client message %q should hide the cause %q", Message(err), err)
@@ -131,7 +131,7 @@ func TestFailedCommitReloads(t *testing.T) {
 		t.Errorf("events of the failed request were stored: %q", eventLines(evs))
 	}
 	// The service goes on: a new infra-env takes hosts.
-	ie2, err := e.s.RegisterInfraEnv(e.ctx, &v2.InfraEnvCreateParams{Name: "again", PullSecret: testPullSecret, ClusterID: &clusterID})
+	ie2, err := e.s.RegisterInfraEnv(e.ctx, &wire.InfraEnvCreateParams{Name: "again", PullSecret: testPullSecret, ClusterID: &clusterID})
 	if err != nil {
 		t.Fatalf("RegisterInfraEnv after the failure: %v", err)
 	}
@@ -149,10 +149,10 @@ func TestClosedStore(t *testing.T) {
 	if err := e.st.Close(); err != nil {
 		t.Fatal(err)
 	}
-	_, err := e.s.RegisterHost(e.ctx, ie, &v2.HostCreateParams{HostID: uuid.NewString()}, "")
+	_, err := e.s.RegisterHost(e.ctx, ie, &wire.HostCreateParams{HostID: uuid.NewString()}, "")
 	wantKind(t, "RegisterHost on a closed store", err, KindInternal)
 	name := "renamed"
-	_, err = e.s.UpdateHost(e.ctx, ie, id, &v2.HostUpdateParams{HostName: &name})
+	_, err = e.s.UpdateHost(e.ctx, ie, id, &wire.HostUpdateParams{HostName: &name})
 	wantKind(t, "UpdateHost on a closed store", err, KindInternal)
 	_, err = e.s.ListEvents(e.ctx, EventsQuery{})
 	wantKind(t, "ListEvents on a closed store", err, KindInternal)

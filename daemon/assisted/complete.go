@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/nodezero/nodezero/daemon/machine"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/store"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // CompleteInstallation takes the in-cluster controller's final report
@@ -15,20 +15,20 @@ import (
 // being no ingress CA to add) and marks the monitored operators available;
 // the cluster rules then move a finalizing cluster to installed. Failure
 // puts the cluster in error with the controller's error_info.
-func (s *Service) CompleteInstallation(ctx context.Context, id string, p *v2.CompletionParams) (*v2.Cluster, error) {
+func (s *Service) CompleteInstallation(ctx context.Context, id string, p *wire.CompletionParams) (*wire.Cluster, error) {
 	if p == nil || p.IsSuccess == nil {
 		return nil, badRequest("is_success: required")
 	}
 	var kubeconfig []byte
 	if *p.IsSuccess {
-		b, err := s.ClusterFile(ctx, id, v2.FileKubeconfigNoIngress)
+		b, err := s.ClusterFile(ctx, id, wire.FileKubeconfigNoIngress)
 		if err != nil {
 			return nil, err
 		}
 		kubeconfig = b
 	}
 	return s.clusterAction(ctx, id, func(t *txn, c *clusterRec) error {
-		if c.c.Status != v2.ClusterStatusFinalizing {
+		if c.c.Status != wire.ClusterStatusFinalizing {
 			return conflict("cluster %s is %s: the installation can be completed only while finalizing", id, c.c.Status)
 		}
 		if !*p.IsSuccess {
@@ -36,7 +36,7 @@ func (s *Service) CompleteInstallation(ctx context.Context, id string, p *v2.Com
 			if info == "" {
 				info = "the installation failed"
 			}
-			tr := machine.Transition[v2.ClusterStatus]{Rule: "Installation completed with a failure", From: c.c.Status, To: v2.ClusterStatusError, StatusInfo: info, Changed: true}
+			tr := machine.Transition[wire.ClusterStatus]{Rule: "Installation completed with a failure", From: c.c.Status, To: wire.ClusterStatusError, StatusInfo: info, Changed: true}
 			t.applyCluster(c, tr)
 			t.putCluster(c)
 			t.clusterEvent(c, "cluster_installation_failed", sevError, fmt.Sprintf("Failed installing cluster %s. Reason: %s", c.c.Name, info))
@@ -44,11 +44,11 @@ func (s *Service) CompleteInstallation(ctx context.Context, id string, p *v2.Com
 		}
 		for _, o := range c.c.MonitoredOperators {
 			if o != nil {
-				o.Status, o.StatusInfo = v2.OperatorStatusAvailable, "reported available by the installation's completion"
+				o.Status, o.StatusInfo = wire.OperatorStatusAvailable, "reported available by the installation's completion"
 			}
 		}
 		c.kubeconfig = true
-		t.manifestOp(func(tx *store.Tx) error { return tx.PutClusterFile(id, v2.FileKubeconfig, kubeconfig) })
+		t.manifestOp(func(tx *store.Tx) error { return tx.PutClusterFile(id, wire.FileKubeconfig, kubeconfig) })
 		t.putCluster(c)
 		t.touchCluster(c)
 		return nil
@@ -62,8 +62,8 @@ func (s *Service) CompleteInstallation(ctx context.Context, id string, p *v2.Com
 // install files were made from that directory's hash and password. It is
 // empty when the directory carries only the hash, as assisted-service's is
 // with openshift-install's own config image.
-func (s *Service) Credentials(ctx context.Context, id string) (*v2.Credentials, error) {
-	pw, err := s.ClusterFile(ctx, id, v2.FileKubeadminPassword)
+func (s *Service) Credentials(ctx context.Context, id string) (*wire.Credentials, error) {
+	pw, err := s.ClusterFile(ctx, id, wire.FileKubeadminPassword)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +71,7 @@ func (s *Service) Credentials(ctx context.Context, id string) (*v2.Credentials, 
 	if err != nil {
 		return nil, err
 	}
-	return &v2.Credentials{
+	return &wire.Credentials{
 		Username:   "kubeadmin",
 		Password:   string(pw),
 		ConsoleURL: fmt.Sprintf("https://console-openshift-console.apps.%s.%s", c.Name, c.BaseDNSDomain),
@@ -83,7 +83,7 @@ func (s *Service) Credentials(ctx context.Context, id string) (*v2.Credentials, 
 // them, kubeconfig once the installation completed.
 func (s *Service) CredentialsFile(ctx context.Context, id, name string) ([]byte, error) {
 	switch name {
-	case v2.FileKubeadminPassword, v2.FileKubeconfigNoIngress, v2.FileKubeconfig:
+	case wire.FileKubeadminPassword, wire.FileKubeconfigNoIngress, wire.FileKubeconfig:
 	default:
 		return nil, badRequest("file_name: %q is not one of kubeadmin-password, kubeconfig, kubeconfig-noingress", name)
 	}

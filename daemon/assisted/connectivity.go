@@ -5,8 +5,8 @@ import (
 	"crypto/sha256"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/store"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // Connectivity reports. A host's report names every other host of the
@@ -20,7 +20,7 @@ import (
 // decodeConnectivity decodes and compacts a connectivity-check output, or
 // returns (nil, nil) when the host posted the same output last time (or
 // the step failed). It runs before the model lock is taken.
-func (s *Service) decodeConnectivity(infraEnvID, hostID string, r *v2.StepReply) (*checkReply, error) {
+func (s *Service) decodeConnectivity(infraEnvID, hostID string, r *wire.StepReply) (*checkReply, error) {
 	if r.ExitCode != 0 {
 		return nil, nil
 	}
@@ -59,15 +59,15 @@ func (t *txn) keepConnectivity(h *hostRec, r *checkReply) {
 // WithInventory and WithConnectivity keep those two documents, which the
 // list otherwise leaves out. free_addresses is never listed.
 type HostQuery struct {
-	Role                            v2.HostRole
-	Status                          v2.HostStatus
+	Role                            wire.HostRole
+	Status                          wire.HostStatus
 	WithInventory, WithConnectivity bool
 }
 
 // withConnectivity fills in the connectivity reports of hosts from the
 // store: those of f, matched by infra-env and id. It runs after the view
 // that made hosts, so the store holds at least what the view showed.
-func (s *Service) withConnectivity(hosts []*v2.Host, f store.HostFilter) error {
+func (s *Service) withConnectivity(hosts []*wire.Host, f store.HostFilter) error {
 	if len(hosts) == 0 {
 		return nil
 	}
@@ -79,7 +79,7 @@ func (s *Service) withConnectivity(hosts []*v2.Host, f store.HostFilter) error {
 			return err
 		})
 	}
-	byKey := make(map[hostKey]*v2.Host, len(hosts))
+	byKey := make(map[hostKey]*wire.Host, len(hosts))
 	for _, h := range hosts {
 		byKey[hostKey{h.InfraEnvID, h.ID}] = h
 	}
@@ -131,7 +131,7 @@ func (t *txn) countProbeTargets(c *clusterRec) {
 		return // the agents woken when it moved wait for it to settle
 	}
 	for _, h := range c.hosts {
-		if _, ok := h.agent.issued[v2.StepTypeConnectivityCheck]; ok && h.agent.probeTargets != n {
+		if _, ok := h.agent.issued[wire.StepTypeConnectivityCheck]; ok && h.agent.probeTargets != n {
 			t.wakeHost(h)
 		}
 	}
@@ -169,7 +169,7 @@ const probeHold = 10
 // probeTargetsPending: a host of c is still discovering.
 func (c *clusterRec) probeTargetsPending() bool {
 	for _, h := range c.hosts {
-		if h.h.Status == v2.HostStatusDiscovering {
+		if h.h.Status == wire.HostStatusDiscovering {
 			return true
 		}
 	}
@@ -177,5 +177,5 @@ func (c *clusterRec) probeTargetsPending() bool {
 }
 
 func probeTarget(h *hostRec) bool {
-	return h.inv != nil && h.h.Status != v2.HostStatusDiscovering && h.h.Status != v2.HostStatusDisconnected
+	return h.inv != nil && h.h.Status != wire.HostStatusDiscovering && h.h.Status != wire.HostStatusDisconnected
 }

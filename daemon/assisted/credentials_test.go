@@ -15,9 +15,9 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/nodezero/nodezero/configimage/credentials"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/daemon/validation"
 	"github.com/nodezero/nodezero/kube"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // preparedWithTLSDir installs a ready three-master cluster on a service
@@ -48,21 +48,21 @@ func preparedWithTLSDir(t *testing.T, st *credentials.State) (e *env, clusterID 
 	}
 	for _, id := range hosts {
 		steps := e.preparationSteps(ie, id)
-		e.reply(ie, id, steps[v2.StepTypeInstallationDiskSpeedCheck], 0, v2.DiskSpeedCheckResponse{Path: validation.InstallationDiskKey(e.host(ie, id)), IOSyncDuration: 1})
-		e.reply(ie, id, steps[v2.StepTypeContainerImageAvailability], 0, v2.ContainerImageAvailabilityResponse{Images: []*v2.ContainerImageAvailability{pulled(testRelease)}})
+		e.reply(ie, id, steps[wire.StepTypeInstallationDiskSpeedCheck], 0, wire.DiskSpeedCheckResponse{Path: validation.InstallationDiskKey(e.host(ie, id)), IOSyncDuration: 1})
+		e.reply(ie, id, steps[wire.StepTypeContainerImageAvailability], 0, wire.ContainerImageAvailabilityResponse{Images: []*wire.ContainerImageAvailability{pulled(testRelease)}})
 	}
 	// Every host prepared: the cluster leaves preparing once the files
 	// are stored, and an agent's held request wakes with its install step.
 	for range 5 {
 		c := e.getCluster(clusterID)
-		if c.Status != v2.ClusterStatusPreparingForInstallation {
+		if c.Status != wire.ClusterStatusPreparingForInstallation {
 			break
 		}
 		if _, err := e.s.NextSteps(e.ctx, ie, hosts[0], e.clock.Now().Unix(), time.Minute, ""); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if c := e.getCluster(clusterID); c.LastInstallationPreparation == nil || c.LastInstallationPreparation.Status != v2.LastInstallationPreparationStatusSuccess {
+	if c := e.getCluster(clusterID); c.LastInstallationPreparation == nil || c.LastInstallationPreparation.Status != wire.LastInstallationPreparationStatusSuccess {
 		t.Fatalf("cluster %s, preparation %+v; want the install files made", c.Status, c.LastInstallationPreparation)
 	}
 	return e, clusterID
@@ -92,7 +92,7 @@ func TestCredentialsAreTheConfigImages(t *testing.T) {
 	if creds.Username != "kubeadmin" || creds.Password != userPassword {
 		t.Errorf("credentials %s/%q, want kubeadmin and the user's auth/kubeadmin-password", creds.Username, creds.Password)
 	}
-	if pw, err := e.s.CredentialsFile(e.ctx, id, v2.FileKubeadminPassword); err != nil || string(pw) != userPassword {
+	if pw, err := e.s.CredentialsFile(e.ctx, id, wire.FileKubeadminPassword); err != nil || string(pw) != userPassword {
 		t.Errorf("downloads/credentials kubeadmin-password = %q (%v), want the user's", pw, err)
 	}
 
@@ -114,7 +114,7 @@ func TestCredentialsAreTheConfigImages(t *testing.T) {
 		t.Errorf("the install's kube-system/kubeadmin hash does not match the user's password (%v)", err)
 	}
 
-	served, err := e.s.CredentialsFile(e.ctx, id, v2.FileKubeconfigNoIngress)
+	served, err := e.s.CredentialsFile(e.ctx, id, wire.FileKubeconfigNoIngress)
 	if err != nil {
 		t.Fatal(err)
 	}

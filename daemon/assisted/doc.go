@@ -18,7 +18,7 @@
 // Agents that add ?wait= to their instructions request are held until a step
 // is due for them, so node zero drives its peers without a polling lag.
 //
-// assisted imports store, daemon/v2, daemon/machine, daemon/validation,
+// assisted imports store, wire, daemon/machine, daemon/validation,
 // configimage/manifests, gopkg.in/yaml.v3 (to check custom manifests) and
 // the standard library.
 package assisted

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/nodezero/nodezero/daemon/machine"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/daemon/validation"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // settle re-evaluates what the request touched until nothing changes:
@@ -94,7 +94,7 @@ func (t *txn) derive(c *clusterRec) {
 	} else if changed {
 		c.c.MachineNetworks = nil
 		for _, n := range nets {
-			c.c.MachineNetworks = append(c.c.MachineNetworks, &v2.MachineNetwork{ClusterID: c.c.ID, CIDR: v2.Subnet(n)})
+			c.c.MachineNetworks = append(c.c.MachineNetworks, &wire.MachineNetwork{ClusterID: c.c.ID, CIDR: wire.Subnet(n)})
 		}
 		t.putCluster(c)
 		t.dirtyC[c.c.ID] = c
@@ -109,7 +109,7 @@ func (t *txn) derive(c *clusterRec) {
 				t.putHost(h)
 				t.dirtyH[h.key()] = h
 				t.dirtyC[c.c.ID] = c
-				if h.h.Role == v2.HostRoleAutoAssign {
+				if h.h.Role == wire.HostRoleAutoAssign {
 					t.hostEvent(h, evHostRole, sevInfo, fmt.Sprintf("Host %s: calculated role is %s", h.name(), r))
 				}
 			}
@@ -148,7 +148,7 @@ func (t *txn) refreshHost(h *hostRec) {
 	// are not written to disk, and the daemon being down is not the host's
 	// fault.
 	if view.CheckedInAt.Time().Before(t.s.start) {
-		view.CheckedInAt = v2.DateTime(t.s.start)
+		view.CheckedInAt = wire.DateTime(t.s.start)
 	}
 	in := validation.HostInput{Host: &view, Inventory: h.inv, Conn: h.conn, Now: now}
 	if c != nil {
@@ -199,12 +199,12 @@ func (t *txn) refreshHost(h *hostRec) {
 
 // applyHost writes a transition's status and status_info to h and records
 // the event; it reports whether anything changed.
-func (t *txn) applyHost(h *hostRec, tr machine.Transition[v2.HostStatus]) bool {
+func (t *txn) applyHost(h *hostRec, tr machine.Transition[wire.HostStatus]) bool {
 	changed := false
 	if tr.To != "" && tr.To != h.h.Status {
 		from := h.h.Status
 		h.h.Status = tr.To
-		h.h.StatusUpdatedAt = v2.DateTime(t.s.cfg.Now().UTC())
+		h.h.StatusUpdatedAt = wire.DateTime(t.s.cfg.Now().UTC())
 		// Entering a status, even one it had before the last check-in
 		// (known → preparing → known → preparing), makes all of its
 		// steps due.
@@ -218,7 +218,7 @@ func (t *txn) applyHost(h *hostRec, tr machine.Transition[v2.HostStatus]) bool {
 			msg = fmt.Sprintf("Host %s: updated status to %s (%s)", h.name(), tr.To, info)
 		}
 		t.hostEvent(h, evHostStatus, hostStatusSeverity(tr.To), msg)
-		if tr.To == v2.HostStatusPreparingForInstallation {
+		if tr.To == wire.HostStatusPreparingForInstallation {
 			forgetFailedImages(h)
 		}
 		t.wakeHost(h) // a new status has new steps
@@ -250,14 +250,14 @@ func (t *txn) hostFacts(h *hostRec, c *clusterRec) machine.HostFacts {
 		f.SNO = c.c.ControlPlaneCount == 1
 		// Only the pending-user-action timeout reads it; walking every
 		// host for every host would make a monitor tick quadratic.
-		if h.h.Status == v2.HostStatusInstallingPendingUserAction {
+		if h.h.Status == wire.HostStatusInstallingPendingUserAction {
 			var installed []machine.HostState
 			for _, o := range c.hosts {
-				if o != h && o.h.Status == v2.HostStatusInstalled {
+				if o != h && o.h.Status == wire.HostStatusInstalled {
 					installed = append(installed, hostState(o))
 				}
 			}
-			f.ClusterWouldSucceedWithoutHost = machine.HasEnoughMastersAndWorkers(topology(c), installed, v2.HostStatusInstalled)
+			f.ClusterWouldSucceedWithoutHost = machine.HasEnoughMastersAndWorkers(topology(c), installed, wire.HostStatusInstalled)
 		}
 	}
 	return f
@@ -294,7 +294,7 @@ func topology(c *clusterRec) machine.Topology {
 func failingMessages(rs []validation.Result) []string {
 	var out, pending []string
 	for _, r := range rs {
-		if machine.Advisory(v2.HostValidationID(r.ID)) {
+		if machine.Advisory(wire.HostValidationID(r.ID)) {
 			continue
 		}
 		switch r.Status {
@@ -350,16 +350,16 @@ func (t *txn) refreshCluster(c *clusterRec) {
 	}
 }
 
-func (t *txn) applyCluster(c *clusterRec, tr machine.Transition[v2.ClusterStatus]) bool {
+func (t *txn) applyCluster(c *clusterRec, tr machine.Transition[wire.ClusterStatus]) bool {
 	changed := false
 	if tr.To != "" && tr.To != c.c.Status {
 		from := c.c.Status
 		c.c.Status = tr.To
-		c.c.StatusUpdatedAt = v2.DateTime(t.s.cfg.Now().UTC())
-		if tr.To == v2.ClusterStatusInstalling && c.c.InstallStartedAt.IsZero() {
+		c.c.StatusUpdatedAt = wire.DateTime(t.s.cfg.Now().UTC())
+		if tr.To == wire.ClusterStatusInstalling && c.c.InstallStartedAt.IsZero() {
 			c.c.InstallStartedAt = c.c.StatusUpdatedAt
 		}
-		if tr.To == v2.ClusterStatusInstalled {
+		if tr.To == wire.ClusterStatusInstalled {
 			c.c.InstallCompletedAt = c.c.StatusUpdatedAt
 		}
 		t.clusterEvent(c, evClusterStatus, clusterStatusSeverity(tr.To), fmt.Sprintf("Updated status of the cluster to %s", tr.To))
@@ -409,11 +409,11 @@ func (t *txn) clusterFacts(c *clusterRec) machine.ClusterFacts {
 // (reference/assisted-service.md §12); it never goes down.
 func (t *txn) updateProgress(c *clusterRec) bool {
 	if c.c.Progress == nil {
-		c.c.Progress = &v2.ClusterProgressInfo{}
+		c.c.Progress = &wire.ClusterProgressInfo{}
 	}
 	p := *c.c.Progress
 	switch c.c.Status {
-	case v2.ClusterStatusInstalling, v2.ClusterStatusInstallingPendingUserAction, v2.ClusterStatusFinalizing, v2.ClusterStatusInstalled:
+	case wire.ClusterStatusInstalling, wire.ClusterStatusInstallingPendingUserAction, wire.ClusterStatusFinalizing, wire.ClusterStatusInstalled:
 		p.PreparingForInstallationStagePercentage = 100
 		var hs []machine.HostState
 		for _, h := range c.hosts {
@@ -431,8 +431,8 @@ func (t *txn) updateProgress(c *clusterRec) bool {
 }
 
 // f2ops dereferences the monitored operators for the machine package.
-func f2ops(ops []*v2.MonitoredOperator) []v2.MonitoredOperator {
-	out := make([]v2.MonitoredOperator, 0, len(ops))
+func f2ops(ops []*wire.MonitoredOperator) []wire.MonitoredOperator {
+	out := make([]wire.MonitoredOperator, 0, len(ops))
 	for _, o := range ops {
 		if o != nil {
 			out = append(out, *o)
@@ -507,9 +507,9 @@ func conditions(rs []validation.Result) machine.Validations {
 // setInventory stores an agent's inventory the way assisted-service does:
 // re-marshalled through the typed model (unknown fields dropped), virtual
 // interfaces dropped, disk eligibility recomputed, the install disk chosen.
-func (t *txn) setInventory(h *hostRec, inv *v2.Inventory) error {
+func (t *txn) setInventory(h *hostRec, inv *wire.Inventory) error {
 	c := t.s.clusters[h.clusterID()]
-	var cl *v2.Cluster
+	var cl *wire.Cluster
 	if c != nil {
 		cl = &c.c
 	}
@@ -555,7 +555,7 @@ func (t *txn) recheckPeers(h *hostRec) {
 		if o == h || o.agent.issued == nil {
 			continue
 		}
-		last, ok := o.agent.issued[v2.StepTypeConnectivityCheck]
+		last, ok := o.agent.issued[wire.StepTypeConnectivityCheck]
 		if !ok {
 			continue
 		}
@@ -566,7 +566,7 @@ func (t *txn) recheckPeers(h *hostRec) {
 			due = now
 		}
 		if back := due.Add(-t.s.cfg.StepInterval); back.Before(last) {
-			o.agent.issued[v2.StepTypeConnectivityCheck] = back
+			o.agent.issued[wire.StepTypeConnectivityCheck] = back
 			t.wakeHost(o)
 		}
 	}
@@ -574,7 +574,7 @@ func (t *txn) recheckPeers(h *hostRec) {
 
 // sameAddresses reports whether two inventories list the same interface
 // addresses (and MACs), in order.
-func sameAddresses(a, b *v2.Inventory) bool {
+func sameAddresses(a, b *wire.Inventory) bool {
 	if len(a.Interfaces) != len(b.Interfaces) {
 		return false
 	}
@@ -600,11 +600,11 @@ func (t *txn) chooseBootstrap(c *clusterRec) {
 	var masters []*hostRec
 	have := false
 	for _, h := range c.sorted() {
-		if h.h.Role == v2.HostRoleAutoAssign && h.h.SuggestedRole != "" && h.h.SuggestedRole != v2.HostRoleAutoAssign {
+		if h.h.Role == wire.HostRoleAutoAssign && h.h.SuggestedRole != "" && h.h.SuggestedRole != wire.HostRoleAutoAssign {
 			h.h.Role = h.h.SuggestedRole
 			t.putHost(h)
 		}
-		if h.h.Role == v2.HostRoleMaster {
+		if h.h.Role == wire.HostRoleMaster {
 			masters = append(masters, h)
 		}
 		have = have || h.h.Bootstrap
@@ -616,8 +616,8 @@ func (t *txn) chooseBootstrap(c *clusterRec) {
 	// bootstrap host, and so a master.
 	if mac := strings.ToLower(t.s.cfg.BootstrapMAC); mac != "" {
 		for _, h := range c.sorted() {
-			if h.inv != nil && slices.ContainsFunc(h.inv.Interfaces, func(i *v2.Interface) bool { return strings.ToLower(i.MACAddress) == mac }) {
-				h.h.Role, h.h.Bootstrap = v2.HostRoleMaster, true
+			if h.inv != nil && slices.ContainsFunc(h.inv.Interfaces, func(i *wire.Interface) bool { return strings.ToLower(i.MACAddress) == mac }) {
+				h.h.Role, h.h.Bootstrap = wire.HostRoleMaster, true
 				t.putHost(h)
 				t.hostEvent(h, evHostBootstrap, sevInfo, fmt.Sprintf("Host %s: set as bootstrap", h.name()))
 				return
@@ -637,7 +637,7 @@ func (t *txn) chooseBootstrap(c *clusterRec) {
 // timeSensitive: hosts whose status can change with time alone.
 func timeSensitive(h *hostRec) bool {
 	switch h.h.Status {
-	case v2.HostStatusInstalled, v2.HostStatusAddedToExistingCluster:
+	case wire.HostStatusInstalled, wire.HostStatusAddedToExistingCluster:
 		return false
 	}
 	return true
@@ -660,9 +660,9 @@ func (t *txn) newInfo(results, prev []validation.Result, stored string) (string,
 // hostsReadStatus: the cluster statuses host rules test (daemon/machine's
 // host facts: preparing, installing, error, pending user action, post
 // installation).
-func hostsReadStatus(st v2.ClusterStatus) bool {
+func hostsReadStatus(st wire.ClusterStatus) bool {
 	switch st {
-	case v2.ClusterStatusInsufficient, v2.ClusterStatusReady, v2.ClusterStatusPendingForInput:
+	case wire.ClusterStatusInsufficient, wire.ClusterStatusReady, wire.ClusterStatusPendingForInput:
 		return false
 	}
 	return true
@@ -674,7 +674,7 @@ func hostsReadStatus(st v2.ClusterStatus) bool {
 // text.
 func ownMessage(ch validation.Change) string {
 	switch ch.ID {
-	case string(v2.HostValidationIDInstallationDiskMatchesHints), string(v2.ClusterValidationIDConfiguredHostsRegistered):
+	case string(wire.HostValidationIDInstallationDiskMatchesHints), string(wire.ClusterValidationIDConfiguredHostsRegistered):
 		return ": " + ch.Message
 	}
 	return ""
@@ -686,7 +686,7 @@ func ownMessage(ch validation.Change) string {
 // monitor does; belongs-to-majority-group reads the result.
 func (t *txn) majorityGroups(c *clusterRec, entries []validation.HostEntry) {
 	switch c.c.Status {
-	case v2.ClusterStatusPendingForInput, v2.ClusterStatusInsufficient, v2.ClusterStatusReady:
+	case wire.ClusterStatusPendingForInput, wire.ClusterStatusInsufficient, wire.ClusterStatusReady:
 	default:
 		return
 	}

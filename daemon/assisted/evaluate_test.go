@@ -8,8 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/daemon/validation"
+	"github.com/nodezero/nodezero/wire"
 )
 
 func TestEvaluateReadyCluster(t *testing.T) {
@@ -18,9 +18,9 @@ func TestEvaluateReadyCluster(t *testing.T) {
 	// non-DHCP clusters derive it from the VIPs and the hosts (assisted
 	// autoAssignMachineNetworks; transcript §7.2).
 	p := clusterParams()
-	p.MachineNetworks = []*v2.MachineNetwork{{CIDR: "10.9.0.0/24"}}
+	p.MachineNetworks = []*wire.MachineNetwork{{CIDR: "10.9.0.0/24"}}
 	clusterID, ie := e.cluster(p)
-	if c := e.getCluster(clusterID); c.Status != v2.ClusterStatusPendingForInput {
+	if c := e.getCluster(clusterID); c.Status != wire.ClusterStatusPendingForInput {
 		t.Errorf("cluster without hosts: got %s, want pending-for-input", c.Status)
 	}
 	var hosts []string
@@ -29,11 +29,11 @@ func TestEvaluateReadyCluster(t *testing.T) {
 	}
 	for _, id := range hosts {
 		h := e.host(ie, id)
-		if h.Status != v2.HostStatusKnown || h.StatusInfo != "Host is ready to be installed" {
+		if h.Status != wire.HostStatusKnown || h.StatusInfo != "Host is ready to be installed" {
 			t.Errorf("host %s: got %s (%s), want known (Host is ready to be installed); validations %s", h.RequestedHostname, h.Status, h.StatusInfo, h.ValidationsInfo)
 		}
 		for id, r := range resultsByID(t, h.ValidationsInfo) {
-			if id == string(v2.HostValidationIDReleaseDomainNameResolvedCorrectly) && r.Status == validation.StatusPending {
+			if id == string(wire.HostValidationIDReleaseDomainNameResolvedCorrectly) && r.Status == validation.StatusPending {
 				continue // the test cluster has no release image: honestly pending, and never gating
 			}
 			if r.Status != validation.StatusSuccess {
@@ -42,7 +42,7 @@ func TestEvaluateReadyCluster(t *testing.T) {
 		}
 	}
 	c := e.getCluster(clusterID)
-	if c.Status != v2.ClusterStatusReady || c.StatusInfo != "Cluster ready to be installed" {
+	if c.Status != wire.ClusterStatusReady || c.StatusInfo != "Cluster ready to be installed" {
 		t.Errorf("cluster: got %s (%s), want ready (Cluster ready to be installed)", c.Status, c.StatusInfo)
 	}
 	if c.ReadyHostCount != 3 || c.TotalHostCount != 3 || len(c.Hosts) != 3 {
@@ -52,7 +52,7 @@ func TestEvaluateReadyCluster(t *testing.T) {
 		t.Errorf("machine networks mismatch (-want +got):\n%s", diff)
 	}
 	res := resultsByID(t, c.ValidationsInfo)
-	for _, id := range []v2.ClusterValidationID{v2.ClusterValidationIDMachineCIDREqualsToCalculatedCIDR, v2.ClusterValidationIDAPIVIPsValid, v2.ClusterValidationIDIngressVIPsValid, v2.ClusterValidationIDSufficientMastersCount, v2.ClusterValidationIDAllHostsAreReadyToInstall} {
+	for _, id := range []wire.ClusterValidationID{wire.ClusterValidationIDMachineCIDREqualsToCalculatedCIDR, wire.ClusterValidationIDAPIVIPsValid, wire.ClusterValidationIDIngressVIPsValid, wire.ClusterValidationIDSufficientMastersCount, wire.ClusterValidationIDAllHostsAreReadyToInstall} {
 		if r := res[string(id)]; r.Status != validation.StatusSuccess {
 			t.Errorf("cluster validation %s: got %q (%s), want success", id, r.Status, r.Message)
 		}
@@ -112,7 +112,7 @@ func TestEvaluateUndersizedHost(t *testing.T) {
 	}
 	sort.Strings(msgs)
 	wantInfo := "Host does not meet the minimum hardware requirements: " + strings.Join(msgs, " ; ")
-	if h.Status != v2.HostStatusInsufficient || h.StatusInfo != wantInfo {
+	if h.Status != wire.HostStatusInsufficient || h.StatusInfo != wantInfo {
 		t.Errorf("host: got %s (%s)\nwant insufficient (%s)", h.Status, h.StatusInfo, wantInfo)
 	}
 }
@@ -134,18 +134,18 @@ func TestEvaluateDuplicateHostname(t *testing.T) {
 				if got := resultsByID(t, h.ValidationsInfo)["hostname-unique"]; got != notUnique {
 					t.Errorf("host %s hostname-unique: got %+v, want %+v", id, got, notUnique)
 				}
-				if want := "Host cannot be installed due to following failing validation(s): Hostname dup is not unique in cluster"; h.Status != v2.HostStatusInsufficient || h.StatusInfo != want {
+				if want := "Host cannot be installed due to following failing validation(s): Hostname dup is not unique in cluster"; h.Status != wire.HostStatusInsufficient || h.StatusInfo != want {
 					t.Errorf("host %s: got %s (%s), want insufficient (%s)", id, h.Status, h.StatusInfo, want)
 				}
 			}
-			if c := e.getCluster(clusterID); c.Status != v2.ClusterStatusInsufficient {
+			if c := e.getCluster(clusterID); c.Status != wire.ClusterStatusInsufficient {
 				t.Errorf("cluster: got %s, want insufficient", c.Status)
 			}
 
 			switch how {
 			case "update host_name":
 				name := "master-1"
-				if _, err := e.s.UpdateHost(e.ctx, ie, b, &v2.HostUpdateParams{HostName: &name}); err != nil {
+				if _, err := e.s.UpdateHost(e.ctx, ie, b, &wire.HostUpdateParams{HostName: &name}); err != nil {
 					t.Fatalf("UpdateHost: %v", err)
 				}
 			default:
@@ -157,11 +157,11 @@ func TestEvaluateDuplicateHostname(t *testing.T) {
 				if got := resultsByID(t, h.ValidationsInfo)["hostname-unique"]; got != want {
 					t.Errorf("host %s after the rename, hostname-unique: got %+v, want %+v", name, got, want)
 				}
-				if h.Status != v2.HostStatusKnown || h.RequestedHostname != name {
+				if h.Status != wire.HostStatusKnown || h.RequestedHostname != name {
 					t.Errorf("host %s after the rename: got %s named %q, want known", name, h.Status, h.RequestedHostname)
 				}
 			}
-			if c := e.getCluster(clusterID); c.Status != v2.ClusterStatusReady {
+			if c := e.getCluster(clusterID); c.Status != wire.ClusterStatusReady {
 				t.Errorf("cluster after the rename: got %s, want ready", c.Status)
 			}
 			msg := "Host dup: validation 'hostname-unique' is now fixed"
@@ -182,15 +182,15 @@ func TestEvaluateClusterUpdate(t *testing.T) {
 	for i := range 3 {
 		inv := masterInv(t, fmt.Sprintf("master-%d", i), 10+i)
 		if i < 2 { // the third host has no leg in 10.1.0.0/24
-			inv.Interfaces = append(inv.Interfaces, &v2.Interface{Name: "eth9", Type: "physical", MACAddress: fmt.Sprintf("52:54:00:00:00:0%d", i), IPv4Addresses: []string{fmt.Sprintf("10.1.0.%d/24", 10+i)}})
+			inv.Interfaces = append(inv.Interfaces, &wire.Interface{Name: "eth9", Type: "physical", MACAddress: fmt.Sprintf("52:54:00:00:00:0%d", i), IPv4Addresses: []string{fmt.Sprintf("10.1.0.%d/24", 10+i)}})
 		}
 		hosts = append(hosts, e.addHost(ie, inv))
 	}
-	if c := e.getCluster(clusterID); c.Status != v2.ClusterStatusReady {
+	if c := e.getCluster(clusterID); c.Status != wire.ClusterStatusReady {
 		t.Fatalf("cluster: got %s, want ready", c.Status)
 	}
-	c, err := e.s.UpdateCluster(e.ctx, clusterID, &v2.V2ClusterUpdateParams{
-		APIVIPs: []*v2.APIVIP{{IP: "10.1.0.5"}}, IngressVIPs: []*v2.IngressVIP{{IP: "10.1.0.4"}},
+	c, err := e.s.UpdateCluster(e.ctx, clusterID, &wire.V2ClusterUpdateParams{
+		APIVIPs: []*wire.APIVIP{{IP: "10.1.0.5"}}, IngressVIPs: []*wire.IngressVIP{{IP: "10.1.0.4"}},
 	})
 	if err != nil {
 		t.Fatalf("UpdateCluster: %v", err)
@@ -198,13 +198,13 @@ func TestEvaluateClusterUpdate(t *testing.T) {
 	if len(c.MachineNetworks) != 1 || c.MachineNetworks[0].CIDR != "10.1.0.0/24" {
 		t.Errorf("machine networks after new VIPs: got %s, want 10.1.0.0/24", cidrs(c.MachineNetworks))
 	}
-	if c.Status != v2.ClusterStatusInsufficient {
+	if c.Status != wire.ClusterStatusInsufficient {
 		t.Errorf("cluster: got %s, want insufficient", c.Status)
 	}
 	// The third host is out of the new machine network, and so the two
 	// others are no majority of the cluster there (2 of 3 hosts, fewer than
 	// assisted's minimum group of 3): all three are insufficient.
-	wantStatus := []v2.HostStatus{v2.HostStatusInsufficient, v2.HostStatusInsufficient, v2.HostStatusInsufficient}
+	wantStatus := []wire.HostStatus{wire.HostStatusInsufficient, wire.HostStatusInsufficient, wire.HostStatusInsufficient}
 	for i, id := range hosts {
 		h := e.host(ie, id)
 		if h.Status != wantStatus[i] {
@@ -230,7 +230,7 @@ func TestEvaluateSuggestedRoles(t *testing.T) {
 	cases := []struct {
 		name  string
 		hosts []spec // registration order
-		want  map[string]v2.HostRole
+		want  map[string]wire.HostRole
 	}{
 		{
 			name: "by weight",
@@ -238,7 +238,7 @@ func TestEvaluateSuggestedRoles(t *testing.T) {
 				{"huge", 32, 128, 1000, false}, {"small", 4, 16, 120, false}, {"big", 16, 64, 500, false},
 				{"medium", 8, 32, 200, false}, {"mid", 6, 24, 150, false},
 			},
-			want: map[string]v2.HostRole{"small": "master", "mid": "master", "medium": "master", "big": "worker", "huge": "worker"},
+			want: map[string]wire.HostRole{"small": "master", "mid": "master", "medium": "master", "big": "worker", "huge": "worker"},
 		},
 		{
 			name: "gpu last",
@@ -246,7 +246,7 @@ func TestEvaluateSuggestedRoles(t *testing.T) {
 				{"huge", 32, 128, 1000, false}, {"small", 4, 16, 120, true}, {"big", 16, 64, 500, false},
 				{"medium", 8, 32, 200, false}, {"mid", 6, 24, 150, false},
 			},
-			want: map[string]v2.HostRole{"small": "worker", "mid": "master", "medium": "master", "big": "master", "huge": "worker"},
+			want: map[string]wire.HostRole{"small": "worker", "mid": "master", "medium": "master", "big": "master", "huge": "worker"},
 		},
 	}
 	for _, tc := range cases {
@@ -257,12 +257,12 @@ func TestEvaluateSuggestedRoles(t *testing.T) {
 			for i, s := range tc.hosts {
 				ids[s.name] = e.addHost(ie, handInventory(s.name, s.cores, s.ramGiB, s.diskG, fmt.Sprintf("192.168.111.%d/24", 10+i), s.gpu))
 			}
-			roles := func() map[string]v2.HostRole {
-				got := map[string]v2.HostRole{}
+			roles := func() map[string]wire.HostRole {
+				got := map[string]wire.HostRole{}
 				for name, id := range ids {
 					h := e.host(ie, id)
 					got[name] = h.SuggestedRole
-					if h.Role != v2.HostRoleAutoAssign {
+					if h.Role != wire.HostRoleAutoAssign {
 						t.Errorf("host %s role %s, want auto-assign until installation", name, h.Role)
 					}
 				}
@@ -271,23 +271,23 @@ func TestEvaluateSuggestedRoles(t *testing.T) {
 			if diff := cmp.Diff(tc.want, roles()); diff != "" {
 				t.Errorf("suggested roles mismatch (-want +got):\n%s", diff)
 			}
-			if c := e.getCluster(clusterID); c.Status != v2.ClusterStatusReady {
+			if c := e.getCluster(clusterID); c.Status != wire.ClusterStatusReady {
 				t.Errorf("cluster: got %s (%s), want ready", c.Status, c.StatusInfo)
 			}
 
 			five := int64(5)
-			if _, err := e.s.UpdateCluster(e.ctx, clusterID, &v2.V2ClusterUpdateParams{ControlPlaneCount: &five}); err != nil {
+			if _, err := e.s.UpdateCluster(e.ctx, clusterID, &wire.V2ClusterUpdateParams{ControlPlaneCount: &five}); err != nil {
 				t.Fatalf("UpdateCluster control_plane_count 5: %v", err)
 			}
-			all := map[string]v2.HostRole{}
+			all := map[string]wire.HostRole{}
 			for name := range ids {
-				all[name] = v2.HostRoleMaster
+				all[name] = wire.HostRoleMaster
 			}
 			if diff := cmp.Diff(all, roles()); diff != "" {
 				t.Errorf("suggested roles with five control-plane nodes mismatch (-want +got):\n%s", diff)
 			}
 			for name, id := range ids {
-				if tc.want[name] == v2.HostRoleWorker {
+				if tc.want[name] == wire.HostRoleWorker {
 					msg := "Host " + name + ": calculated role is master"
 					if evs := e.events(EventsQuery{HostIDs: []string{id}}); !hasEvent(evs, "host_role_updated", msg) {
 						t.Errorf("no event %q; got %q", msg, eventLines(evs))
@@ -298,7 +298,7 @@ func TestEvaluateSuggestedRoles(t *testing.T) {
 	}
 }
 
-func cidrs(nets []*v2.MachineNetwork) []string {
+func cidrs(nets []*wire.MachineNetwork) []string {
 	var out []string
 	for _, n := range nets {
 		out = append(out, string(n.CIDR))

@@ -3,8 +3,8 @@ package assisted
 import (
 	"context"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/store"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // Event names and message templates as assisted-service's docs/events.yaml
@@ -56,18 +56,18 @@ func (t *txn) hostEvent(h *hostRec, name, severity, msg string) {
 }
 
 // hostStatusSeverity is assisted's GetEventSeverityFromHostStatus.
-func hostStatusSeverity(s v2.HostStatus) string {
+func hostStatusSeverity(s wire.HostStatus) string {
 	switch s {
-	case v2.HostStatusDisconnected, v2.HostStatusInstallingPendingUserAction, v2.HostStatusInsufficient:
+	case wire.HostStatusDisconnected, wire.HostStatusInstallingPendingUserAction, wire.HostStatusInsufficient:
 		return sevWarning
-	case v2.HostStatusError:
+	case wire.HostStatusError:
 		return sevError
 	}
 	return sevInfo
 }
 
-func clusterStatusSeverity(s v2.ClusterStatus) string {
-	if s == v2.ClusterStatusError {
+func clusterStatusSeverity(s wire.ClusterStatus) string {
+	if s == wire.ClusterStatusError {
 		return sevError
 	}
 	return sevInfo
@@ -90,7 +90,7 @@ type EventsQuery struct {
 // EventList is a page of events and the counts assisted-service reports in
 // its response headers.
 type EventList struct {
-	Events     []*v2.Event
+	Events     []*wire.Event
 	Total      int
 	BySeverity map[string]int
 }
@@ -127,7 +127,7 @@ func (s *Service) ListEvents(ctx context.Context, q EventsQuery) (*EventList, er
 		if err != nil {
 			return err
 		}
-		out.Events = make([]*v2.Event, 0, len(evs))
+		out.Events = make([]*wire.Event, 0, len(evs))
 		for _, e := range evs {
 			out.Events = append(out.Events, toV2Event(e))
 		}
@@ -139,10 +139,10 @@ func (s *Service) ListEvents(ctx context.Context, q EventsQuery) (*EventList, er
 	return out, nil
 }
 
-func toV2Event(e store.Event) *v2.Event {
-	ev := &v2.Event{
-		Name: e.Name, Severity: v2.EventSeverity(e.Severity), Category: v2.EventCategory(e.Category),
-		Message: e.Message, EventTime: v2.DateTime(e.Time), Props: string(e.Props),
+func toV2Event(e store.Event) *wire.Event {
+	ev := &wire.Event{
+		Name: e.Name, Severity: wire.EventSeverity(e.Severity), Category: wire.EventCategory(e.Category),
+		Message: e.Message, EventTime: wire.DateTime(e.Time), Props: string(e.Props),
 		RequestID: e.RequestID,
 	}
 	ev.ClusterID = optional(e.ClusterID)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 var (
@@ -40,8 +40,8 @@ func TestStatusEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	severity := map[v2.HostStatus]v2.EventSeverity{
-		v2.HostStatusInsufficient: "warning", v2.HostStatusDisconnected: "warning", v2.HostStatusError: "error",
+	severity := map[wire.HostStatus]wire.EventSeverity{
+		wire.HostStatusInsufficient: "warning", wire.HostStatusDisconnected: "warning", wire.HostStatusError: "error",
 	}
 	for _, id := range append(hosts, small) {
 		status := "discovering"
@@ -60,7 +60,7 @@ func TestStatusEvents(t *testing.T) {
 			}
 			status = m[3]
 			changes++
-			want := severity[v2.HostStatus(status)]
+			want := severity[wire.HostStatus(status)]
 			if want == "" {
 				want = "info"
 			}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // FuzzPreparationReply: whatever an agent answers to a preparation check
@@ -16,7 +16,7 @@ import (
 // image, a known result, finite non-negative figures, a non-negative sync
 // duration) and that decode again the same once encoded.
 func FuzzPreparationReply(f *testing.F) {
-	types := []v2.StepType{v2.StepTypeInstallationDiskSpeedCheck, v2.StepTypeContainerImageAvailability}
+	types := []wire.StepType{wire.StepTypeInstallationDiskSpeedCheck, wire.StepTypeContainerImageAvailability}
 	f.Add(uint8(0), int64(0), `{"path":"/dev/disk/by-id/wwn-0x5000c500","io_sync_duration":4}`)
 	f.Add(uint8(0), int64(255), ``)
 	f.Add(uint8(0), int64(0), `{"path":"/dev/vda","io_sync_duration":-1}`)
@@ -25,7 +25,7 @@ func FuzzPreparationReply(f *testing.F) {
 	f.Add(uint8(1), int64(0), `{"images":[{"name":"","result":"success"}]}`)
 	f.Fuzz(func(t *testing.T, which uint8, code int64, out string) {
 		typ := types[int(which)%len(types)]
-		r, err := decodePreparationReply(&v2.StepReply{StepType: typ, ExitCode: code, Output: out})
+		r, err := decodePreparationReply(&wire.StepReply{StepType: typ, ExitCode: code, Output: out})
 		if err != nil {
 			var ae *Error
 			if !errors.As(err, &ae) || ae.Kind != KindBadRequest || !strings.HasPrefix(ae.Error(), "output: ") {
@@ -38,21 +38,21 @@ func FuzzPreparationReply(f *testing.F) {
 		}
 		var again string
 		switch typ {
-		case v2.StepTypeInstallationDiskSpeedCheck:
+		case wire.StepTypeInstallationDiskSpeedCheck:
 			if r.diskSpeed == nil || r.diskSpeed.IOSyncDuration < 0 {
 				t.Fatalf("%q: kept disk speed %+v", out, r.diskSpeed)
 			}
-			again = v2.MustEncodeEmbedded(r.diskSpeed)
-		case v2.StepTypeContainerImageAvailability:
+			again = wire.MustEncodeEmbedded(r.diskSpeed)
+		case wire.StepTypeContainerImageAvailability:
 			for _, im := range r.images {
 				if im == nil || im.Name == "" || !finiteNonNegative(im.SizeBytes, im.Time, im.DownloadRate) ||
-					im.Result != v2.ContainerImageAvailabilityResultSuccess && im.Result != v2.ContainerImageAvailabilityResultFailure {
+					im.Result != wire.ContainerImageAvailabilityResultSuccess && im.Result != wire.ContainerImageAvailabilityResultFailure {
 					t.Fatalf("%q: kept image %+v", out, im)
 				}
 			}
-			again = v2.MustEncodeEmbedded(v2.ContainerImageAvailabilityResponse{Images: r.images})
+			again = wire.MustEncodeEmbedded(wire.ContainerImageAvailabilityResponse{Images: r.images})
 		}
-		r2, err := decodePreparationReply(&v2.StepReply{StepType: typ, ExitCode: code, Output: again})
+		r2, err := decodePreparationReply(&wire.StepReply{StepType: typ, ExitCode: code, Output: again})
 		if err != nil || r2 == nil {
 			t.Fatalf("%s: kept %q does not decode again: %v", typ, again, err)
 		}

@@ -14,10 +14,10 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/nodezero/nodezero/daemon/assisted/assistedtest"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/daemon/validation"
 	"github.com/nodezero/nodezero/hostagent/inventory"
 	"github.com/nodezero/nodezero/store"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // Test fixtures: a service on a real store in a temporary directory, driven
@@ -138,18 +138,18 @@ func (e *env) reopen() {
 
 // clusterParams are a multi-node cluster's create params with the VIPs of
 // the test network.
-func clusterParams() *v2.ClusterCreateParams {
-	return &v2.ClusterCreateParams{
+func clusterParams() *wire.ClusterCreateParams {
+	return &wire.ClusterCreateParams{
 		Name: "ostest", OpenshiftVersion: "4.18.0", BaseDNSDomain: "example.com",
 		PullSecret:  testPullSecret,
-		APIVIPs:     []*v2.APIVIP{{IP: testAPIVIP}},
-		IngressVIPs: []*v2.IngressVIP{{IP: testIngressVIP}},
+		APIVIPs:     []*wire.APIVIP{{IP: testAPIVIP}},
+		IngressVIPs: []*wire.IngressVIP{{IP: testIngressVIP}},
 	}
 }
 
 // cluster registers a cluster (clusterParams when p is nil) and an infra-env
 // bound to it, and returns their ids.
-func (e *env) cluster(p *v2.ClusterCreateParams) (clusterID, infraEnvID string) {
+func (e *env) cluster(p *wire.ClusterCreateParams) (clusterID, infraEnvID string) {
 	e.t.Helper()
 	if p == nil {
 		p = clusterParams()
@@ -158,7 +158,7 @@ func (e *env) cluster(p *v2.ClusterCreateParams) (clusterID, infraEnvID string) 
 	if err != nil {
 		e.t.Fatalf("RegisterCluster: %v", err)
 	}
-	ie, err := e.s.RegisterInfraEnv(e.ctx, &v2.InfraEnvCreateParams{Name: "ostest-ie", PullSecret: testPullSecret, ClusterID: &c.ID})
+	ie, err := e.s.RegisterInfraEnv(e.ctx, &wire.InfraEnvCreateParams{Name: "ostest-ie", PullSecret: testPullSecret, ClusterID: &c.ID})
 	if err != nil {
 		e.t.Fatalf("RegisterInfraEnv: %v", err)
 	}
@@ -169,7 +169,7 @@ func (e *env) cluster(p *v2.ClusterCreateParams) (clusterID, infraEnvID string) 
 func (e *env) register(infraEnvID string) string {
 	e.t.Helper()
 	id := uuid.NewString()
-	if _, err := e.s.RegisterHost(e.ctx, infraEnvID, &v2.HostCreateParams{HostID: id, DiscoveryAgentVersion: "agent:test"}, ""); err != nil {
+	if _, err := e.s.RegisterHost(e.ctx, infraEnvID, &wire.HostCreateParams{HostID: id, DiscoveryAgentVersion: "agent:test"}, ""); err != nil {
 		e.t.Fatalf("RegisterHost %s: %v", id, err)
 	}
 	return id
@@ -177,7 +177,7 @@ func (e *env) register(infraEnvID string) string {
 
 // checkIn is an agent's instructions request without long polling; it
 // reports the host's clock as the service's.
-func (e *env) checkIn(infraEnvID, hostID string) *v2.Steps {
+func (e *env) checkIn(infraEnvID, hostID string) *wire.Steps {
 	e.t.Helper()
 	steps, err := e.s.NextSteps(e.ctx, infraEnvID, hostID, e.clock.Now().Unix(), 0, "")
 	if err != nil {
@@ -187,25 +187,25 @@ func (e *env) checkIn(infraEnvID, hostID string) *v2.Steps {
 }
 
 // postInventory posts inv as an inventory step reply, as the agent does.
-func (e *env) postInventory(infraEnvID, hostID string, inv *v2.Inventory) {
+func (e *env) postInventory(infraEnvID, hostID string, inv *wire.Inventory) {
 	e.t.Helper()
 	if err := e.s.PostStepReply(e.ctx, infraEnvID, hostID, inventoryReply(e.t, inv)); err != nil {
 		e.t.Fatalf("PostStepReply inventory %s: %v", hostID, err)
 	}
 }
 
-func inventoryReply(t testing.TB, inv *v2.Inventory) *v2.StepReply {
+func inventoryReply(t testing.TB, inv *wire.Inventory) *wire.StepReply {
 	t.Helper()
 	b, err := json.Marshal(inv)
 	if err != nil {
 		t.Fatalf("marshal inventory: %v", err)
 	}
-	return &v2.StepReply{StepType: v2.StepTypeInventory, StepID: "inventory-0badc0de", Output: string(b)}
+	return &wire.StepReply{StepType: wire.StepTypeInventory, StepID: "inventory-0badc0de", Output: string(b)}
 }
 
 // addHost registers a host, checks it in and posts its inventory: what an
 // agent does in its first second.
-func (e *env) addHost(infraEnvID string, inv *v2.Inventory) string {
+func (e *env) addHost(infraEnvID string, inv *wire.Inventory) string {
 	e.t.Helper()
 	id := e.register(infraEnvID)
 	e.checkIn(infraEnvID, id)
@@ -214,7 +214,7 @@ func (e *env) addHost(infraEnvID string, inv *v2.Inventory) string {
 	return id
 }
 
-func (e *env) host(infraEnvID, hostID string) *v2.Host {
+func (e *env) host(infraEnvID, hostID string) *wire.Host {
 	e.t.Helper()
 	h, err := e.s.GetHost(infraEnvID, hostID)
 	if err != nil {
@@ -223,7 +223,7 @@ func (e *env) host(infraEnvID, hostID string) *v2.Host {
 	return h
 }
 
-func (e *env) getCluster(id string) *v2.Cluster {
+func (e *env) getCluster(id string) *wire.Cluster {
 	e.t.Helper()
 	c, err := e.s.GetCluster(id)
 	if err != nil {
@@ -233,7 +233,7 @@ func (e *env) getCluster(id string) *v2.Cluster {
 }
 
 // events returns every event of q, oldest first.
-func (e *env) events(q EventsQuery) []*v2.Event {
+func (e *env) events(q EventsQuery) []*wire.Event {
 	e.t.Helper()
 	l, err := e.s.ListEvents(e.ctx, q)
 	if err != nil {
@@ -243,7 +243,7 @@ func (e *env) events(q EventsQuery) []*v2.Event {
 }
 
 // hasEvent reports whether evs holds an event with this name and message.
-func hasEvent(evs []*v2.Event, name, msg string) bool {
+func hasEvent(evs []*wire.Event, name, msg string) bool {
 	for _, ev := range evs {
 		if ev.Name == name && ev.Message == msg {
 			return true
@@ -252,7 +252,7 @@ func hasEvent(evs []*v2.Event, name, msg string) bool {
 	return false
 }
 
-func eventLines(evs []*v2.Event) []string {
+func eventLines(evs []*wire.Event) []string {
 	out := make([]string, len(evs))
 	for i, ev := range evs {
 		out[i] = fmt.Sprintf("%s %s: %s", ev.Severity, ev.Name, ev.Message)
@@ -264,13 +264,13 @@ func eventLines(evs []*v2.Event) []string {
 // a run.
 var (
 	hwMu    sync.Mutex
-	hwCache = map[string]*v2.Inventory{}
+	hwCache = map[string]*wire.Inventory{}
 )
 
 // hwInventory collects the inventory of testdata/hw/<tree> as the agent
 // would, as host hostname with the one address addr (CIDR), and returns a
 // copy the caller may change.
-func hwInventory(t testing.TB, tree, hostname, addr string) *v2.Inventory {
+func hwInventory(t testing.TB, tree, hostname, addr string) *wire.Inventory {
 	t.Helper()
 	hwMu.Lock()
 	base, ok := hwCache[tree]
@@ -299,7 +299,7 @@ func hwInventory(t testing.TB, tree, hostname, addr string) *v2.Inventory {
 }
 
 // masterInv is a master-class host (testdata/hw/master-0) at 192.168.111.<n>.
-func masterInv(t testing.TB, name string, n int) *v2.Inventory {
+func masterInv(t testing.TB, name string, n int) *wire.Inventory {
 	return hwInventory(t, "master-0", name, fmt.Sprintf("192.168.111.%d/24", n))
 }
 
@@ -352,7 +352,7 @@ func (e *env) readyCluster() (clusterID, infraEnvID string, hosts []string) {
 	for i := range 3 {
 		hosts = append(hosts, e.addHost(infraEnvID, masterInv(e.t, fmt.Sprintf("master-%d", i), 10+i)))
 	}
-	if c := e.getCluster(clusterID); c.Status != v2.ClusterStatusReady {
+	if c := e.getCluster(clusterID); c.Status != wire.ClusterStatusReady {
 		e.t.Fatalf("cluster status %s (%s), want ready; validations %s", c.Status, c.StatusInfo, c.ValidationsInfo)
 	}
 	return clusterID, infraEnvID, hosts
@@ -363,27 +363,27 @@ const gib = int64(1) << 30
 // handInventory is a host built by hand: cores CPUs, ramGiB of memory, one
 // HDD of diskGB (decimal) at /dev/sda, eth0 at addr (CIDR) with a default
 // route, and a GPU when gpu is set.
-func handInventory(name string, cores, ramGiB, diskGB int64, addr string, gpu bool) *v2.Inventory {
-	inv := &v2.Inventory{
+func handInventory(name string, cores, ramGiB, diskGB int64, addr string, gpu bool) *wire.Inventory {
+	inv := &wire.Inventory{
 		Hostname: name,
-		CPU:      &v2.CPU{Count: cores, Architecture: "x86_64"},
-		Memory:   &v2.Memory{PhysicalBytes: ramGiB * gib, UsableBytes: ramGiB * gib, PhysicalBytesMethod: v2.MemoryMethodGhw},
-		Disks: []*v2.Disk{{
-			ID: "/dev/disk/by-id/wwn-0x" + name, Name: "sda", Path: "/dev/sda", DriveType: v2.DriveTypeHDD,
+		CPU:      &wire.CPU{Count: cores, Architecture: "x86_64"},
+		Memory:   &wire.Memory{PhysicalBytes: ramGiB * gib, UsableBytes: ramGiB * gib, PhysicalBytesMethod: wire.MemoryMethodGhw},
+		Disks: []*wire.Disk{{
+			ID: "/dev/disk/by-id/wwn-0x" + name, Name: "sda", Path: "/dev/sda", DriveType: wire.DriveTypeHDD,
 			SizeBytes: diskGB * 1000 * 1000 * 1000, HCTL: "0:0:0:0",
-			InstallationEligibility: &v2.DiskInstallationEligibility{Eligible: true},
+			InstallationEligibility: &wire.DiskInstallationEligibility{Eligible: true},
 		}},
-		Interfaces: []*v2.Interface{{
+		Interfaces: []*wire.Interface{{
 			Name: "eth0", Type: "physical", MACAddress: "52:54:00:aa:bb:01", IPv4Addresses: []string{addr},
 		}},
-		Routes: []*v2.Route{
+		Routes: []*wire.Route{
 			{Destination: "0.0.0.0", Gateway: "192.168.111.1", Interface: "eth0", Family: 2},
 			{Destination: "192.168.111.0", Interface: "eth0", Family: 2},
 		},
-		SystemVendor: &v2.SystemVendor{Manufacturer: "Red Hat", ProductName: "KVM"},
+		SystemVendor: &wire.SystemVendor{Manufacturer: "Red Hat", ProductName: "KVM"},
 	}
 	if gpu {
-		inv.GPUs = []*v2.GPU{{Vendor: "NVIDIA Corporation", VendorID: "10de", DeviceID: "1eb8", Name: "TU104GL [Tesla T4]"}}
+		inv.GPUs = []*wire.GPU{{Vendor: "NVIDIA Corporation", VendorID: "10de", DeviceID: "1eb8", Name: "TU104GL [Tesla T4]"}}
 	}
 	return inv
 }
@@ -392,7 +392,7 @@ func handInventory(name string, cores, ramGiB, diskGB int64, addr string, gpu bo
 // in the store the way a later feature would (the install flow drives
 // hosts to installing; this build's service cannot yet), and starts a
 // service on the result.
-func (e *env) rewrite(clusterID string, fc func(*v2.Cluster), fh func(*v2.Host)) {
+func (e *env) rewrite(clusterID string, fc func(*wire.Cluster), fh func(*wire.Host)) {
 	e.t.Helper()
 	if err := e.s.Close(); err != nil {
 		e.t.Fatalf("Close: %v", err)
@@ -420,7 +420,7 @@ func (e *env) rewrite(clusterID string, fc func(*v2.Cluster), fh func(*v2.Host))
 			return err
 		}
 		for _, hr := range hosts {
-			var h v2.Host
+			var h wire.Host
 			if err := json.Unmarshal(hr.Doc, &h); err != nil {
 				return err
 			}
@@ -470,12 +470,12 @@ func (e *env) answerChecks(infraEnvID string) {
 	if err != nil {
 		e.t.Fatalf("ListHosts: %v", err)
 	}
-	invs := map[string]*v2.Inventory{}
+	invs := map[string]*wire.Inventory{}
 	for _, h := range hosts {
 		if h.Inventory == "" {
 			continue
 		}
-		var inv v2.Inventory
+		var inv wire.Inventory
 		if err := json.Unmarshal([]byte(h.Inventory), &inv); err != nil {
 			e.t.Fatal(err)
 		}
@@ -486,22 +486,22 @@ func (e *env) answerChecks(infraEnvID string) {
 		if self == nil || len(self.Interfaces) == 0 {
 			continue
 		}
-		e.postCheck(infraEnvID, h.ID, v2.StepTypeConnectivityCheck, assistedtest.Connectivity(self, h.ID, invs))
-		e.postCheck(infraEnvID, h.ID, v2.StepTypeNTPSynchronizer, v2.NTPSynchronizationResponse{
-			NTPSources: []*v2.NTPSource{{SourceName: "192.168.111.1", SourceState: v2.SourceStateSynced}}})
+		e.postCheck(infraEnvID, h.ID, wire.StepTypeConnectivityCheck, assistedtest.Connectivity(self, h.ID, invs))
+		e.postCheck(infraEnvID, h.ID, wire.StepTypeNTPSynchronizer, wire.NTPSynchronizationResponse{
+			NTPSources: []*wire.NTPSource{{SourceName: "192.168.111.1", SourceState: wire.SourceStateSynced}}})
 		if h.ClusterID != nil {
-			e.postCheck(infraEnvID, h.ID, v2.StepTypeDomainResolution, assistedtest.Resolutions(e.getCluster(*h.ClusterID)))
+			e.postCheck(infraEnvID, h.ID, wire.StepTypeDomainResolution, assistedtest.Resolutions(e.getCluster(*h.ClusterID)))
 		}
 	}
 }
 
-func (e *env) postCheck(infraEnvID, hostID string, typ v2.StepType, v any) {
+func (e *env) postCheck(infraEnvID, hostID string, typ wire.StepType, v any) {
 	e.t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if err := e.s.PostStepReply(e.ctx, infraEnvID, hostID, &v2.StepReply{StepType: typ, StepID: string(typ) + "-0badc0de", Output: string(b)}); err != nil {
+	if err := e.s.PostStepReply(e.ctx, infraEnvID, hostID, &wire.StepReply{StepType: typ, StepID: string(typ) + "-0badc0de", Output: string(b)}); err != nil {
 		e.t.Fatalf("PostStepReply %s %s: %v", typ, hostID, err)
 	}
 }

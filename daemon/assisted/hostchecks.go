@@ -11,8 +11,8 @@ import (
 	"time"
 	"unsafe"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/daemon/validation"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // The host checks (issue #5): which steps a host gets in each status, the
@@ -24,14 +24,14 @@ import (
 // assisted-service's order (reference/assisted-service.md §7.1, known /
 // insufficient / pending-for-input). tang-connectivity-check is left out
 // until disk encryption with tang is supported.
-var discoverySteps = []v2.StepType{
-	v2.StepTypeConnectivityCheck,
-	v2.StepTypeFreeNetworkAddresses,
-	v2.StepTypeDHCPLeaseAllocate,
-	v2.StepTypeInventory,
-	v2.StepTypeNTPSynchronizer,
-	v2.StepTypeDomainResolution,
-	v2.StepTypeVerifyVIPs,
+var discoverySteps = []wire.StepType{
+	wire.StepTypeConnectivityCheck,
+	wire.StepTypeFreeNetworkAddresses,
+	wire.StepTypeDHCPLeaseAllocate,
+	wire.StepTypeInventory,
+	wire.StepTypeNTPSynchronizer,
+	wire.StepTypeDomainResolution,
+	wire.StepTypeVerifyVIPs,
 }
 
 // preparationSteps are the steps of a host while its cluster prepares for
@@ -39,10 +39,10 @@ var discoverySteps = []v2.StepType{
 // leases are renewed, the installation disk's speed measured and the
 // release image pulled. The two checks are handed out once per
 // preparation, again only when their step timed out unanswered.
-var preparationSteps = []v2.StepType{
-	v2.StepTypeDHCPLeaseAllocate,
-	v2.StepTypeInstallationDiskSpeedCheck,
-	v2.StepTypeContainerImageAvailability,
+var preparationSteps = []wire.StepType{
+	wire.StepTypeDHCPLeaseAllocate,
+	wire.StepTypeInstallationDiskSpeedCheck,
+	wire.StepTypeContainerImageAvailability,
 }
 
 // The preparation checks' timeouts (assisted's instruction manager): the
@@ -60,22 +60,22 @@ const freeAddressesMaxBits = 22
 // checkArgs builds the single JSON arg of a host check, or reports that the
 // step has nothing to do for this host now (it is then not handed out).
 // Callers hold the model lock.
-func (s *Service) checkArgs(st v2.StepType, h *hostRec) ([]string, bool) {
+func (s *Service) checkArgs(st wire.StepType, h *hostRec) ([]string, bool) {
 	c := s.clusters[h.clusterID()]
 	var v any
 	switch st {
-	case v2.StepTypeConnectivityCheck:
+	case wire.StepTypeConnectivityCheck:
 		if c == nil {
 			return nil, false
 		}
 		return []string{connectivityArgs(c, h)}, true
-	case v2.StepTypeFreeNetworkAddresses:
+	case wire.StepTypeFreeNetworkAddresses:
 		nets := freeAddressNetworks(h.inv)
 		if len(nets) == 0 {
 			return nil, false
 		}
 		v = nets
-	case v2.StepTypeNTPSynchronizer:
+	case wire.StepTypeNTPSynchronizer:
 		// The cluster's source, else the infra-env's (ABI registers the
 		// agent-config's additionalNTPSources on the infra-env).
 		src := ""
@@ -85,8 +85,8 @@ func (s *Service) checkArgs(st v2.StepType, h *hostRec) ([]string, bool) {
 		if ie := s.infraEnvs[h.h.InfraEnvID]; src == "" && ie != nil {
 			src = ie.ie.AdditionalNTPSources
 		}
-		v = v2.NTPSynchronizationRequest{NTPSource: src}
-	case v2.StepTypeVerifyVIPs:
+		v = wire.NTPSynchronizationRequest{NTPSource: src}
+	case wire.StepTypeVerifyVIPs:
 		if c == nil || dhcpVIPs(&c.c) {
 			return nil, false
 		}
@@ -95,7 +95,7 @@ func (s *Service) checkArgs(st v2.StepType, h *hostRec) ([]string, bool) {
 			return nil, false
 		}
 		v = req
-	case v2.StepTypeDomainResolution:
+	case wire.StepTypeDomainResolution:
 		if c == nil {
 			return nil, false
 		}
@@ -103,12 +103,12 @@ func (s *Service) checkArgs(st v2.StepType, h *hostRec) ([]string, bool) {
 		if len(names) == 0 {
 			return nil, false
 		}
-		req := v2.DomainResolutionRequest{}
+		req := wire.DomainResolutionRequest{}
 		for _, n := range names {
-			req.Domains = append(req.Domains, &v2.DomainResolutionRequestDomainsItem{DomainName: n})
+			req.Domains = append(req.Domains, &wire.DomainResolutionRequestDomainsItem{DomainName: n})
 		}
 		v = req
-	case v2.StepTypeInstallationDiskSpeedCheck:
+	case wire.StepTypeInstallationDiskSpeedCheck:
 		key := validation.InstallationDiskKey(&h.h)
 		if key == "" || s.awaiting(h, st, diskSpeedTimeout) {
 			return nil, false
@@ -118,12 +118,12 @@ func (s *Service) checkArgs(st v2.StepType, h *hostRec) ([]string, bool) {
 				return nil, false // measured: assisted does not measure again
 			}
 		}
-		b, err := json.Marshal(v2.DiskSpeedCheckRequest{Path: key})
+		b, err := json.Marshal(wire.DiskSpeedCheckRequest{Path: key})
 		if err != nil {
 			return nil, false
 		}
 		return []string{string(b), strconv.Itoa(int(diskSpeedTimeout.Seconds()))}, true
-	case v2.StepTypeContainerImageAvailability:
+	case wire.StepTypeContainerImageAvailability:
 		if c == nil || s.awaiting(h, st, imageAvailabilityTimeout) {
 			return nil, false
 		}
@@ -131,9 +131,9 @@ func (s *Service) checkArgs(st v2.StepType, h *hostRec) ([]string, bool) {
 		if err != nil {
 			statuses = nil
 		}
-		req := v2.ContainerImageAvailabilityRequest{Timeout: int64(imageAvailabilityTimeout.Seconds())}
+		req := wire.ContainerImageAvailabilityRequest{Timeout: int64(imageAvailabilityTimeout.Seconds())}
 		for _, img := range s.val.RequiredImages(&c.c) {
-			if a := statuses[img]; a == nil || a.Result != v2.ContainerImageAvailabilityResultSuccess {
+			if a := statuses[img]; a == nil || a.Result != wire.ContainerImageAvailabilityResultSuccess {
 				req.Images = append(req.Images, img)
 			}
 		}
@@ -141,7 +141,7 @@ func (s *Service) checkArgs(st v2.StepType, h *hostRec) ([]string, bool) {
 			return nil, false
 		}
 		v = req
-	case v2.StepTypeDHCPLeaseAllocate:
+	case wire.StepTypeDHCPLeaseAllocate:
 		if c == nil || !dhcpVIPs(&c.c) {
 			return nil, false
 		}
@@ -149,17 +149,17 @@ func (s *Service) checkArgs(st v2.StepType, h *hostRec) ([]string, bool) {
 		if nic == "" {
 			return nil, false
 		}
-		v = v2.DHCPAllocationRequest{
+		v = wire.DHCPAllocationRequest{
 			Interface: nic, APIVIPMAC: VIPMAC(c.c.ID, "api"), IngressVIPMAC: VIPMAC(c.c.ID, "ingress"),
 			APIVIPLease: c.apiLease, IngressVIPLease: c.ingressLease,
 		}
-	case v2.StepTypeLogsGather:
+	case wire.StepTypeLogsGather:
 		req, ok := s.logsGatherArgs(h)
 		if !ok {
 			return nil, false
 		}
 		v = req
-	case v2.StepTypeStopInstallation:
+	case wire.StepTypeStopInstallation:
 		return nil, !handedOut(h, st) // no args: the agent knows what to stop
 	default:
 		return nil, false
@@ -174,7 +174,7 @@ func (s *Service) checkArgs(st v2.StepType, h *hostRec) ([]string, bool) {
 // awaiting reports whether a step of type st was handed to h less than
 // timeout ago and is still unanswered: a preparation check is not handed
 // out twice while the agent works on it.
-func (s *Service) awaiting(h *hostRec, st v2.StepType, timeout time.Duration) bool {
+func (s *Service) awaiting(h *hostRec, st wire.StepType, timeout time.Duration) bool {
 	for _, typ := range h.agent.pending {
 		if typ == st {
 			last, ok := h.agent.issued[st]
@@ -184,7 +184,7 @@ func (s *Service) awaiting(h *hostRec, st v2.StepType, timeout time.Duration) bo
 	return false
 }
 
-func dhcpVIPs(c *v2.Cluster) bool { return c.VIPDHCPAllocation != nil && *c.VIPDHCPAllocation }
+func dhcpVIPs(c *wire.Cluster) bool { return c.VIPDHCPAllocation != nil && *c.VIPDHCPAllocation }
 
 // connectivityParams lists every other host of the cluster that has sent an
 // inventory, with its NICs' MACs and addresses, as assisted-service's
@@ -192,8 +192,8 @@ func dhcpVIPs(c *v2.Cluster) bool { return c.VIPDHCPAllocation != nil && *c.VIPD
 // discovering or disconnected (no network now) are left out: a host cut
 // off would otherwise fail the packet-loss validation of every host of its
 // role for as long as it is away, and keep them insufficient.
-func connectivityParams(c *clusterRec, self *hostRec) v2.ConnectivityCheckParams {
-	out := v2.ConnectivityCheckParams{}
+func connectivityParams(c *clusterRec, self *hostRec) wire.ConnectivityCheckParams {
+	out := wire.ConnectivityCheckParams{}
 	for _, h := range c.sorted() {
 		if h == self || !probeTarget(h) {
 			continue
@@ -210,11 +210,11 @@ func connectivityParams(c *clusterRec, self *hostRec) v2.ConnectivityCheckParams
 // the inventory's prefix length: the swagger's connectivity-check-nic
 // pattern allows no prefix, and the upstream agent refuses the step
 // otherwise.
-func connectivityCheckHost(h *hostRec) *v2.ConnectivityCheckHost {
+func connectivityCheckHost(h *hostRec) *wire.ConnectivityCheckHost {
 	if h.inv == nil {
 		return nil
 	}
-	ch := &v2.ConnectivityCheckHost{HostID: h.h.ID}
+	ch := &wire.ConnectivityCheckHost{HostID: h.h.ID}
 	for _, iface := range h.inv.Interfaces {
 		if iface == nil {
 			continue
@@ -228,7 +228,7 @@ func connectivityCheckHost(h *hostRec) *v2.ConnectivityCheckHost {
 		if len(addrs) == 0 {
 			continue
 		}
-		ch.Nics = append(ch.Nics, &v2.ConnectivityCheckNic{Name: iface.Name, MAC: iface.MACAddress, IPAddresses: addrs})
+		ch.Nics = append(ch.Nics, &wire.ConnectivityCheckNic{Name: iface.Name, MAC: iface.MACAddress, IPAddresses: addrs})
 	}
 	if len(ch.Nics) == 0 {
 		return nil
@@ -296,12 +296,12 @@ func (h *hostRec) checkEntryFor() []byte {
 
 // freeAddressNetworks are the IPv4 networks of the host's interfaces that
 // are small enough to scan, canonical, sorted and without repeats.
-func freeAddressNetworks(inv *v2.Inventory) v2.FreeAddressesRequest {
+func freeAddressNetworks(inv *wire.Inventory) wire.FreeAddressesRequest {
 	if inv == nil {
 		return nil
 	}
 	seen := map[string]bool{}
-	var out v2.FreeAddressesRequest
+	var out wire.FreeAddressesRequest
 	for _, iface := range inv.Interfaces {
 		if iface == nil {
 			continue
@@ -323,16 +323,16 @@ func freeAddressNetworks(inv *v2.Inventory) v2.FreeAddressesRequest {
 }
 
 // verifyVIPsRequest asks the agent whether the cluster's VIPs are free.
-func verifyVIPsRequest(c *v2.Cluster) v2.VerifyVIPsRequest {
-	var out v2.VerifyVIPsRequest
+func verifyVIPsRequest(c *wire.Cluster) wire.VerifyVIPsRequest {
+	var out wire.VerifyVIPsRequest
 	for _, v := range c.APIVIPs {
 		if v != nil && v.IP != "" {
-			out = append(out, &v2.VerifyVIP{VIP: v.IP, VIPType: v2.VIPTypeAPI})
+			out = append(out, &wire.VerifyVIP{VIP: v.IP, VIPType: wire.VIPTypeAPI})
 		}
 	}
 	for _, v := range c.IngressVIPs {
 		if v != nil && v.IP != "" {
-			out = append(out, &v2.VerifyVIP{VIP: v.IP, VIPType: v2.VIPTypeIngress})
+			out = append(out, &wire.VerifyVIP{VIP: v.IP, VIPType: wire.VIPTypeIngress})
 		}
 	}
 	return out
@@ -347,21 +347,21 @@ type checkReply struct {
 	// SHA-256 of the agent's output.
 	conn     *validation.ConnReport
 	sum      [32]byte
-	verified v2.VerifyVIPsResponse
-	dhcp     *v2.DHCPAllocationResponse
+	verified wire.VerifyVIPsResponse
+	dhcp     *wire.DHCPAllocationResponse
 	// The preparation checks are kept whatever their exit code: a failed
 	// measurement or pull is a result.
-	diskSpeed *v2.DiskSpeedCheckResponse
+	diskSpeed *wire.DiskSpeedCheckResponse
 	exitCode  int64
-	images    []*v2.ContainerImageAvailability
+	images    []*wire.ContainerImageAvailability
 }
 
 // decodeCheckReply decodes the output of a host check. It runs before the
 // model lock is taken. Outputs of step types the service does not keep are
 // (nil, nil).
-func decodeCheckReply(r *v2.StepReply) (*checkReply, error) {
+func decodeCheckReply(r *wire.StepReply) (*checkReply, error) {
 	switch r.StepType {
-	case v2.StepTypeInstallationDiskSpeedCheck, v2.StepTypeContainerImageAvailability:
+	case wire.StepTypeInstallationDiskSpeedCheck, wire.StepTypeContainerImageAvailability:
 		return decodePreparationReply(r)
 	}
 	if r.ExitCode != 0 {
@@ -369,40 +369,40 @@ func decodeCheckReply(r *v2.StepReply) (*checkReply, error) {
 	}
 	var v any
 	switch r.StepType {
-	case v2.StepTypeFreeNetworkAddresses:
-		v = new(v2.FreeNetworksAddresses)
-	case v2.StepTypeNTPSynchronizer:
-		v = new(v2.NTPSynchronizationResponse)
-	case v2.StepTypeVerifyVIPs:
-		v = new(v2.VerifyVIPsResponse)
-	case v2.StepTypeDomainResolution:
-		v = new(v2.DomainResolutionResponse)
-	case v2.StepTypeDHCPLeaseAllocate:
-		v = new(v2.DHCPAllocationResponse)
+	case wire.StepTypeFreeNetworkAddresses:
+		v = new(wire.FreeNetworksAddresses)
+	case wire.StepTypeNTPSynchronizer:
+		v = new(wire.NTPSynchronizationResponse)
+	case wire.StepTypeVerifyVIPs:
+		v = new(wire.VerifyVIPsResponse)
+	case wire.StepTypeDomainResolution:
+		v = new(wire.DomainResolutionResponse)
+	case wire.StepTypeDHCPLeaseAllocate:
+		v = new(wire.DHCPAllocationResponse)
 	default:
 		return nil, nil
 	}
-	if err := v2.DecodeEmbedded(r.Output, v); err != nil {
+	if err := wire.DecodeEmbedded(r.Output, v); err != nil {
 		return nil, badRequest("output: %s is not valid: %v", r.StepType, err)
 	}
 	out := &checkReply{}
 	switch x := v.(type) {
-	case *v2.DHCPAllocationResponse:
+	case *wire.DHCPAllocationResponse:
 		for field, a := range map[string]string{"api_vip_address": x.APIVIPAddress, "ingress_vip_address": x.IngressVIPAddress} {
 			if ip, err := netip.ParseAddr(a); err != nil || !ip.Is4() {
 				return nil, badRequest("output: dhcp-lease-allocate: %s %q is not an IPv4 address", field, a)
 			}
 		}
 		out.dhcp = x
-	case *v2.NTPSynchronizationResponse:
+	case *wire.NTPSynchronizationResponse:
 		v = x.NTPSources
-	case *v2.VerifyVIPsResponse:
+	case *wire.VerifyVIPsResponse:
 		for _, vv := range *x {
 			if vv == nil {
 				continue
 			}
 			switch vv.Verification {
-			case v2.VIPVerificationSucceeded, v2.VIPVerificationFailed, v2.VIPVerificationUnverified:
+			case wire.VIPVerificationSucceeded, wire.VIPVerificationFailed, wire.VIPVerificationUnverified:
 			default:
 				return nil, badRequest("output: verify-vips: verification %q: want succeeded, failed or unverified", vv.Verification)
 			}
@@ -420,28 +420,28 @@ func decodeCheckReply(r *v2.StepReply) (*checkReply, error) {
 // decodePreparationReply decodes the reply of a preparation check. An empty
 // output with exit code 0 is the agent saying the check is already running
 // (nil, nil); a failed disk speed check may have no output at all.
-func decodePreparationReply(r *v2.StepReply) (*checkReply, error) {
+func decodePreparationReply(r *wire.StepReply) (*checkReply, error) {
 	out := &checkReply{exitCode: r.ExitCode}
 	if strings.TrimSpace(r.Output) == "" {
-		if r.ExitCode == 0 || r.StepType != v2.StepTypeInstallationDiskSpeedCheck {
+		if r.ExitCode == 0 || r.StepType != wire.StepTypeInstallationDiskSpeedCheck {
 			return nil, nil
 		}
-		out.diskSpeed = &v2.DiskSpeedCheckResponse{}
+		out.diskSpeed = &wire.DiskSpeedCheckResponse{}
 		return out, nil
 	}
 	switch r.StepType {
-	case v2.StepTypeInstallationDiskSpeedCheck:
-		var ds v2.DiskSpeedCheckResponse
-		if err := v2.DecodeEmbedded(r.Output, &ds); err != nil {
+	case wire.StepTypeInstallationDiskSpeedCheck:
+		var ds wire.DiskSpeedCheckResponse
+		if err := wire.DecodeEmbedded(r.Output, &ds); err != nil {
 			return nil, badRequest("output: %s is not valid: %v", r.StepType, err)
 		}
 		if ds.IOSyncDuration < 0 {
 			return nil, badRequest("output: %s: io_sync_duration %d is negative", r.StepType, ds.IOSyncDuration)
 		}
 		out.diskSpeed = &ds
-	case v2.StepTypeContainerImageAvailability:
-		var resp v2.ContainerImageAvailabilityResponse
-		if err := v2.DecodeEmbedded(r.Output, &resp); err != nil {
+	case wire.StepTypeContainerImageAvailability:
+		var resp wire.ContainerImageAvailabilityResponse
+		if err := wire.DecodeEmbedded(r.Output, &resp); err != nil {
 			return nil, badRequest("output: %s is not valid: %v", r.StepType, err)
 		}
 		for _, im := range resp.Images {
@@ -451,7 +451,7 @@ func decodePreparationReply(r *v2.StepReply) (*checkReply, error) {
 			switch {
 			case im.Name == "":
 				return nil, badRequest("output: %s: an image without a name", r.StepType)
-			case im.Result != v2.ContainerImageAvailabilityResultSuccess && im.Result != v2.ContainerImageAvailabilityResultFailure:
+			case im.Result != wire.ContainerImageAvailabilityResultSuccess && im.Result != wire.ContainerImageAvailabilityResultFailure:
 				return nil, badRequest("output: %s: image %q: result %q: want success or failure", r.StepType, im.Name, im.Result)
 			case !finiteNonNegative(im.SizeBytes, im.Time, im.DownloadRate):
 				return nil, badRequest("output: %s: image %q: size, time and rate must be non-negative numbers", r.StepType, im.Name)
@@ -474,28 +474,28 @@ func finiteNonNegative(xs ...float64) bool {
 // keepCheckReply stores a decoded check on the host (or, for verify-vips,
 // the cluster) and marks what must be re-evaluated. Callers hold the model
 // lock inside a txn.
-func (t *txn) keepCheckReply(h *hostRec, typ v2.StepType, r *checkReply) {
+func (t *txn) keepCheckReply(h *hostRec, typ wire.StepType, r *checkReply) {
 	var field *string
 	switch typ {
-	case v2.StepTypeConnectivityCheck:
+	case wire.StepTypeConnectivityCheck:
 		t.keepConnectivity(h, r)
 		return
-	case v2.StepTypeFreeNetworkAddresses:
+	case wire.StepTypeFreeNetworkAddresses:
 		field = &h.h.FreeAddresses
-	case v2.StepTypeNTPSynchronizer:
+	case wire.StepTypeNTPSynchronizer:
 		field = &h.h.NTPSources
-	case v2.StepTypeDomainResolution:
+	case wire.StepTypeDomainResolution:
 		field = &h.h.DomainNameResolutions
-	case v2.StepTypeVerifyVIPs:
+	case wire.StepTypeVerifyVIPs:
 		t.keepVIPVerification(h, r.verified)
 		return
-	case v2.StepTypeDHCPLeaseAllocate:
+	case wire.StepTypeDHCPLeaseAllocate:
 		t.keepLeases(h, r.dhcp)
 		return
-	case v2.StepTypeInstallationDiskSpeedCheck:
+	case wire.StepTypeInstallationDiskSpeedCheck:
 		t.keepDiskSpeed(h, r)
 		return
-	case v2.StepTypeContainerImageAvailability:
+	case wire.StepTypeContainerImageAvailability:
 		t.keepImages(h, r.images)
 		return
 	default:
@@ -542,20 +542,20 @@ func (t *txn) keepDiskSpeed(h *hostRec, r *checkReply) {
 
 // keepImages merges pulled images into host.images_status by name, as
 // assisted's UpdateImageStatus does, with an event for each new result.
-func (t *txn) keepImages(h *hostRec, images []*v2.ContainerImageAvailability) {
+func (t *txn) keepImages(h *hostRec, images []*wire.ContainerImageAvailability) {
 	if len(images) == 0 {
 		return
 	}
 	statuses, err := validation.ParseImagesStatus(h.h.ImagesStatus)
 	if err != nil {
-		statuses = map[string]*v2.ContainerImageAvailability{}
+		statuses = map[string]*wire.ContainerImageAvailability{}
 	}
 	for _, im := range images {
 		if old := statuses[im.Name]; old != nil && *old == *im {
 			continue
 		}
 		statuses[im.Name] = im
-		if im.Result == v2.ContainerImageAvailabilityResultSuccess {
+		if im.Result == wire.ContainerImageAvailabilityResultSuccess {
 			t.hostEvent(h, evHostImageStatus, sevInfo, fmt.Sprintf("Host %s: New image status %s. result: %s. time: %.2f seconds; size: %.2f bytes; download rate: %.2f MBps",
 				h.name(), im.Name, im.Result, im.Time, im.SizeBytes, im.DownloadRate))
 		} else {
@@ -582,7 +582,7 @@ func forgetFailedImages(h *hostRec) {
 	}
 	n := len(statuses)
 	for name, a := range statuses {
-		if a == nil || a.Result != v2.ContainerImageAvailabilityResultSuccess {
+		if a == nil || a.Result != wire.ContainerImageAvailabilityResultSuccess {
 			delete(statuses, name)
 		}
 	}
@@ -596,7 +596,7 @@ func forgetFailedImages(h *hostRec) {
 
 // keepVIPVerification records what a host saw of the cluster's VIPs: a VIP
 // any host found in use stays failed until a host finds it free again.
-func (t *txn) keepVIPVerification(h *hostRec, vs v2.VerifyVIPsResponse) {
+func (t *txn) keepVIPVerification(h *hostRec, vs wire.VerifyVIPsResponse) {
 	c := t.s.clusters[h.clusterID()]
 	if c == nil {
 		return
@@ -604,12 +604,12 @@ func (t *txn) keepVIPVerification(h *hostRec, vs v2.VerifyVIPsResponse) {
 	changed := false
 	for _, v := range vs {
 		for _, a := range c.c.APIVIPs {
-			if a != nil && v.VIPType == v2.VIPTypeAPI && a.IP == v.VIP && a.Verification != v.Verification {
+			if a != nil && v.VIPType == wire.VIPTypeAPI && a.IP == v.VIP && a.Verification != v.Verification {
 				a.Verification, changed = v.Verification, true
 			}
 		}
 		for _, a := range c.c.IngressVIPs {
-			if a != nil && v.VIPType == v2.VIPTypeIngress && a.IP == v.VIP && a.Verification != v.Verification {
+			if a != nil && v.VIPType == wire.VIPTypeIngress && a.IP == v.VIP && a.Verification != v.Verification {
 				a.Verification, changed = v.Verification, true
 			}
 		}
@@ -623,18 +623,18 @@ func (t *txn) keepVIPVerification(h *hostRec, vs v2.VerifyVIPsResponse) {
 // keepLeases makes the leased addresses the cluster's VIPs and keeps the
 // lease texts for the next renewal, as assisted-service does with
 // vip_dhcp_allocation.
-func (t *txn) keepLeases(h *hostRec, r *v2.DHCPAllocationResponse) {
+func (t *txn) keepLeases(h *hostRec, r *wire.DHCPAllocationResponse) {
 	c := t.s.clusters[h.clusterID()]
 	if c == nil || !dhcpVIPs(&c.c) {
 		return
 	}
 	changed := false
 	if len(c.c.APIVIPs) != 1 || string(c.c.APIVIPs[0].IP) != r.APIVIPAddress {
-		c.c.APIVIPs = []*v2.APIVIP{{IP: v2.IP(r.APIVIPAddress), ClusterID: c.c.ID}}
+		c.c.APIVIPs = []*wire.APIVIP{{IP: wire.IP(r.APIVIPAddress), ClusterID: c.c.ID}}
 		changed = true
 	}
 	if len(c.c.IngressVIPs) != 1 || string(c.c.IngressVIPs[0].IP) != r.IngressVIPAddress {
-		c.c.IngressVIPs = []*v2.IngressVIP{{IP: v2.IP(r.IngressVIPAddress), ClusterID: c.c.ID}}
+		c.c.IngressVIPs = []*wire.IngressVIP{{IP: wire.IP(r.IngressVIPAddress), ClusterID: c.c.ID}}
 		changed = true
 	}
 	if r.APIVIPLease != "" && r.APIVIPLease != c.apiLease {
@@ -651,7 +651,7 @@ func (t *txn) keepLeases(h *hostRec, r *v2.DHCPAllocationResponse) {
 
 // machineNetworkNIC is the host's interface with an IPv4 address in the
 // cluster's first IPv4 machine network: where DHCP for the VIPs is asked.
-func machineNetworkNIC(c *v2.Cluster, inv *v2.Inventory) string {
+func machineNetworkNIC(c *wire.Cluster, inv *wire.Inventory) string {
 	if inv == nil {
 		return ""
 	}

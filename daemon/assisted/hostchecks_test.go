@@ -10,11 +10,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/daemon/validation"
+	"github.com/nodezero/nodezero/wire"
 )
 
-func stepOf(t *testing.T, s *v2.Steps, typ v2.StepType) *v2.Step {
+func stepOf(t *testing.T, s *wire.Steps, typ wire.StepType) *wire.Step {
 	t.Helper()
 	for _, st := range s.Instructions {
 		if st.StepType == typ {
@@ -34,8 +34,8 @@ func TestHostCheckArgsAndReplies(t *testing.T) {
 	clusterID, ie, hosts := e.readyCluster()
 	steps := e.checkIn(ie, hosts[0])
 
-	var cc v2.ConnectivityCheckParams
-	if err := v2.DecodeStepArg(v2.StepTypeConnectivityCheck, stepOf(t, steps, v2.StepTypeConnectivityCheck).Args, &cc); err != nil {
+	var cc wire.ConnectivityCheckParams
+	if err := wire.DecodeStepArg(wire.StepTypeConnectivityCheck, stepOf(t, steps, wire.StepTypeConnectivityCheck).Args, &cc); err != nil {
 		t.Fatal(err)
 	}
 	var peers []string
@@ -52,56 +52,56 @@ func TestHostCheckArgsAndReplies(t *testing.T) {
 	if diff := cmp.Diff(want, peers); diff != "" {
 		t.Errorf("connectivity-check peers (-want +got):\n%s", diff)
 	}
-	var free v2.FreeAddressesRequest
-	if err := v2.DecodeStepArg(v2.StepTypeFreeNetworkAddresses, stepOf(t, steps, v2.StepTypeFreeNetworkAddresses).Args, &free); err != nil || len(free) != 1 || free[0] != "192.168.111.0/24" {
+	var free wire.FreeAddressesRequest
+	if err := wire.DecodeStepArg(wire.StepTypeFreeNetworkAddresses, stepOf(t, steps, wire.StepTypeFreeNetworkAddresses).Args, &free); err != nil || len(free) != 1 || free[0] != "192.168.111.0/24" {
 		t.Errorf("free-network-addresses args %v %v, want the host's /24", free, err)
 	}
-	var vips v2.VerifyVIPsRequest
-	if err := v2.DecodeStepArg(v2.StepTypeVerifyVIPs, stepOf(t, steps, v2.StepTypeVerifyVIPs).Args, &vips); err != nil || len(vips) != 2 {
+	var vips wire.VerifyVIPsRequest
+	if err := wire.DecodeStepArg(wire.StepTypeVerifyVIPs, stepOf(t, steps, wire.StepTypeVerifyVIPs).Args, &vips); err != nil || len(vips) != 2 {
 		t.Fatalf("verify-vips args %v %v", vips, err)
 	}
 	cl := e.getCluster(clusterID)
-	if string(vips[0].VIP) != string(cl.APIVIPs[0].IP) || vips[0].VIPType != v2.VIPTypeAPI || vips[1].VIPType != v2.VIPTypeIngress {
+	if string(vips[0].VIP) != string(cl.APIVIPs[0].IP) || vips[0].VIPType != wire.VIPTypeAPI || vips[1].VIPType != wire.VIPTypeIngress {
 		t.Errorf("verify-vips args %+v for VIPs %+v %+v", vips, cl.APIVIPs[0], cl.IngressVIPs[0])
 	}
 
-	reply := func(typ v2.StepType, out string) error {
-		return e.s.PostStepReply(e.ctx, ie, hosts[0], &v2.StepReply{StepType: typ, StepID: stepOf(t, steps, typ).StepID, Output: out})
+	reply := func(typ wire.StepType, out string) error {
+		return e.s.PostStepReply(e.ctx, ie, hosts[0], &wire.StepReply{StepType: typ, StepID: stepOf(t, steps, typ).StepID, Output: out})
 	}
 	report := `{"remote_hosts":[{"host_id":"` + hosts[1] + `","l3_connectivity":[{"remote_ip_address":"192.168.111.11","successful":true,"average_rtt_ms":0.3}],"unknown":1}]}`
-	if err := reply(v2.StepTypeConnectivityCheck, report); err != nil {
+	if err := reply(wire.StepTypeConnectivityCheck, report); err != nil {
 		t.Fatal(err)
 	}
-	var got v2.ConnectivityReport
+	var got wire.ConnectivityReport
 	if err := json.Unmarshal([]byte(e.host(ie, hosts[0]).Connectivity), &got); err != nil || len(got.RemoteHosts) != 1 || got.RemoteHosts[0].L3Connectivity[0].AverageRTTMs != 0.3 {
 		t.Errorf("kept connectivity %q %v", e.host(ie, hosts[0]).Connectivity, err)
 	}
 	if strings.Contains(e.host(ie, hosts[0]).Connectivity, "unknown") {
 		t.Error("unknown fields kept; assisted re-encodes through the model")
 	}
-	if err := reply(v2.StepTypeNTPSynchronizer, `{"ntp_sources":[{"source_name":"10.0.0.1","source_state":"synced"}]}`); err != nil {
+	if err := reply(wire.StepTypeNTPSynchronizer, `{"ntp_sources":[{"source_name":"10.0.0.1","source_state":"synced"}]}`); err != nil {
 		t.Fatal(err)
 	}
 	if got := e.host(ie, hosts[0]).NTPSources; got != `[{"source_name":"10.0.0.1","source_state":"synced"}]` {
 		t.Errorf("kept ntp sources %s", got)
 	}
-	if err := reply(v2.StepTypeVerifyVIPs, `[{"vip":"`+string(cl.APIVIPs[0].IP)+`","vip_type":"api","verification":"failed"}]`); err != nil {
+	if err := reply(wire.StepTypeVerifyVIPs, `[{"vip":"`+string(cl.APIVIPs[0].IP)+`","vip_type":"api","verification":"failed"}]`); err != nil {
 		t.Fatal(err)
 	}
-	if v := e.getCluster(clusterID).APIVIPs[0].Verification; v != v2.VIPVerificationFailed {
+	if v := e.getCluster(clusterID).APIVIPs[0].Verification; v != wire.VIPVerificationFailed {
 		t.Errorf("API VIP verification %q, want failed", v)
 	}
 
 	before := e.host(ie, hosts[0])
 	for _, bad := range []struct {
-		typ v2.StepType
+		typ wire.StepType
 		out string
 	}{
-		{v2.StepTypeConnectivityCheck, `{"remote_hosts":"nope"}`},
-		{v2.StepTypeConnectivityCheck, `{}{}`},
-		{v2.StepTypeNTPSynchronizer, `[`},
-		{v2.StepTypeVerifyVIPs, `[{"vip":"1.2.3.4","verification":"maybe"}]`},
-		{v2.StepTypeFreeNetworkAddresses, `{"network":1}`},
+		{wire.StepTypeConnectivityCheck, `{"remote_hosts":"nope"}`},
+		{wire.StepTypeConnectivityCheck, `{}{}`},
+		{wire.StepTypeNTPSynchronizer, `[`},
+		{wire.StepTypeVerifyVIPs, `[{"vip":"1.2.3.4","verification":"maybe"}]`},
+		{wire.StepTypeFreeNetworkAddresses, `{"network":1}`},
 	} {
 		err := reply(bad.typ, bad.out)
 		var ae *Error
@@ -118,8 +118,8 @@ func TestHostCheckArgsAndReplies(t *testing.T) {
 // FuzzCheckReply: whatever an agent sends as a check's output, decoding
 // either refuses it with a 400 or yields a document that decodes again.
 func FuzzCheckReply(f *testing.F) {
-	types := []v2.StepType{v2.StepTypeConnectivityCheck, v2.StepTypeFreeNetworkAddresses, v2.StepTypeNTPSynchronizer,
-		v2.StepTypeVerifyVIPs, v2.StepTypeDomainResolution, v2.StepTypeDHCPLeaseAllocate}
+	types := []wire.StepType{wire.StepTypeConnectivityCheck, wire.StepTypeFreeNetworkAddresses, wire.StepTypeNTPSynchronizer,
+		wire.StepTypeVerifyVIPs, wire.StepTypeDomainResolution, wire.StepTypeDHCPLeaseAllocate}
 	f.Add(uint8(0), `{"remote_hosts":[{"host_id":"x","l2_connectivity":[{"remote_mac":"aa","successful":true}]}]}`)
 	f.Add(uint8(1), `[{"network":"10.0.0.0/24","free_addresses":["10.0.0.9"]}]`)
 	f.Add(uint8(2), `{"ntp_sources":[{"source_name":"a","source_state":"synced"}]}`)
@@ -130,15 +130,15 @@ func FuzzCheckReply(f *testing.F) {
 	// Connectivity reports take the service's own path (decodeConnectivity:
 	// compacted, and the document to keep).
 	s := &Service{val: &validation.Validator{}, hosts: map[hostKey]*hostRec{}}
-	decode := func(r *v2.StepReply) (*checkReply, error) {
-		if r.StepType == v2.StepTypeConnectivityCheck {
+	decode := func(r *wire.StepReply) (*checkReply, error) {
+		if r.StepType == wire.StepTypeConnectivityCheck {
 			return s.decodeConnectivity("ie", "h", r)
 		}
 		return decodeCheckReply(r)
 	}
 	f.Fuzz(func(t *testing.T, which uint8, out string) {
 		typ := types[int(which)%len(types)]
-		r, err := decode(&v2.StepReply{StepType: typ, Output: out})
+		r, err := decode(&wire.StepReply{StepType: typ, Output: out})
 		if err != nil {
 			var ae *Error
 			if !errors.As(err, &ae) || ae.Kind != KindBadRequest {
@@ -149,7 +149,7 @@ func FuzzCheckReply(f *testing.F) {
 		if r == nil {
 			t.Fatalf("%s: nil reply without error", typ)
 		}
-		if _, err := decode(&v2.StepReply{StepType: typ, Output: r.doc}); err != nil && typ != v2.StepTypeNTPSynchronizer {
+		if _, err := decode(&wire.StepReply{StepType: typ, Output: r.doc}); err != nil && typ != wire.StepTypeNTPSynchronizer {
 			// ntp is kept as the bare source list, not the response object.
 			t.Fatalf("%s: kept %q does not decode again: %v", typ, r.doc, err)
 		}
@@ -164,28 +164,28 @@ func TestDHCPVIPAllocation(t *testing.T) {
 	e := newEnv(t)
 	clusterID, ie, hosts := e.readyCluster()
 	on := true
-	if _, err := e.s.UpdateCluster(e.ctx, clusterID, &v2.V2ClusterUpdateParams{
-		VIPDHCPAllocation: &on, APIVIPs: []*v2.APIVIP{}, IngressVIPs: []*v2.IngressVIP{},
-		MachineNetworks: []*v2.MachineNetwork{{CIDR: "192.168.111.0/24"}},
+	if _, err := e.s.UpdateCluster(e.ctx, clusterID, &wire.V2ClusterUpdateParams{
+		VIPDHCPAllocation: &on, APIVIPs: []*wire.APIVIP{}, IngressVIPs: []*wire.IngressVIP{},
+		MachineNetworks: []*wire.MachineNetwork{{CIDR: "192.168.111.0/24"}},
 	}); err != nil {
 		t.Fatalf("UpdateCluster: %v", err)
 	}
 	steps := e.checkIn(ie, hosts[0])
-	var req v2.DHCPAllocationRequest
-	if err := v2.DecodeStepArg(v2.StepTypeDHCPLeaseAllocate, stepOf(t, steps, v2.StepTypeDHCPLeaseAllocate).Args, &req); err != nil {
+	var req wire.DHCPAllocationRequest
+	if err := wire.DecodeStepArg(wire.StepTypeDHCPLeaseAllocate, stepOf(t, steps, wire.StepTypeDHCPLeaseAllocate).Args, &req); err != nil {
 		t.Fatal(err)
 	}
 	if req.Interface != "eno1" || req.APIVIPMAC != VIPMAC(clusterID, "api") || req.IngressVIPMAC != VIPMAC(clusterID, "ingress") || req.APIVIPLease != "" {
 		t.Errorf("request %+v", req)
 	}
 	for _, st := range steps.Instructions {
-		if st.StepType == v2.StepTypeVerifyVIPs {
+		if st.StepType == wire.StepTypeVerifyVIPs {
 			t.Error("verify-vips handed out in DHCP mode")
 		}
 	}
 	lease := "lease {\n  interface \"api\";\n  fixed-address 192.168.111.50;\n}\n"
 	out := `{"api_vip_address":"192.168.111.50","ingress_vip_address":"192.168.111.51","api_vip_lease":` + jsonString(lease) + `,"ingress_vip_lease":"lease {}"}`
-	if err := e.s.PostStepReply(e.ctx, ie, hosts[0], &v2.StepReply{StepType: v2.StepTypeDHCPLeaseAllocate, StepID: "d", Output: out}); err != nil {
+	if err := e.s.PostStepReply(e.ctx, ie, hosts[0], &wire.StepReply{StepType: wire.StepTypeDHCPLeaseAllocate, StepID: "d", Output: out}); err != nil {
 		t.Fatal(err)
 	}
 	c := e.getCluster(clusterID)
@@ -194,7 +194,7 @@ func TestDHCPVIPAllocation(t *testing.T) {
 	}
 	e.clock.Advance(2 * time.Minute)
 	steps = e.checkIn(ie, hosts[0])
-	if err := v2.DecodeStepArg(v2.StepTypeDHCPLeaseAllocate, stepOf(t, steps, v2.StepTypeDHCPLeaseAllocate).Args, &req); err != nil {
+	if err := wire.DecodeStepArg(wire.StepTypeDHCPLeaseAllocate, stepOf(t, steps, wire.StepTypeDHCPLeaseAllocate).Args, &req); err != nil {
 		t.Fatal(err)
 	}
 	if req.APIVIPLease != lease {
@@ -202,11 +202,11 @@ func TestDHCPVIPAllocation(t *testing.T) {
 	}
 	e.restart()
 	steps = e.checkIn(ie, hosts[0])
-	if err := v2.DecodeStepArg(v2.StepTypeDHCPLeaseAllocate, stepOf(t, steps, v2.StepTypeDHCPLeaseAllocate).Args, &req); err != nil || req.APIVIPLease != lease {
+	if err := wire.DecodeStepArg(wire.StepTypeDHCPLeaseAllocate, stepOf(t, steps, wire.StepTypeDHCPLeaseAllocate).Args, &req); err != nil || req.APIVIPLease != lease {
 		t.Errorf("after a restart the lease is %q (%v), want it kept", req.APIVIPLease, err)
 	}
 	bad := `{"api_vip_address":"not-an-ip","ingress_vip_address":"192.168.111.51"}`
-	if err := e.s.PostStepReply(e.ctx, ie, hosts[0], &v2.StepReply{StepType: v2.StepTypeDHCPLeaseAllocate, StepID: "d2", Output: bad}); err == nil {
+	if err := e.s.PostStepReply(e.ctx, ie, hosts[0], &wire.StepReply{StepType: wire.StepTypeDHCPLeaseAllocate, StepID: "d2", Output: bad}); err == nil {
 		t.Error("a lease without an address accepted")
 	}
 }
@@ -229,11 +229,11 @@ func TestConnectivityCheckSkipsDisconnectedHosts(t *testing.T) {
 	if err := e.s.Tick(e.ctx); err != nil {
 		t.Fatal(err)
 	}
-	if st := e.host(ie, hosts[2]).Status; st != v2.HostStatusDisconnected {
+	if st := e.host(ie, hosts[2]).Status; st != wire.HostStatusDisconnected {
 		t.Fatalf("silent host %s, want disconnected", st)
 	}
-	var cc v2.ConnectivityCheckParams
-	if err := v2.DecodeStepArg(v2.StepTypeConnectivityCheck, stepOf(t, e.checkIn(ie, hosts[0]), v2.StepTypeConnectivityCheck).Args, &cc); err != nil {
+	var cc wire.ConnectivityCheckParams
+	if err := wire.DecodeStepArg(wire.StepTypeConnectivityCheck, stepOf(t, e.checkIn(ie, hosts[0]), wire.StepTypeConnectivityCheck).Args, &cc); err != nil {
 		t.Fatal(err)
 	}
 	var peers []string
@@ -290,7 +290,7 @@ func TestStatusInfoNamesPendingChecks(t *testing.T) {
 	_, ie := e.cluster(nil)
 	id := e.addHost(ie, masterInv(t, "master-0", 10))
 	h := e.host(ie, id)
-	if h.Status != v2.HostStatusInsufficient {
+	if h.Status != wire.HostStatusInsufficient {
 		t.Fatalf("host %s (%s), want insufficient while its checks are pending", h.Status, h.StatusInfo)
 	}
 	var pending []string

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/nodezero/nodezero/configimage/manifests"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/daemon/validation"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // TestHostConfigsInTheService: with the config image's host configs the
@@ -16,7 +16,7 @@ import (
 // hints or a configured host never registers.
 func TestHostConfigsInTheService(t *testing.T) {
 	macs := []string{"52:54:00:00:00:0a", "52:54:00:00:00:0b", "52:54:00:00:00:0c"}
-	invs := make([]*v2.Inventory, 3)
+	invs := make([]*wire.Inventory, 3)
 	for i := range invs {
 		invs[i] = masterInv(t, []string{"master-0", "master-1", "master-2"}[i], 10+i)
 		for _, nic := range invs[i].Interfaces { // the NIC with the address, which the service keeps
@@ -27,7 +27,7 @@ func TestHostConfigsInTheService(t *testing.T) {
 		}
 	}
 	// master-0's hints pick its last eligible disk, not the default first.
-	var eligible []*v2.Disk
+	var eligible []*wire.Disk
 	for _, d := range invs[0].Disks {
 		if d.InstallationEligibility != nil && d.InstallationEligibility.Eligible {
 			eligible = append(eligible, d)
@@ -54,14 +54,14 @@ func TestHostConfigsInTheService(t *testing.T) {
 		t.Errorf("master-0 installation disk %s, want %s (its hints)", h.InstallationDiskPath, want.Path)
 	}
 
-	id := string(v2.HostValidationIDInstallationDiskMatchesHints)
+	id := string(wire.HostValidationIDInstallationDiskMatchesHints)
 	h1 := e.host(infraEnvID, ids[1])
 	r := resultsByID(t, h1.ValidationsInfo)[id]
 	wantMsg := "Host config master-1: " + validation.NoDiskMatchesHints(configs[1].Hints, invs[1])
 	if r.Status != validation.StatusFailure || r.Message != wantMsg {
 		t.Errorf("master-1 %s = %s %q, want failure %q", id, r.Status, r.Message, wantMsg)
 	}
-	if h1.Status == v2.HostStatusKnown {
+	if h1.Status == wire.HostStatusKnown {
 		t.Errorf("master-1 is known although no disk matches its hints")
 	}
 	for _, part := range []string{"deviceName=/dev/sdz", "eligible disks: /dev/"} {
@@ -79,7 +79,7 @@ func TestHostConfigsInTheService(t *testing.T) {
 		}
 	}
 
-	cid := string(v2.ClusterValidationIDConfiguredHostsRegistered)
+	cid := string(wire.ClusterValidationIDConfiguredHostsRegistered)
 	if r := resultsByID(t, e.getCluster(clusterID).ValidationsInfo)[cid]; r.Status != validation.StatusPending || !strings.Contains(r.Message, "worker-9 (MAC 52:54:00:00:00:99)") {
 		t.Errorf("%s within the grace = %s %q, want pending naming worker-9", cid, r.Status, r.Message)
 	}
@@ -95,7 +95,7 @@ func TestHostConfigsInTheService(t *testing.T) {
 	if r.Status != validation.StatusFailure || !strings.Contains(r.Message, "worker-9 (MAC 52:54:00:00:00:99)") {
 		t.Errorf("%s past the grace = %s %q, want failure naming worker-9", cid, r.Status, r.Message)
 	}
-	if c.Status == v2.ClusterStatusReady {
+	if c.Status == wire.ClusterStatusReady {
 		t.Errorf("cluster ready with a configured host missing")
 	}
 	evs = e.events(EventsQuery{ClusterID: clusterID})
@@ -109,10 +109,10 @@ func TestHostConfigsInTheService(t *testing.T) {
 func TestNoHostConfigsNoExtraValidations(t *testing.T) {
 	e := newEnv(t)
 	clusterID, infraEnvID, hosts := e.readyCluster()
-	if _, ok := resultsByID(t, e.host(infraEnvID, hosts[0]).ValidationsInfo)[string(v2.HostValidationIDInstallationDiskMatchesHints)]; ok {
+	if _, ok := resultsByID(t, e.host(infraEnvID, hosts[0]).ValidationsInfo)[string(wire.HostValidationIDInstallationDiskMatchesHints)]; ok {
 		t.Error("host validations include installation-disk-matches-root-device-hints without host configs")
 	}
-	if _, ok := resultsByID(t, e.getCluster(clusterID).ValidationsInfo)[string(v2.ClusterValidationIDConfiguredHostsRegistered)]; ok {
+	if _, ok := resultsByID(t, e.getCluster(clusterID).ValidationsInfo)[string(wire.ClusterValidationIDConfiguredHostsRegistered)]; ok {
 		t.Error("cluster validations include configured-hosts-registered without host configs")
 	}
 }

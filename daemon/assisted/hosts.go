@@ -9,15 +9,15 @@ import (
 	"time"
 
 	"github.com/nodezero/nodezero/daemon/machine"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/daemon/validation"
 	"github.com/nodezero/nodezero/store"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // RegisterHost registers an agent's host, or re-registers a known one
 // (v2RegisterHost). agentVersion comes from the discovery_agent_version
 // header when the body lacks it.
-func (s *Service) RegisterHost(ctx context.Context, infraEnvID string, p *v2.HostCreateParams, agentVersion string) (*v2.HostRegistrationResponse, error) {
+func (s *Service) RegisterHost(ctx context.Context, infraEnvID string, p *wire.HostCreateParams, agentVersion string) (*wire.HostRegistrationResponse, error) {
 	if p == nil {
 		return nil, badRequest("missing request body")
 	}
@@ -57,23 +57,23 @@ func (s *Service) RegisterHost(ctx context.Context, infraEnvID string, p *v2.Hos
 			t.hostEvent(h, evHostRegistered, sevInfo, fmt.Sprintf("Host %s: Successfully registered", h.name()))
 		} else {
 			again = true
-			h.h.RegisteredAt = v2.DateTime(now)
+			h.h.RegisteredAt = wire.DateTime(now)
 			h.h.DiscoveryAgentVersion = p.DiscoveryAgentVersion
 			if err := t.fireHost(h, machine.TriggerRegisterHost); err != nil {
 				return err
 			}
-			if h.h.Status == v2.HostStatusDiscovering {
+			if h.h.Status == wire.HostStatusDiscovering {
 				// Re-registration is treated as new hardware: assisted's
 				// PostRegisterHost clears the inventory, progress, logs and
 				// bootstrap flag, so the host stays discovering until its
 				// next inventory.
 				h.h.Inventory, h.inv, h.h.Bootstrap, h.h.Progress = "", nil, false, nil
 				h.h.ImagesStatus, h.h.NTPSources = "", ""
-				h.h.LogsInfo, h.h.LogsStartedAt, h.h.LogsCollectedAt = "", v2.DateTime{}, v2.DateTime{}
+				h.h.LogsInfo, h.h.LogsStartedAt, h.h.LogsCollectedAt = "", wire.DateTime{}, wire.DateTime{}
 			}
 			t.putHost(h)
 		}
-		h.h.CheckedInAt = v2.DateTime(now)
+		h.h.CheckedInAt = wire.DateTime(now)
 		h.agent.issuedFor = "" // a fresh agent: every step is due
 		t.touchHost(h)
 		if c != nil {
@@ -84,17 +84,17 @@ func (s *Service) RegisterHost(ctx context.Context, infraEnvID string, p *v2.Hos
 	if err != nil {
 		return nil, err
 	}
-	var out *v2.HostRegistrationResponse
+	var out *wire.HostRegistrationResponse
 	s.view(func() {
-		cmd, _ := json.Marshal(v2.NextStepCmdRequest{AgentVersion: s.runnerImage(p.DiscoveryAgentVersion), HostID: h.h.ID, InfraEnvID: h.h.InfraEnvID})
+		cmd, _ := json.Marshal(wire.NextStepCmdRequest{AgentVersion: s.runnerImage(p.DiscoveryAgentVersion), HostID: h.h.ID, InfraEnvID: h.h.InfraEnvID})
 		c := s.clusters[h.clusterID()]
 		view := s.hostView(h, c)
 		if again {
 			view = s.reregistrationView(h, c)
 		}
-		out = &v2.HostRegistrationResponse{
+		out = &wire.HostRegistrationResponse{
 			Host:                  *view,
-			NextStepRunnerCommand: &v2.HostRegistrationResponseNextStepRunnerCommand{Args: []string{string(cmd)}},
+			NextStepRunnerCommand: &wire.HostRegistrationResponseNextStepRunnerCommand{Args: []string{string(cmd)}},
 		}
 	})
 	return out, nil
@@ -119,24 +119,24 @@ func (s *Service) runnerImage(registered string) string {
 // cluster gives a new host, no inventory, no progress) with status and
 // status_info unset, which the API writes as null; the stored host is
 // what later reads return.
-func (s *Service) reregistrationView(h *hostRec, c *clusterRec) *v2.Host {
-	fresh := newHost(h.h.InfraEnvID, &v2.HostCreateParams{HostID: h.h.ID, DiscoveryAgentVersion: h.h.DiscoveryAgentVersion}, c, h.h.RegisteredAt.Time())
+func (s *Service) reregistrationView(h *hostRec, c *clusterRec) *wire.Host {
+	fresh := newHost(h.h.InfraEnvID, &wire.HostCreateParams{HostID: h.h.ID, DiscoveryAgentVersion: h.h.DiscoveryAgentVersion}, c, h.h.RegisteredAt.Time())
 	fresh.h.Kind = h.h.Kind
-	fresh.h.Status, fresh.h.StatusInfo, fresh.h.StatusUpdatedAt = "", "", v2.DateTime{}
+	fresh.h.Status, fresh.h.StatusInfo, fresh.h.StatusUpdatedAt = "", "", wire.DateTime{}
 	fresh.h.CheckedInAt = h.h.CheckedInAt
 	out := s.hostView(fresh, c)
 	out.RequestedHostname = h.name()
 	return out
 }
 
-func newHost(infraEnvID string, p *v2.HostCreateParams, c *clusterRec, now time.Time) *hostRec {
-	h := v2.Host{
-		Kind: v2.HostKindHost, ID: p.HostID, InfraEnvID: infraEnvID,
+func newHost(infraEnvID string, p *wire.HostCreateParams, c *clusterRec, now time.Time) *hostRec {
+	h := wire.Host{
+		Kind: wire.HostKindHost, ID: p.HostID, InfraEnvID: infraEnvID,
 		Href:   apiBase + "/infra-envs/" + infraEnvID + "/hosts/" + p.HostID,
-		Status: v2.HostStatusDiscovering, StatusInfo: "Waiting for host to send hardware details",
-		RegisteredAt: v2.DateTime(now), CheckedInAt: v2.DateTime(now), StatusUpdatedAt: v2.DateTime(now),
+		Status: wire.HostStatusDiscovering, StatusInfo: "Waiting for host to send hardware details",
+		RegisteredAt: wire.DateTime(now), CheckedInAt: wire.DateTime(now), StatusUpdatedAt: wire.DateTime(now),
 		DiscoveryAgentVersion: p.DiscoveryAgentVersion, UserName: "admin",
-		Role: v2.HostRoleAutoAssign, SuggestedRole: v2.HostRoleAutoAssign, CreatedAt: now, UpdatedAt: now,
+		Role: wire.HostRoleAutoAssign, SuggestedRole: wire.HostRoleAutoAssign, CreatedAt: now, UpdatedAt: now,
 	}
 	if c != nil {
 		id := c.c.ID
@@ -144,15 +144,15 @@ func newHost(infraEnvID string, p *v2.HostCreateParams, c *clusterRec, now time.
 		// assisted-service makes a single-node cluster's host master and
 		// bootstrap at once, for its stricter validations.
 		if c.c.ControlPlaneCount == 1 {
-			h.Role, h.SuggestedRole, h.Bootstrap = v2.HostRoleMaster, v2.HostRoleMaster, true
+			h.Role, h.SuggestedRole, h.Bootstrap = wire.HostRoleMaster, wire.HostRoleMaster, true
 		}
 	}
 	return &hostRec{h: h}
 }
 
 // GetHost returns one host (v2GetHost), with its connectivity report.
-func (s *Service) GetHost(infraEnvID, hostID string) (*v2.Host, error) {
-	var out *v2.Host
+func (s *Service) GetHost(infraEnvID, hostID string) (*wire.Host, error) {
+	var out *wire.Host
 	var err error
 	s.view(func() {
 		var h *hostRec
@@ -163,7 +163,7 @@ func (s *Service) GetHost(infraEnvID, hostID string) (*v2.Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.withConnectivity([]*v2.Host{out}, store.HostFilter{}); err != nil {
+	if err := s.withConnectivity([]*wire.Host{out}, store.HostFilter{}); err != nil {
 		return nil, internal(err, "read the host's connectivity report")
 	}
 	return out, nil
@@ -171,8 +171,8 @@ func (s *Service) GetHost(infraEnvID, hostID string) (*v2.Host, error) {
 
 // ListHosts returns the hosts of an infra-env (v2ListHosts), with their
 // connectivity reports.
-func (s *Service) ListHosts(infraEnvID string) ([]*v2.Host, error) {
-	var out []*v2.Host
+func (s *Service) ListHosts(infraEnvID string) ([]*wire.Host, error) {
+	var out []*wire.Host
 	var err error
 	s.view(func() {
 		if _, err = s.infraEnvByID(infraEnvID); err != nil {
@@ -184,7 +184,7 @@ func (s *Service) ListHosts(infraEnvID string) ([]*v2.Host, error) {
 				m[k] = h
 			}
 		}
-		out = make([]*v2.Host, 0, len(m))
+		out = make([]*wire.Host, 0, len(m))
 		for _, h := range sortedHosts(m) {
 			out = append(out, s.hostView(h, s.clusters[h.clusterID()]))
 		}
@@ -203,15 +203,15 @@ func (s *Service) ListHosts(infraEnvID string) ([]*v2.Host, error) {
 // reports are left out unless q asks for them, and free_addresses always:
 // every waiting installer lists the hosts every few seconds, and a
 // thousand hosts' reports are 300 MB.
-func (s *Service) ListClusterHosts(clusterID string, q HostQuery) ([]*v2.Host, error) {
-	var out []*v2.Host
+func (s *Service) ListClusterHosts(clusterID string, q HostQuery) ([]*wire.Host, error) {
+	var out []*wire.Host
 	var err error
 	s.view(func() {
 		var c *clusterRec
 		if c, err = s.clusterByID(clusterID); err != nil {
 			return
 		}
-		out = make([]*v2.Host, 0, len(c.hosts))
+		out = make([]*wire.Host, 0, len(c.hosts))
 		for _, h := range c.sorted() {
 			if (q.Role != "" && h.h.Role != q.Role) || (q.Status != "" && h.h.Status != q.Status) {
 				continue
@@ -253,13 +253,13 @@ func (s *Service) hostByID(infraEnvID, hostID string) (*hostRec, error) {
 // hostView copies h for a client the way assisted-service customizes it on
 // the way out: requested_hostname is the name the host goes by, and
 // progress_stages lists its role's stages.
-func (s *Service) hostView(h *hostRec, c *clusterRec) *v2.Host {
+func (s *Service) hostView(h *hostRec, c *clusterRec) *wire.Host {
 	out := copyHost(&h.h)
 	out.RequestedHostname = h.name()
 	sno := c != nil && c.c.ControlPlaneCount == 1
 	out.ProgressStages = machine.Stages(stageKey(h, sno))
 	if out.ProgressStages == nil {
-		out.ProgressStages = []v2.HostStage{} // a role with no stages yet: [], as assisted lists it
+		out.ProgressStages = []wire.HostStage{} // a role with no stages yet: [], as assisted lists it
 	}
 	return out
 }
@@ -268,7 +268,7 @@ func (s *Service) hostView(h *hostRec, c *clusterRec) *v2.Host {
 var hostnameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9\-]{0,62}(?:\.[a-z0-9][a-z0-9\-]{0,62})*$`)
 
 // UpdateHost applies host-update-params (v2UpdateHost).
-func (s *Service) UpdateHost(ctx context.Context, infraEnvID, hostID string, p *v2.HostUpdateParams) (*v2.Host, error) {
+func (s *Service) UpdateHost(ctx context.Context, infraEnvID, hostID string, p *wire.HostUpdateParams) (*wire.Host, error) {
 	if p == nil {
 		return nil, badRequest("missing request body")
 	}
@@ -278,15 +278,15 @@ func (s *Service) UpdateHost(ctx context.Context, infraEnvID, hostID string, p *
 			return err
 		}
 		switch h.h.Status {
-		case v2.HostStatusDiscovering, v2.HostStatusKnown, v2.HostStatusInsufficient, v2.HostStatusDisconnected, v2.HostStatusPendingForInput:
+		case wire.HostStatusDiscovering, wire.HostStatusKnown, wire.HostStatusInsufficient, wire.HostStatusDisconnected, wire.HostStatusPendingForInput:
 		default:
 			return conflict("host %s is %s: it can be updated only before the installation starts", h.name(), h.h.Status)
 		}
 		var probs []string
 		next := *cloneJSON(&h.h)
 		if p.HostRole != nil {
-			switch r := v2.HostRole(*p.HostRole); r {
-			case v2.HostRoleAutoAssign, v2.HostRoleMaster, v2.HostRoleArbiter, v2.HostRoleWorker:
+			switch r := wire.HostRole(*p.HostRole); r {
+			case wire.HostRoleAutoAssign, wire.HostRoleMaster, wire.HostRoleArbiter, wire.HostRoleWorker:
 				next.Role = r
 			default:
 				probs = append(probs, fmt.Sprintf("host_role: %q is not one of auto-assign, master, arbiter, worker", *p.HostRole))
@@ -311,9 +311,9 @@ func (s *Service) UpdateHost(ctx context.Context, infraEnvID, hostID string, p *
 				switch {
 				case disk == nil:
 					probs = append(probs, fmt.Sprintf("disks_selected_config[%d].id: no disk %q in the host's inventory", i, d.ID))
-				case d.Role == v2.DiskRoleInstall && (disk.InstallationEligibility == nil || !disk.InstallationEligibility.Eligible):
+				case d.Role == wire.DiskRoleInstall && (disk.InstallationEligibility == nil || !disk.InstallationEligibility.Eligible):
 					probs = append(probs, fmt.Sprintf("disks_selected_config[%d].id: disk %q is not eligible for installation: %s", i, d.ID, strings.Join(reasons(disk), "; ")))
-				case d.Role == v2.DiskRoleInstall:
+				case d.Role == wire.DiskRoleInstall:
 					next.InstallationDiskID, next.InstallationDiskPath = disk.ID, diskPath(disk)
 				}
 			}
@@ -364,7 +364,7 @@ func (s *Service) DeregisterHost(ctx context.Context, infraEnvID, hostID string)
 	})
 }
 
-func findDisk(inv *v2.Inventory, id string) *v2.Disk {
+func findDisk(inv *wire.Inventory, id string) *wire.Disk {
 	if inv == nil {
 		return nil
 	}
@@ -376,14 +376,14 @@ func findDisk(inv *v2.Inventory, id string) *v2.Disk {
 	return nil
 }
 
-func diskPath(d *v2.Disk) string {
+func diskPath(d *wire.Disk) string {
 	if d.Path != "" {
 		return d.Path
 	}
 	return "/dev/" + d.Name
 }
 
-func reasons(d *v2.Disk) []string {
+func reasons(d *wire.Disk) []string {
 	if d.InstallationEligibility == nil {
 		return []string{"eligibility unknown"}
 	}
@@ -393,14 +393,14 @@ func reasons(d *v2.Disk) []string {
 func stageKey(h *hostRec, sno bool) machine.StageKey {
 	return machine.StageKey{
 		Role: validation.EffectiveRole(&h.h), Bootstrap: h.h.Bootstrap, SNO: sno,
-		Day2: h.h.Kind == v2.HostKindAddToExistingClusterHost,
+		Day2: h.h.Kind == wire.HostKindAddToExistingClusterHost,
 	}
 }
 
 // copyHost copies a host for a client under the read lock: the struct and
 // what the service changes in place (progress); strings are immutable. A
 // JSON round trip here cost 60 µs a host and held the lock while listing.
-func copyHost(h *v2.Host) *v2.Host {
+func copyHost(h *wire.Host) *wire.Host {
 	out := *h
 	if h.Progress != nil {
 		p := *h.Progress

@@ -7,11 +7,11 @@ import (
 
 	"github.com/google/uuid"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // RegisterInfraEnv creates an infra-env (RegisterInfraEnv).
-func (s *Service) RegisterInfraEnv(ctx context.Context, p *v2.InfraEnvCreateParams) (*v2.InfraEnv, error) {
+func (s *Service) RegisterInfraEnv(ctx context.Context, p *wire.InfraEnvCreateParams) (*wire.InfraEnv, error) {
 	if p == nil {
 		return nil, badRequest("missing request body")
 	}
@@ -22,18 +22,18 @@ func (s *Service) RegisterInfraEnv(ctx context.Context, p *v2.InfraEnvCreatePara
 	probs = append(probs, checkPullSecret("pull_secret", p.PullSecret)...)
 	now := s.cfg.Now().UTC()
 	id := uuid.NewString()
-	ie := v2.InfraEnv{
-		Kind: v2.InfraEnvKindInfraEnv, ID: id, Href: apiBase + "/infra-envs/" + id, Name: p.Name,
+	ie := wire.InfraEnv{
+		Kind: wire.InfraEnvKindInfraEnv, ID: id, Href: apiBase + "/infra-envs/" + id, Name: p.Name,
 		OpenshiftVersion: p.OpenshiftVersion, Proxy: p.Proxy, PullSecretSet: true,
 		AdditionalNTPSources: deref(p.AdditionalNTPSources), NTPSources: deref(p.NTPSources),
 		SSHAuthorizedKey: deref(p.SSHAuthorizedKey), RendezvousIP: p.RendezvousIP,
 		Type: p.ImageType, IgnitionConfigOverride: p.IgnitionConfigOverride,
-		CPUArchitecture:       v2.InfraEnvCPUArchitecture(orDefault(string(p.CPUArchitecture), defaultCPUArchitecture)),
+		CPUArchitecture:       wire.InfraEnvCPUArchitecture(orDefault(string(p.CPUArchitecture), defaultCPUArchitecture)),
 		AdditionalTrustBundle: p.AdditionalTrustBundle, NetworkDiscoveryDelaySeconds: p.NetworkDiscoveryDelaySeconds,
 		CreatedAt: now, UpdatedAt: now,
 	}
 	if ie.Type == "" {
-		ie.Type = v2.ImageTypeFullISO
+		ie.Type = wire.ImageTypeFullISO
 	}
 	if len(p.StaticNetworkConfig) > 0 {
 		b, err := json.Marshal(p.StaticNetworkConfig)
@@ -79,8 +79,8 @@ func (s *Service) RegisterInfraEnv(ctx context.Context, p *v2.InfraEnvCreatePara
 }
 
 // GetInfraEnv returns an infra-env (GetInfraEnv).
-func (s *Service) GetInfraEnv(id string) (*v2.InfraEnv, error) {
-	var out *v2.InfraEnv
+func (s *Service) GetInfraEnv(id string) (*wire.InfraEnv, error) {
+	var out *wire.InfraEnv
 	var err error
 	s.view(func() {
 		var ie *infraEnvRec
@@ -92,8 +92,8 @@ func (s *Service) GetInfraEnv(id string) (*v2.InfraEnv, error) {
 }
 
 // ListInfraEnvs returns every infra-env, optionally of one cluster.
-func (s *Service) ListInfraEnvs(clusterID string) []*v2.InfraEnv {
-	out := []*v2.InfraEnv{} // none: [], never null
+func (s *Service) ListInfraEnvs(clusterID string) []*wire.InfraEnv {
+	out := []*wire.InfraEnv{} // none: [], never null
 	s.view(func() {
 		for _, ie := range s.infraEnvs {
 			if clusterID == "" || ie.ie.ClusterID == clusterID {
@@ -101,7 +101,7 @@ func (s *Service) ListInfraEnvs(clusterID string) []*v2.InfraEnv {
 			}
 		}
 	})
-	sortBy(out, func(ie *v2.InfraEnv) string { return ie.CreatedAt.Format("20060102150405.000000000") + ie.ID })
+	sortBy(out, func(ie *wire.InfraEnv) string { return ie.CreatedAt.Format("20060102150405.000000000") + ie.ID })
 	return out
 }
 
@@ -117,7 +117,7 @@ func (s *Service) infraEnvByID(id string) (*infraEnvRec, error) {
 }
 
 // UpdateInfraEnv applies infra-env-update-params (UpdateInfraEnv).
-func (s *Service) UpdateInfraEnv(ctx context.Context, id string, p *v2.InfraEnvUpdateParams) (*v2.InfraEnv, error) {
+func (s *Service) UpdateInfraEnv(ctx context.Context, id string, p *wire.InfraEnvUpdateParams) (*wire.InfraEnv, error) {
 	if p == nil {
 		return nil, badRequest("missing request body")
 	}

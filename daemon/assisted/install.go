@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // InstallImages are the images the install step names: the
@@ -67,11 +67,11 @@ func (s *Service) installArgs(h *hostRec) ([]string, bool) {
 	}
 	role := h.h.Role
 	if h.h.Bootstrap {
-		role = v2.HostRoleBootstrap
+		role = wire.HostRoleBootstrap
 	}
 	images := s.cfg.Images.withDefaults()
 	checkCVO := s.cfg.CheckClusterVersion
-	req := v2.InstallCmdRequest{
+	req := wire.InstallCmdRequest{
 		ClusterID: c.c.ID, InfraEnvID: h.h.InfraEnvID, HostID: h.h.ID, Role: role,
 		BootDevice:           h.h.InstallationDiskPath,
 		ControlPlaneCount:    c.c.ControlPlaneCount,
@@ -83,12 +83,12 @@ func (s *Service) installArgs(h *hostRec) ([]string, bool) {
 		CheckCvo:             &checkCVO,
 		InstallerArgs:        s.installerArgs(c, h),
 		NotifyNumReboots:     true,
-		HighAvailabilityMode: v2.InstallCmdRequestHighAvailabilityModeFull,
+		HighAvailabilityMode: wire.InstallCmdRequestHighAvailabilityModeFull,
 	}
 	if c.c.ControlPlaneCount == 1 {
-		req.HighAvailabilityMode = v2.InstallCmdRequestHighAvailabilityModeNone
+		req.HighAvailabilityMode = wire.InstallCmdRequestHighAvailabilityModeNone
 	}
-	if role == v2.HostRoleWorker {
+	if role == wire.HostRoleWorker {
 		req.ControlPlaneCount = 0 // assisted-installer forces it for workers
 	}
 	req.EnableSkipMcoReboot = c.c.CPUArchitecture != "s390x" && versionAtLeast(c.c.OpenshiftVersion, minSkipMCORebootVersion) &&
@@ -105,16 +105,16 @@ func (s *Service) installArgs(h *hostRec) ([]string, bool) {
 
 // installationDisk is the host's installation disk from its inventory (a
 // zero disk when it is not there).
-func installationDisk(h *hostRec) v2.Disk {
+func installationDisk(h *hostRec) wire.Disk {
 	if h.inv == nil {
-		return v2.Disk{}
+		return wire.Disk{}
 	}
 	for _, d := range h.inv.Disks {
 		if d != nil && ((h.h.InstallationDiskID != "" && d.ID == h.h.InstallationDiskID) || diskPath(d) == h.h.InstallationDiskPath) {
 			return *d
 		}
 	}
-	return v2.Disk{}
+	return wire.Disk{}
 }
 
 // disksToFormat are the disks the installer quick-formats (assisted's
@@ -134,7 +134,7 @@ func disksToFormat(h *hostRec, keepInstallDisk bool) []string {
 			continue
 		}
 		switch d.DriveType {
-		case v2.DriveTypeFC, v2.DriveTypeISCSI, v2.DriveTypeLVM, v2.DriveTypeMultipath:
+		case wire.DriveTypeFC, wire.DriveTypeISCSI, wire.DriveTypeLVM, wire.DriveTypeMultipath:
 			continue
 		}
 		id := d.ID
@@ -152,11 +152,11 @@ func disksToFormat(h *hostRec, keepInstallDisk bool) []string {
 // installProxy is the cluster's proxy as the installer gets it: only the
 // proxies that are set, and no_proxy extended with what the installer must
 // reach directly (assisted's getProxyArguments); nil without a proxy.
-func installProxy(c *v2.Cluster) *v2.Proxy {
+func installProxy(c *wire.Cluster) *wire.Proxy {
 	if c.HTTPProxy == "" && c.HTTPSProxy == "" {
 		return nil
 	}
-	p := &v2.Proxy{}
+	p := &wire.Proxy{}
 	if c.HTTPProxy != "" {
 		v := c.HTTPProxy
 		p.HTTPProxy = &v

@@ -6,12 +6,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // installStepOf builds the install step's request for one host of one
 // cluster, as the service hands it out.
-func installStepOf(t *testing.T, cfg Config, c v2.Cluster, h v2.Host, inv *v2.Inventory) (v2.InstallCmdRequest, map[string]json.RawMessage) {
+func installStepOf(t *testing.T, cfg Config, c wire.Cluster, h wire.Host, inv *wire.Inventory) (wire.InstallCmdRequest, map[string]json.RawMessage) {
 	t.Helper()
 	id := c.ID
 	h.ClusterID = &id
@@ -21,7 +21,7 @@ func installStepOf(t *testing.T, cfg Config, c v2.Cluster, h v2.Host, inv *v2.In
 	if !ok || len(args) != 1 {
 		t.Fatalf("installArgs = %v, %v; want one arg", args, ok)
 	}
-	var req v2.InstallCmdRequest
+	var req wire.InstallCmdRequest
 	if err := json.Unmarshal([]byte(args[0]), &req); err != nil {
 		t.Fatal(err)
 	}
@@ -43,131 +43,131 @@ func TestInstallArgs(t *testing.T) {
 	const clusterID = "8c2f3a1e-0d6b-4c43-9b7e-3f0c1a2e6b1d"
 	images := InstallImages{Installer: "quay.io/ocp/installer:4.18.0", Controller: "quay.io/ocp/controller:4.18.0",
 		MCO: "quay.io/ocp/mco:4.18.0", MustGather: "quay.io/ocp/must-gather:4.18.0"}
-	cluster := func() v2.Cluster {
-		return v2.Cluster{ID: clusterID, Name: "ostest", BaseDNSDomain: "example.com", OpenshiftVersion: "4.18.0",
+	cluster := func() wire.Cluster {
+		return wire.Cluster{ID: clusterID, Name: "ostest", BaseDNSDomain: "example.com", OpenshiftVersion: "4.18.0",
 			ControlPlaneCount: 3, CPUArchitecture: "x86_64"}
 	}
-	host := func(role v2.HostRole) v2.Host {
-		return v2.Host{ID: "0f3b2f5e-8d8e-4f39-9a0e-6f2c3a1d5b7e", InfraEnvID: "5d2a7c1e-3b4f-4e6a-8c9d-0e1f2a3b4c5d",
+	host := func(role wire.HostRole) wire.Host {
+		return wire.Host{ID: "0f3b2f5e-8d8e-4f39-9a0e-6f2c3a1d5b7e", InfraEnvID: "5d2a7c1e-3b4f-4e6a-8c9d-0e1f2a3b4c5d",
 			Role: role, InstallationDiskID: "/dev/disk/by-id/wwn-0x1", InstallationDiskPath: "/dev/sda"}
 	}
-	disk := func(id, name string, bootable bool) *v2.Disk {
-		return &v2.Disk{ID: id, Name: name, Path: "/dev/" + name, DriveType: v2.DriveTypeSSD, SizeBytes: 200 << 30, Bootable: bootable}
+	disk := func(id, name string, bootable bool) *wire.Disk {
+		return &wire.Disk{ID: id, Name: name, Path: "/dev/" + name, DriveType: wire.DriveTypeSSD, SizeBytes: 200 << 30, Bootable: bootable}
 	}
-	inv := func(disks ...*v2.Disk) *v2.Inventory {
-		return &v2.Inventory{Disks: append([]*v2.Disk{disk("/dev/disk/by-id/wwn-0x1", "sda", false)}, disks...)}
+	inv := func(disks ...*wire.Disk) *wire.Inventory {
+		return &wire.Inventory{Disks: append([]*wire.Disk{disk("/dev/disk/by-id/wwn-0x1", "sda", false)}, disks...)}
 	}
 	tests := []struct {
 		name    string
 		cfg     Config
-		cluster func(*v2.Cluster)
-		host    v2.Host
-		inv     *v2.Inventory
-		want    func(*v2.InstallCmdRequest) // from the common expectation
-		raw     map[string]string           // keys as written, "" for absent
+		cluster func(*wire.Cluster)
+		host    wire.Host
+		inv     *wire.Inventory
+		want    func(*wire.InstallCmdRequest) // from the common expectation
+		raw     map[string]string             // keys as written, "" for absent
 	}{
 		{
 			name: "bootstrap of three masters", cfg: Config{Images: images},
-			host: func() v2.Host { h := host(v2.HostRoleMaster); h.Bootstrap = true; return h }(),
+			host: func() wire.Host { h := host(wire.HostRoleMaster); h.Bootstrap = true; return h }(),
 			inv:  inv(),
-			want: func(r *v2.InstallCmdRequest) { r.Role = v2.HostRoleBootstrap },
+			want: func(r *wire.InstallCmdRequest) { r.Role = wire.HostRoleBootstrap },
 			raw:  map[string]string{"check_cvo": "false", "disks_to_format": "[]", "high_availability_mode": `"Full"`, "service_ips": ""},
 		},
 		{
 			name: "worker: no control plane count", cfg: Config{Images: images, CheckClusterVersion: true},
-			host: host(v2.HostRoleWorker), inv: inv(),
-			want: func(r *v2.InstallCmdRequest) {
-				r.Role, r.ControlPlaneCount, r.CheckCvo = v2.HostRoleWorker, 0, ptr(true)
+			host: host(wire.HostRoleWorker), inv: inv(),
+			want: func(r *wire.InstallCmdRequest) {
+				r.Role, r.ControlPlaneCount, r.CheckCvo = wire.HostRoleWorker, 0, ptr(true)
 			},
 			raw: map[string]string{"check_cvo": "true", "control_plane_count": ""},
 		},
 		{
 			name: "assisted's default images, no mco or must-gather", cfg: Config{},
-			host: host(v2.HostRoleMaster), inv: inv(),
-			want: func(r *v2.InstallCmdRequest) {
+			host: host(wire.HostRoleMaster), inv: inv(),
+			want: func(r *wire.InstallCmdRequest) {
 				r.InstallerImage, r.ControllerImage = defaultInstallerImage, defaultControllerImage
 				r.McoImage, r.MustGatherImage = "", ""
 			},
 			raw: map[string]string{"mco_image": "", "must_gather_image": ""},
 		},
 		{
-			name: "single node", cfg: Config{Images: images}, cluster: func(c *v2.Cluster) { c.ControlPlaneCount = 1 },
-			host: func() v2.Host { h := host(v2.HostRoleMaster); h.Bootstrap = true; return h }(), inv: inv(),
-			want: func(r *v2.InstallCmdRequest) {
-				r.Role, r.ControlPlaneCount, r.HighAvailabilityMode = v2.HostRoleBootstrap, 1, v2.InstallCmdRequestHighAvailabilityModeNone
+			name: "single node", cfg: Config{Images: images}, cluster: func(c *wire.Cluster) { c.ControlPlaneCount = 1 },
+			host: func() wire.Host { h := host(wire.HostRoleMaster); h.Bootstrap = true; return h }(), inv: inv(),
+			want: func(r *wire.InstallCmdRequest) {
+				r.Role, r.ControlPlaneCount, r.HighAvailabilityMode = wire.HostRoleBootstrap, 1, wire.InstallCmdRequestHighAvailabilityModeNone
 			},
 		},
 		{
-			name: "4.14 reboots for the MCO", cfg: Config{Images: images}, cluster: func(c *v2.Cluster) { c.OpenshiftVersion = "4.14.3" },
-			host: host(v2.HostRoleMaster), inv: inv(),
-			want: func(r *v2.InstallCmdRequest) { r.OpenshiftVersion, r.EnableSkipMcoReboot = "4.14.3", false },
+			name: "4.14 reboots for the MCO", cfg: Config{Images: images}, cluster: func(c *wire.Cluster) { c.OpenshiftVersion = "4.14.3" },
+			host: host(wire.HostRoleMaster), inv: inv(),
+			want: func(r *wire.InstallCmdRequest) { r.OpenshiftVersion, r.EnableSkipMcoReboot = "4.14.3", false },
 		},
 		{
-			name: "s390x reboots for the MCO", cfg: Config{Images: images}, cluster: func(c *v2.Cluster) { c.CPUArchitecture = "s390x" },
-			host: host(v2.HostRoleMaster), inv: inv(),
-			want: func(r *v2.InstallCmdRequest) { r.EnableSkipMcoReboot = false },
+			name: "s390x reboots for the MCO", cfg: Config{Images: images}, cluster: func(c *wire.Cluster) { c.CPUArchitecture = "s390x" },
+			host: host(wire.HostRoleMaster), inv: inv(),
+			want: func(r *wire.InstallCmdRequest) { r.EnableSkipMcoReboot = false },
 		},
 		{
 			name: "a device-mapper disk reboots for the MCO", cfg: Config{Images: images},
-			host: func() v2.Host {
-				h := host(v2.HostRoleMaster)
+			host: func() wire.Host {
+				h := host(wire.HostRoleMaster)
 				h.InstallationDiskID, h.InstallationDiskPath = "/dev/dm-0", "/dev/dm-0"
 				return h
 			}(),
-			inv:  &v2.Inventory{Disks: []*v2.Disk{{ID: "/dev/dm-0", Name: "dm-0", Path: "/dev/dm-0", DriveType: v2.DriveTypeMultipath}}},
-			want: func(r *v2.InstallCmdRequest) { r.BootDevice, r.EnableSkipMcoReboot = "/dev/dm-0", false },
+			inv:  &wire.Inventory{Disks: []*wire.Disk{{ID: "/dev/dm-0", Name: "dm-0", Path: "/dev/dm-0", DriveType: wire.DriveTypeMultipath}}},
+			want: func(r *wire.InstallCmdRequest) { r.BootDevice, r.EnableSkipMcoReboot = "/dev/dm-0", false },
 		},
 		{
 			name: "disks to format", cfg: Config{Images: images},
-			host: func() v2.Host {
-				h := host(v2.HostRoleMaster)
+			host: func() wire.Host {
+				h := host(wire.HostRoleMaster)
 				h.SkipFormattingDisks = "/dev/disk/by-id/wwn-0x4"
 				return h
 			}(),
 			inv: inv(
 				disk("/dev/disk/by-id/wwn-0x2", "sdb", true),
 				disk("", "sdc", true),
-				func() *v2.Disk { d := disk("/dev/disk/by-id/usb", "sdd", true); d.Removable = true; return d }(),
+				func() *wire.Disk { d := disk("/dev/disk/by-id/usb", "sdd", true); d.Removable = true; return d }(),
 				disk("/dev/disk/by-id/wwn-0x4", "sde", true),
-				func() *v2.Disk {
+				func() *wire.Disk {
 					d := disk("/dev/disk/by-id/iscsi", "sdf", true)
-					d.DriveType = v2.DriveTypeISCSI
+					d.DriveType = wire.DriveTypeISCSI
 					return d
 				}(),
-				func() *v2.Disk {
+				func() *wire.Disk {
 					d := disk("/dev/disk/by-id/media", "sr0", true)
 					d.IsInstallationMedia = true
 					return d
 				}(),
-				func() *v2.Disk {
+				func() *wire.Disk {
 					d := disk("/dev/disk/by-id/mmc", "mmcblk0", true)
 					d.ByPath = "/dev/disk/by-path/platform-mmcblk0"
 					return d
 				}(),
 				disk("/dev/disk/by-id/wwn-0x5", "sdg", false),
 			),
-			want: func(r *v2.InstallCmdRequest) { r.DisksToFormat = []string{"/dev/disk/by-id/wwn-0x2", "/dev/sdc"} },
+			want: func(r *wire.InstallCmdRequest) { r.DisksToFormat = []string{"/dev/disk/by-id/wwn-0x2", "/dev/sdc"} },
 		},
 		{
 			name: "kept partitions: the installation disk is not formatted", cfg: Config{Images: images},
-			host: func() v2.Host {
-				h := host(v2.HostRoleMaster)
+			host: func() wire.Host {
+				h := host(wire.HostRoleMaster)
 				h.InstallerArgs = `["--save-partindex","5"]`
 				return h
 			}(),
-			inv: &v2.Inventory{Disks: []*v2.Disk{disk("/dev/disk/by-id/wwn-0x1", "sda", true)}},
-			want: func(r *v2.InstallCmdRequest) {
+			inv: &wire.Inventory{Disks: []*wire.Disk{disk("/dev/disk/by-id/wwn-0x1", "sda", true)}},
+			want: func(r *wire.InstallCmdRequest) {
 				r.InstallerArgs, r.SkipInstallationDiskCleanup, r.DisksToFormat = `["--save-partindex","5"]`, true, []string{}
 			},
 		},
 		{
 			name: "proxy", cfg: Config{Images: images},
-			cluster: func(c *v2.Cluster) {
+			cluster: func(c *wire.Cluster) {
 				c.HTTPProxy, c.NoProxy = "http://proxy.example.com:3128", "example.org,localhost"
 			},
-			host: host(v2.HostRoleMaster), inv: inv(),
-			want: func(r *v2.InstallCmdRequest) {
-				r.Proxy = &v2.Proxy{HTTPProxy: ptr("http://proxy.example.com:3128"),
+			host: host(wire.HostRoleMaster), inv: inv(),
+			want: func(r *wire.InstallCmdRequest) {
+				r.Proxy = &wire.Proxy{HTTPProxy: ptr("http://proxy.example.com:3128"),
 					NoProxy: ptr("example.org,localhost,127.0.0.1,.svc,.cluster.local,api-int.ostest.example.com")}
 			},
 			raw: map[string]string{"proxy": `{"http_proxy":"http://proxy.example.com:3128","no_proxy":"example.org,localhost,127.0.0.1,.svc,.cluster.local,api-int.ostest.example.com"}`},
@@ -180,13 +180,13 @@ func TestInstallArgs(t *testing.T) {
 				tc.cluster(&c)
 			}
 			got, raw := installStepOf(t, tc.cfg, c, tc.host, tc.inv)
-			want := v2.InstallCmdRequest{
-				ClusterID: clusterID, InfraEnvID: tc.host.InfraEnvID, HostID: tc.host.ID, Role: v2.HostRoleMaster,
+			want := wire.InstallCmdRequest{
+				ClusterID: clusterID, InfraEnvID: tc.host.InfraEnvID, HostID: tc.host.ID, Role: wire.HostRoleMaster,
 				BootDevice: "/dev/sda", ControlPlaneCount: 3,
 				InstallerImage: images.Installer, ControllerImage: images.Controller, McoImage: images.MCO, MustGatherImage: images.MustGather,
 				OpenshiftVersion: "4.18.0", CheckCvo: ptr(false), DisksToFormat: []string{},
 				EnableSkipMcoReboot: true, NotifyNumReboots: true,
-				HighAvailabilityMode: v2.InstallCmdRequestHighAvailabilityModeFull,
+				HighAvailabilityMode: wire.InstallCmdRequestHighAvailabilityModeFull,
 			}
 			tc.want(&want)
 			if diff := cmp.Diff(want, got); diff != "" {

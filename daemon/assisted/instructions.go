@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/nodezero/nodezero/daemon/machine"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/store"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // stepPlan says which steps a host gets in a status and how often they
@@ -22,40 +22,40 @@ import (
 // service can use: the network, time, DNS, image and disk checks arrive with
 // the steps that feed them (issue #5), install with issue #6.
 type stepPlan struct {
-	steps  []v2.StepType
+	steps  []wire.StepType
 	repeat bool // hand the steps out again every StepInterval
 	// once are steps of a repeating plan handed out only once per status
 	// (install, which runs until the host reboots).
-	once []v2.StepType
+	once []wire.StepType
 }
 
-func planFor(st v2.HostStatus) stepPlan {
+func planFor(st wire.HostStatus) stepPlan {
 	switch st {
-	case v2.HostStatusDiscovering, v2.HostStatusDisconnected:
-		return stepPlan{steps: []v2.StepType{v2.StepTypeInventory}, repeat: true}
-	case v2.HostStatusKnown, v2.HostStatusInsufficient, v2.HostStatusPendingForInput:
+	case wire.HostStatusDiscovering, wire.HostStatusDisconnected:
+		return stepPlan{steps: []wire.StepType{wire.StepTypeInventory}, repeat: true}
+	case wire.HostStatusKnown, wire.HostStatusInsufficient, wire.HostStatusPendingForInput:
 		return stepPlan{steps: discoverySteps, repeat: true}
-	case v2.HostStatusPreparingForInstallation:
+	case wire.HostStatusPreparingForInstallation:
 		return stepPlan{steps: preparationSteps, repeat: true}
-	case v2.HostStatusInstalling:
+	case wire.HostStatusInstalling:
 		// install runs until the host reboots; the leases are renewed
 		// meanwhile, until the cluster's own keepalived takes the VIPs.
-		return stepPlan{steps: []v2.StepType{v2.StepTypeInstall, v2.StepTypeDHCPLeaseAllocate}, repeat: true, once: []v2.StepType{v2.StepTypeInstall}}
-	case v2.HostStatusInstallingInProgress:
-		return stepPlan{steps: []v2.StepType{v2.StepTypeDHCPLeaseAllocate}, repeat: true}
-	case v2.HostStatusError, v2.HostStatusCancelled:
+		return stepPlan{steps: []wire.StepType{wire.StepTypeInstall, wire.StepTypeDHCPLeaseAllocate}, repeat: true, once: []wire.StepType{wire.StepTypeInstall}}
+	case wire.HostStatusInstallingInProgress:
+		return stepPlan{steps: []wire.StepType{wire.StepTypeDHCPLeaseAllocate}, repeat: true}
+	case wire.HostStatusError, wire.HostStatusCancelled:
 		// Once per entering the status (logs.go): logs are gathered once,
 		// and the installer stopped.
-		return stepPlan{steps: []v2.StepType{v2.StepTypeLogsGather, v2.StepTypeStopInstallation}}
+		return stepPlan{steps: []wire.StepType{wire.StepTypeLogsGather, wire.StepTypeStopInstallation}}
 	}
 	return stepPlan{}
 }
 
 // backedOff are the statuses in which assisted-service tells agents to poll
 // half as often.
-func backedOff(st v2.HostStatus) bool {
+func backedOff(st wire.HostStatus) bool {
 	switch st {
-	case v2.HostStatusDisconnected, v2.HostStatusError, v2.HostStatusCancelled, v2.HostStatusResettingPendingUserAction:
+	case wire.HostStatusDisconnected, wire.HostStatusError, wire.HostStatusCancelled, wire.HostStatusResettingPendingUserAction:
 		return true
 	}
 	return false
@@ -100,9 +100,9 @@ const (
 // pollFacts are what decides how long an agent that does not long-poll
 // waits before its next request.
 type pollFacts struct {
-	Host    v2.HostStatus
-	Cluster v2.ClusterStatus // "": the host is bound to no cluster
-	Hosts   int              // the hosts of the cluster, each with an agent that polls
+	Host    wire.HostStatus
+	Cluster wire.ClusterStatus // "": the host is bound to no cluster
+	Hosts   int                // the hosts of the cluster, each with an agent that polls
 	// Quiet is how long ago the cluster or one of its hosts last changed
 	// status (a host registering is one).
 	Quiet time.Duration
@@ -156,19 +156,19 @@ func pollSlot(hostID string) uint32 {
 	return h.Sum32()
 }
 
-func formingHost(st v2.HostStatus) bool {
+func formingHost(st wire.HostStatus) bool {
 	switch st {
-	case v2.HostStatusDiscovering, v2.HostStatusInsufficient, v2.HostStatusPendingForInput, v2.HostStatusKnown,
-		v2.HostStatusPreparingForInstallation, v2.HostStatusPreparingSuccessful:
+	case wire.HostStatusDiscovering, wire.HostStatusInsufficient, wire.HostStatusPendingForInput, wire.HostStatusKnown,
+		wire.HostStatusPreparingForInstallation, wire.HostStatusPreparingSuccessful:
 		return true
 	}
 	return false
 }
 
-func formingCluster(st v2.ClusterStatus) bool {
+func formingCluster(st wire.ClusterStatus) bool {
 	switch st {
-	case v2.ClusterStatusPendingForInput, v2.ClusterStatusInsufficient, v2.ClusterStatusReady,
-		v2.ClusterStatusPreparingForInstallation, v2.ClusterStatusAddingHosts:
+	case wire.ClusterStatusPendingForInput, wire.ClusterStatusInsufficient, wire.ClusterStatusReady,
+		wire.ClusterStatusPreparingForInstallation, wire.ClusterStatusAddingHosts:
 		return true
 	}
 	return false
@@ -203,7 +203,7 @@ func (s *Service) pollFactsOf(h *hostRec, now time.Time) pollFacts {
 // With wait > 0 (our extension, ?wait=) it returns only the steps that are
 // due, holding the request until one is or the wait ends; the agent is then
 // told to ask again at once.
-func (s *Service) NextSteps(ctx context.Context, infraEnvID, hostID string, timestamp int64, wait time.Duration, agentVersion string) (*v2.Steps, error) {
+func (s *Service) NextSteps(ctx context.Context, infraEnvID, hostID string, timestamp int64, wait time.Duration, agentVersion string) (*wire.Steps, error) {
 	if wait > s.cfg.MaxWait {
 		wait = s.cfg.MaxWait
 	}
@@ -247,8 +247,8 @@ func (s *Service) NextSteps(ctx context.Context, infraEnvID, hostID string, time
 // takeSteps checks the host in and hands out what is due. For a long-poll
 // agent it also returns the channel that is closed when something becomes
 // due and how long until a repeating step is due again.
-func (s *Service) takeSteps(ctx context.Context, infraEnvID, hostID string, timestamp int64, longPoll bool, agentVersion string) (*v2.Steps, <-chan struct{}, time.Duration, error) {
-	out := &v2.Steps{PostStepAction: v2.StepsPostStepActionContinue}
+func (s *Service) takeSteps(ctx context.Context, infraEnvID, hostID string, timestamp int64, longPoll bool, agentVersion string) (*wire.Steps, <-chan struct{}, time.Duration, error) {
+	out := &wire.Steps{PostStepAction: wire.StepsPostStepActionContinue}
 	var wake <-chan struct{}
 	var next time.Duration
 	err := s.updateAgent(ctx, func(t *txn) error {
@@ -257,8 +257,8 @@ func (s *Service) takeSteps(ctx context.Context, infraEnvID, hostID string, time
 			return err
 		}
 		now := s.cfg.Now().UTC()
-		wasDisconnected := h.h.Status == v2.HostStatusDisconnected
-		h.h.CheckedInAt = v2.DateTime(now)
+		wasDisconnected := h.h.Status == wire.HostStatusDisconnected
+		h.h.CheckedInAt = wire.DateTime(now)
 		if timestamp > 0 {
 			h.h.Timestamp = timestamp
 		}
@@ -270,7 +270,7 @@ func (s *Service) takeSteps(ctx context.Context, infraEnvID, hostID string, time
 		}
 		plan := planFor(h.h.Status)
 		if h.agent.issued == nil || h.agent.issuedFor != h.h.Status {
-			h.agent.issued = map[v2.StepType]time.Time{}
+			h.agent.issued = map[wire.StepType]time.Time{}
 			h.agent.issuedFor = h.h.Status
 		}
 		// An agent that polls is handed the steps that are due by the
@@ -290,7 +290,7 @@ func (s *Service) takeSteps(ctx context.Context, infraEnvID, hostID string, time
 		for _, st := range plan.steps {
 			last, given := h.agent.issued[st]
 			interval := s.cfg.StepInterval
-			if st == v2.StepTypeConnectivityCheck {
+			if st == wire.StepTypeConnectivityCheck {
 				// Not while the hosts to probe are still coming up; at
 				// once when they settled on another set than the last
 				// check probed.
@@ -316,7 +316,7 @@ func (s *Service) takeSteps(ctx context.Context, infraEnvID, hostID string, time
 			if !ok {
 				continue
 			}
-			step := &v2.Step{StepType: st, StepID: fmt.Sprintf("%s-%s", st, randomHex(4)), Args: args}
+			step := &wire.Step{StepType: st, StepID: fmt.Sprintf("%s-%s", st, randomHex(4)), Args: args}
 			out.Instructions = append(out.Instructions, step)
 			h.agent.issued[st] = now
 			// An agent does not answer a step whose output it already sent:
@@ -328,16 +328,16 @@ func (s *Service) takeSteps(ctx context.Context, infraEnvID, hostID string, time
 				}
 			}
 			if h.agent.pending == nil {
-				h.agent.pending = map[string]v2.StepType{}
+				h.agent.pending = map[string]wire.StepType{}
 			}
 			h.agent.pending[step.StepID] = st
-			if st == v2.StepTypeConnectivityCheck {
+			if st == wire.StepTypeConnectivityCheck {
 				if c := s.clusters[h.clusterID()]; c != nil {
 					h.agent.probeTargets = c.probeTargets
 				}
 			}
 			var stored []byte
-			if st != v2.StepTypeConnectivityCheck {
+			if st != wire.StepTypeConnectivityCheck {
 				// Nothing reads a step's args back; connectivity-check's
 				// list every other host (150 KB at a thousand hosts),
 				// which each issue would write again.
@@ -355,11 +355,11 @@ func (s *Service) takeSteps(ctx context.Context, infraEnvID, hostID string, time
 // stepArgs builds a step's args the way assisted-service does: a list of
 // strings, the host id for inventory, JSON text for the others. A step with
 // nothing to do for the host now is not handed out (false).
-func (s *Service) stepArgs(st v2.StepType, h *hostRec) ([]string, bool) {
+func (s *Service) stepArgs(st wire.StepType, h *hostRec) ([]string, bool) {
 	switch st {
-	case v2.StepTypeInventory:
+	case wire.StepTypeInventory:
 		return []string{h.h.ID}, true
-	case v2.StepTypeInstall:
+	case wire.StepTypeInstall:
 		return s.installArgs(h)
 	}
 	return s.checkArgs(st, h)
@@ -392,17 +392,17 @@ func randomHex(n int) string {
 // PostStepReply stores a step's result and re-evaluates the host
 // (v2PostStepReply). Replies to steps that were not handed out, or whose id
 // is stale, are accepted as assisted-service accepts them.
-func (s *Service) PostStepReply(ctx context.Context, infraEnvID, hostID string, r *v2.StepReply) error {
+func (s *Service) PostStepReply(ctx context.Context, infraEnvID, hostID string, r *wire.StepReply) error {
 	if r == nil {
 		return badRequest("missing request body")
 	}
 	if r.StepType == "" {
 		return badRequest("step_type: required")
 	}
-	var inv *v2.Inventory
-	if r.StepType == v2.StepTypeInventory && r.ExitCode == 0 {
+	var inv *wire.Inventory
+	if r.StepType == wire.StepTypeInventory && r.ExitCode == 0 {
 		// Parse before taking the lock: an inventory is the largest reply.
-		inv = new(v2.Inventory)
+		inv = new(wire.Inventory)
 		if err := json.Unmarshal([]byte(r.Output), inv); err != nil {
 			return badRequest("output: inventory is not valid JSON: %v", err)
 		}
@@ -411,8 +411,8 @@ func (s *Service) PostStepReply(ctx context.Context, infraEnvID, hostID string, 
 		}
 	}
 	decode := decodeCheckReply
-	if r.StepType == v2.StepTypeConnectivityCheck {
-		decode = func(r *v2.StepReply) (*checkReply, error) { return s.decodeConnectivity(infraEnvID, hostID, r) }
+	if r.StepType == wire.StepTypeConnectivityCheck {
+		decode = func(r *wire.StepReply) (*checkReply, error) { return s.decodeConnectivity(infraEnvID, hostID, r) }
 	}
 	check, err := decode(r)
 	if err != nil {
@@ -431,17 +431,17 @@ func (s *Service) PostStepReply(ctx context.Context, infraEnvID, hostID string, 
 			s.log.Warn("step failed", "host", h.name(), "step", r.StepType, "step_id", r.StepID, "exit_code", r.ExitCode, "stderr", truncate(r.Error, 512))
 		}
 		switch {
-		case r.StepType == v2.StepTypeInstall && r.ExitCode != 0:
+		case r.StepType == wire.StepTypeInstall && r.ExitCode != 0:
 			// The installer reports Failed itself when it gets that far;
 			// a step that failed before (bad request, no disk) says why here.
-			if h.h.Status == v2.HostStatusInstalling || h.h.Status == v2.HostStatusInstallingInProgress {
+			if h.h.Status == wire.HostStatusInstalling || h.h.Status == wire.HostStatusInstallingInProgress {
 				reason := "installation command failed"
 				if e := strings.TrimSpace(r.Error); e != "" {
 					reason += ": " + truncate(e, 1024)
 				}
 				return t.fireHostReason(h, machine.TriggerHostInstallationFailed, reason)
 			}
-		case r.StepType == v2.StepTypeInventory && inv != nil:
+		case r.StepType == wire.StepTypeInventory && inv != nil:
 			return t.setInventory(h, inv)
 		case check != nil:
 			t.keepCheckReply(h, r.StepType, check)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // stepIDRE is how assisted-service names steps: type, dash, 8 hex digits
@@ -20,13 +20,13 @@ var stepIDRE = regexp.MustCompile(`^inventory-[0-9a-f]{8}$`)
 // discoveryStepTypes are the steps a discovered host of a cluster with
 // VIPs gets: free-network-addresses because its /24 is small enough to
 // scan; no dhcp-lease-allocate without DHCP VIPs.
-var discoveryStepTypes = []v2.StepType{
-	v2.StepTypeConnectivityCheck, v2.StepTypeFreeNetworkAddresses, v2.StepTypeInventory,
-	v2.StepTypeNTPSynchronizer, v2.StepTypeDomainResolution, v2.StepTypeVerifyVIPs,
+var discoveryStepTypes = []wire.StepType{
+	wire.StepTypeConnectivityCheck, wire.StepTypeFreeNetworkAddresses, wire.StepTypeInventory,
+	wire.StepTypeNTPSynchronizer, wire.StepTypeDomainResolution, wire.StepTypeVerifyVIPs,
 }
 
-func stepTypes(s *v2.Steps) []v2.StepType {
-	var out []v2.StepType
+func stepTypes(s *wire.Steps) []wire.StepType {
+	var out []wire.StepType
 	for _, st := range s.Instructions {
 		out = append(out, st.StepType)
 	}
@@ -47,10 +47,10 @@ func TestNextStepsPerStatus(t *testing.T) {
 	discovering := e.register(ie)
 	small := e.addHost(ie, hwInventory(t, "undersized", "small", "192.168.111.30/24"))
 
-	inventory := []v2.StepType{v2.StepTypeInventory}
+	inventory := []wire.StepType{wire.StepTypeInventory}
 	checks := discoveryStepTypes
 	// wantNext 0: the cadence of a forming cluster (formingNext).
-	check := func(name, id string, wantStatus v2.HostStatus, want []v2.StepType, wantNext int64) {
+	check := func(name, id string, wantStatus wire.HostStatus, want []wire.StepType, wantNext int64) {
 		t.Helper()
 		for i, advance := range []time.Duration{0, 0, time.Minute} {
 			e.clock.Advance(advance)
@@ -65,7 +65,7 @@ func TestNextStepsPerStatus(t *testing.T) {
 			if diff := cmp.Diff(want, stepTypes(s)); diff != "" {
 				t.Errorf("%s: instructions mismatch (-want +got):\n%s", name, diff)
 			}
-			if s.PostStepAction != v2.StepsPostStepActionContinue {
+			if s.PostStepAction != wire.StepsPostStepActionContinue {
 				t.Errorf("%s: post_step_action %q, want continue", name, s.PostStepAction)
 			}
 			if wantNext == 0 {
@@ -75,9 +75,9 @@ func TestNextStepsPerStatus(t *testing.T) {
 			}
 		}
 	}
-	check("discovering", discovering, v2.HostStatusDiscovering, inventory, 0)
-	check("insufficient", small, v2.HostStatusInsufficient, checks, 0)
-	check("known", hosts[0], v2.HostStatusKnown, checks, 0)
+	check("discovering", discovering, wire.HostStatusDiscovering, inventory, 0)
+	check("insufficient", small, wire.HostStatusInsufficient, checks, 0)
+	check("known", hosts[0], wire.HostStatusKnown, checks, 0)
 
 	// Remove the two extra hosts so the cluster is ready again, install.
 	for _, id := range []string{discovering, small} {
@@ -90,18 +90,18 @@ func TestNextStepsPerStatus(t *testing.T) {
 	}
 	// Preparation: the disk speed check once (it is then awaited), no
 	// image check for a cluster without a release image.
-	if s := e.checkIn(ie, hosts[0]); !cmp.Equal(stepTypes(s), []v2.StepType{v2.StepTypeInstallationDiskSpeedCheck}) {
+	if s := e.checkIn(ie, hosts[0]); !cmp.Equal(stepTypes(s), []wire.StepType{wire.StepTypeInstallationDiskSpeedCheck}) {
 		t.Errorf("preparing-for-installation: first instructions %v, want the disk speed check", stepTypes(s))
 	}
-	check("preparing-for-installation", hosts[0], v2.HostStatusPreparingForInstallation, nil, 0)
+	check("preparing-for-installation", hosts[0], wire.HostStatusPreparingForInstallation, nil, 0)
 
 	// Statuses the install flow reaches, written to the store.
-	e.rewrite(clusterID, func(c *v2.Cluster) { c.Status = v2.ClusterStatusError }, func(h *v2.Host) { h.Status = v2.HostStatusError })
+	e.rewrite(clusterID, func(c *wire.Cluster) { c.Status = wire.ClusterStatusError }, func(h *wire.Host) { h.Status = wire.HostStatusError })
 	// Once per entering the status, then nothing (logs_test.go).
-	if s := e.checkIn(ie, hosts[0]); !cmp.Equal(stepTypes(s), []v2.StepType{v2.StepTypeLogsGather, v2.StepTypeStopInstallation}) {
+	if s := e.checkIn(ie, hosts[0]); !cmp.Equal(stepTypes(s), []wire.StepType{wire.StepTypeLogsGather, wire.StepTypeStopInstallation}) {
 		t.Errorf("error: first instructions %v, want logs-gather and stop-installation", stepTypes(s))
 	}
-	check("error", hosts[0], v2.HostStatusError, nil, 120)
+	check("error", hosts[0], wire.HostStatusError, nil, 120)
 }
 
 func TestNextStepsStepIDsAndPendingSteps(t *testing.T) {
@@ -165,7 +165,7 @@ func TestNextStepsStepIDsAndPendingSteps(t *testing.T) {
 // nextSteps runs NextSteps in the background; the result arrives on the
 // channel.
 type stepsResult struct {
-	steps *v2.Steps
+	steps *wire.Steps
 	err   error
 	took  time.Duration
 }
@@ -204,7 +204,7 @@ func TestNextStepsLongPoll(t *testing.T) {
 	const wait = 200 * time.Millisecond
 
 	r := await(t, e.nextStepsAsync(e.ctx, ie, id, wait), 10*time.Second)
-	if diff := cmp.Diff([]v2.StepType{v2.StepTypeInventory}, stepTypes(r.steps)); diff != "" {
+	if diff := cmp.Diff([]wire.StepType{wire.StepTypeInventory}, stepTypes(r.steps)); diff != "" {
 		t.Errorf("first long poll mismatch (-want +got):\n%s", diff)
 	}
 	if r.steps.NextInstructionSeconds != 0 {
@@ -212,7 +212,7 @@ func TestNextStepsLongPoll(t *testing.T) {
 	}
 
 	r = await(t, e.nextStepsAsync(e.ctx, ie, id, wait), 10*time.Second)
-	if len(r.steps.Instructions) != 0 || r.steps.NextInstructionSeconds != 0 || r.steps.PostStepAction != v2.StepsPostStepActionContinue {
+	if len(r.steps.Instructions) != 0 || r.steps.NextInstructionSeconds != 0 || r.steps.PostStepAction != wire.StepsPostStepActionContinue {
 		t.Errorf("second long poll = %+v, want no instructions, next 0, continue", r.steps)
 	}
 	if r.took < wait {
@@ -223,7 +223,7 @@ func TestNextStepsLongPoll(t *testing.T) {
 	// repeating inventory is due again.
 	e.clock.Advance(60 * time.Second)
 	r = await(t, e.nextStepsAsync(e.ctx, ie, id, 30*time.Second), 10*time.Second)
-	if diff := cmp.Diff([]v2.StepType{v2.StepTypeInventory}, stepTypes(r.steps)); diff != "" {
+	if diff := cmp.Diff([]wire.StepType{wire.StepTypeInventory}, stepTypes(r.steps)); diff != "" {
 		t.Errorf("long poll after the step interval mismatch (-want +got):\n%s", diff)
 	}
 
@@ -248,7 +248,7 @@ func TestNextStepsWakeOnStatusChange(t *testing.T) {
 	ch := e.nextStepsAsync(e.ctx, ie, id, wait)
 	time.Sleep(50 * time.Millisecond) // let it block; if it has not yet, it finds the step anyway
 	e.postInventory(ie, id, masterInv(t, "master-0", 10))
-	if h := e.host(ie, id); h.Status != v2.HostStatusInsufficient && h.Status != v2.HostStatusKnown {
+	if h := e.host(ie, id); h.Status != wire.HostStatusInsufficient && h.Status != wire.HostStatusKnown {
 		t.Fatalf("host after its inventory: %s, want a new status", h.Status)
 	}
 	r := await(t, ch, wait/2)
@@ -416,14 +416,14 @@ func TestConnectivityCheckWaitsForRegisteredHosts(t *testing.T) {
 
 // connectivityListed returns the host ids the connectivity check among
 // steps lists, and whether there is one.
-func connectivityListed(t *testing.T, steps *v2.Steps) ([]string, bool) {
+func connectivityListed(t *testing.T, steps *wire.Steps) ([]string, bool) {
 	t.Helper()
 	for _, st := range steps.Instructions {
-		if st.StepType != v2.StepTypeConnectivityCheck {
+		if st.StepType != wire.StepTypeConnectivityCheck {
 			continue
 		}
-		var p v2.ConnectivityCheckParams
-		if err := v2.DecodeStepArg(st.StepType, st.Args, &p); err != nil {
+		var p wire.ConnectivityCheckParams
+		if err := wire.DecodeStepArg(st.StepType, st.Args, &p); err != nil {
 			t.Fatal(err)
 		}
 		ids := []string{}
@@ -440,7 +440,7 @@ func connectivityListed(t *testing.T, steps *v2.Steps) ([]string, bool) {
 // has been quiet.
 func TestPollSeconds(t *testing.T) {
 	const base = 60
-	forming := func(h v2.HostStatus, c v2.ClusterStatus, n int) pollFacts {
+	forming := func(h wire.HostStatus, c wire.ClusterStatus, n int) pollFacts {
 		return pollFacts{Host: h, Cluster: c, Hosts: n, Quiet: time.Second}
 	}
 	tests := []struct {
@@ -450,54 +450,54 @@ func TestPollSeconds(t *testing.T) {
 		want int64
 	}{
 		// Forming: hosts / formingPollRate, within [formingMinSeconds, base].
-		{"discovering, one host", forming(v2.HostStatusDiscovering, v2.ClusterStatusPendingForInput, 1), base, formingMinSeconds},
-		{"no hosts counted", forming(v2.HostStatusDiscovering, v2.ClusterStatusInsufficient, 0), base, formingMinSeconds},
-		{"insufficient, 3 hosts", forming(v2.HostStatusInsufficient, v2.ClusterStatusInsufficient, 3), base, formingMinSeconds},
-		{"pending-for-input, 5 hosts", forming(v2.HostStatusPendingForInput, v2.ClusterStatusPendingForInput, 5), base, formingMinSeconds},
-		{"known, 100 hosts", forming(v2.HostStatusKnown, v2.ClusterStatusReady, 100), base, 2},
-		{"known, 101 hosts", forming(v2.HostStatusKnown, v2.ClusterStatusInsufficient, 101), base, 3},
-		{"known, 1,000 hosts", forming(v2.HostStatusKnown, v2.ClusterStatusReady, 1000), base, 20},
-		{"preparing, 250 hosts", forming(v2.HostStatusPreparingForInstallation, v2.ClusterStatusPreparingForInstallation, 250), base, 5},
-		{"prepared, 3 hosts", forming(v2.HostStatusPreparingSuccessful, v2.ClusterStatusPreparingForInstallation, 3), base, formingMinSeconds},
-		{"day 2, known", forming(v2.HostStatusKnown, v2.ClusterStatusAddingHosts, 3), base, formingMinSeconds},
-		{"3,000 hosts reach base", forming(v2.HostStatusKnown, v2.ClusterStatusReady, 3000), base, base},
-		{"10,000 hosts stay at base", forming(v2.HostStatusDiscovering, v2.ClusterStatusInsufficient, 10000), base, base},
-		{"a base under the minimum wins", forming(v2.HostStatusKnown, v2.ClusterStatusReady, 3), 1, 1},
-		{"a short base caps", forming(v2.HostStatusKnown, v2.ClusterStatusReady, 1000), 10, 10},
-		{"just under quiet", pollFacts{Host: v2.HostStatusKnown, Cluster: v2.ClusterStatusReady, Hosts: 3, Quiet: formingQuiet - time.Second}, base, formingMinSeconds},
+		{"discovering, one host", forming(wire.HostStatusDiscovering, wire.ClusterStatusPendingForInput, 1), base, formingMinSeconds},
+		{"no hosts counted", forming(wire.HostStatusDiscovering, wire.ClusterStatusInsufficient, 0), base, formingMinSeconds},
+		{"insufficient, 3 hosts", forming(wire.HostStatusInsufficient, wire.ClusterStatusInsufficient, 3), base, formingMinSeconds},
+		{"pending-for-input, 5 hosts", forming(wire.HostStatusPendingForInput, wire.ClusterStatusPendingForInput, 5), base, formingMinSeconds},
+		{"known, 100 hosts", forming(wire.HostStatusKnown, wire.ClusterStatusReady, 100), base, 2},
+		{"known, 101 hosts", forming(wire.HostStatusKnown, wire.ClusterStatusInsufficient, 101), base, 3},
+		{"known, 1,000 hosts", forming(wire.HostStatusKnown, wire.ClusterStatusReady, 1000), base, 20},
+		{"preparing, 250 hosts", forming(wire.HostStatusPreparingForInstallation, wire.ClusterStatusPreparingForInstallation, 250), base, 5},
+		{"prepared, 3 hosts", forming(wire.HostStatusPreparingSuccessful, wire.ClusterStatusPreparingForInstallation, 3), base, formingMinSeconds},
+		{"day 2, known", forming(wire.HostStatusKnown, wire.ClusterStatusAddingHosts, 3), base, formingMinSeconds},
+		{"3,000 hosts reach base", forming(wire.HostStatusKnown, wire.ClusterStatusReady, 3000), base, base},
+		{"10,000 hosts stay at base", forming(wire.HostStatusDiscovering, wire.ClusterStatusInsufficient, 10000), base, base},
+		{"a base under the minimum wins", forming(wire.HostStatusKnown, wire.ClusterStatusReady, 3), 1, 1},
+		{"a short base caps", forming(wire.HostStatusKnown, wire.ClusterStatusReady, 1000), 10, 10},
+		{"just under quiet", pollFacts{Host: wire.HostStatusKnown, Cluster: wire.ClusterStatusReady, Hosts: 3, Quiet: formingQuiet - time.Second}, base, formingMinSeconds},
 
 		// Each host in its own second of the period: slot mod period,
 		// never sooner than formingMinSeconds.
-		{"1,000 hosts, slot 5 at 0", pollFacts{Host: v2.HostStatusKnown, Cluster: v2.ClusterStatusReady, Hosts: 1000, Slot: 5}, base, 5},
-		{"1,000 hosts, slot 5 at 4: the next period's", pollFacts{Host: v2.HostStatusKnown, Cluster: v2.ClusterStatusReady, Hosts: 1000, Slot: 5, Now: 4}, base, 21},
-		{"1,000 hosts, slot 5 at 6", pollFacts{Host: v2.HostStatusKnown, Cluster: v2.ClusterStatusReady, Hosts: 1000, Slot: 5, Now: 6}, base, 19},
-		{"1,000 hosts, slot 25 at 1,700,000,100", pollFacts{Host: v2.HostStatusKnown, Cluster: v2.ClusterStatusReady, Hosts: 1000, Slot: 25, Now: 1_700_000_100}, base, 5},
-		{"1,000 hosts, the largest slot", pollFacts{Host: v2.HostStatusKnown, Cluster: v2.ClusterStatusReady, Hosts: 1000, Slot: 1<<32 - 1, Now: 1_700_000_000}, base, 15},
-		{"3 hosts, slot 1 at 0", pollFacts{Host: v2.HostStatusKnown, Cluster: v2.ClusterStatusReady, Hosts: 3, Slot: 1}, base, 3},
-		{"3 hosts, slot 1 at 1", pollFacts{Host: v2.HostStatusKnown, Cluster: v2.ClusterStatusReady, Hosts: 3, Slot: 1, Now: 1}, base, 2},
-		{"slots do not move base", pollFacts{Host: v2.HostStatusInstalled, Cluster: v2.ClusterStatusInstalled, Hosts: 1000, Slot: 7, Now: 3}, base, base},
-		{"slots do not move backed-off", pollFacts{Host: v2.HostStatusDisconnected, Cluster: v2.ClusterStatusInsufficient, Hosts: 1000, Slot: 7, Now: 3}, base, 2 * base},
-		{"3,000 hosts: base, on the slot", pollFacts{Host: v2.HostStatusKnown, Cluster: v2.ClusterStatusReady, Hosts: 3000, Slot: 7, Now: 3}, base, 4},
+		{"1,000 hosts, slot 5 at 0", pollFacts{Host: wire.HostStatusKnown, Cluster: wire.ClusterStatusReady, Hosts: 1000, Slot: 5}, base, 5},
+		{"1,000 hosts, slot 5 at 4: the next period's", pollFacts{Host: wire.HostStatusKnown, Cluster: wire.ClusterStatusReady, Hosts: 1000, Slot: 5, Now: 4}, base, 21},
+		{"1,000 hosts, slot 5 at 6", pollFacts{Host: wire.HostStatusKnown, Cluster: wire.ClusterStatusReady, Hosts: 1000, Slot: 5, Now: 6}, base, 19},
+		{"1,000 hosts, slot 25 at 1,700,000,100", pollFacts{Host: wire.HostStatusKnown, Cluster: wire.ClusterStatusReady, Hosts: 1000, Slot: 25, Now: 1_700_000_100}, base, 5},
+		{"1,000 hosts, the largest slot", pollFacts{Host: wire.HostStatusKnown, Cluster: wire.ClusterStatusReady, Hosts: 1000, Slot: 1<<32 - 1, Now: 1_700_000_000}, base, 15},
+		{"3 hosts, slot 1 at 0", pollFacts{Host: wire.HostStatusKnown, Cluster: wire.ClusterStatusReady, Hosts: 3, Slot: 1}, base, 3},
+		{"3 hosts, slot 1 at 1", pollFacts{Host: wire.HostStatusKnown, Cluster: wire.ClusterStatusReady, Hosts: 3, Slot: 1, Now: 1}, base, 2},
+		{"slots do not move base", pollFacts{Host: wire.HostStatusInstalled, Cluster: wire.ClusterStatusInstalled, Hosts: 1000, Slot: 7, Now: 3}, base, base},
+		{"slots do not move backed-off", pollFacts{Host: wire.HostStatusDisconnected, Cluster: wire.ClusterStatusInsufficient, Hosts: 1000, Slot: 7, Now: 3}, base, 2 * base},
+		{"3,000 hosts: base, on the slot", pollFacts{Host: wire.HostStatusKnown, Cluster: wire.ClusterStatusReady, Hosts: 3000, Slot: 7, Now: 3}, base, 4},
 
 		// Nothing pending: base.
-		{"ready and quiet: waits on a user", pollFacts{Host: v2.HostStatusKnown, Cluster: v2.ClusterStatusReady, Hosts: 3, Quiet: formingQuiet}, base, base},
-		{"insufficient and quiet: waits on a fix", pollFacts{Host: v2.HostStatusInsufficient, Cluster: v2.ClusterStatusInsufficient, Hosts: 100, Quiet: time.Hour}, base, base},
-		{"no cluster", pollFacts{Host: v2.HostStatusDiscovering, Hosts: 0}, base, base},
-		{"installing", forming(v2.HostStatusInstalling, v2.ClusterStatusInstalling, 3), base, base},
-		{"installing-in-progress", forming(v2.HostStatusInstallingInProgress, v2.ClusterStatusInstalling, 3), base, base},
-		{"installed", forming(v2.HostStatusInstalled, v2.ClusterStatusInstalled, 3), base, base},
-		{"preparing-failed", forming(v2.HostStatusPreparingFailed, v2.ClusterStatusReady, 3), base, base},
-		{"known host of an installing cluster", forming(v2.HostStatusKnown, v2.ClusterStatusInstalling, 3), base, base},
-		{"known host of an installed cluster", forming(v2.HostStatusKnown, v2.ClusterStatusInstalled, 3), base, base},
-		{"known host of a cluster in error", forming(v2.HostStatusKnown, v2.ClusterStatusError, 3), base, base},
-		{"known host of a cancelled cluster", forming(v2.HostStatusKnown, v2.ClusterStatusCancelled, 3), base, base},
-		{"binding", forming(v2.HostStatusBinding, v2.ClusterStatusInsufficient, 3), base, base},
+		{"ready and quiet: waits on a user", pollFacts{Host: wire.HostStatusKnown, Cluster: wire.ClusterStatusReady, Hosts: 3, Quiet: formingQuiet}, base, base},
+		{"insufficient and quiet: waits on a fix", pollFacts{Host: wire.HostStatusInsufficient, Cluster: wire.ClusterStatusInsufficient, Hosts: 100, Quiet: time.Hour}, base, base},
+		{"no cluster", pollFacts{Host: wire.HostStatusDiscovering, Hosts: 0}, base, base},
+		{"installing", forming(wire.HostStatusInstalling, wire.ClusterStatusInstalling, 3), base, base},
+		{"installing-in-progress", forming(wire.HostStatusInstallingInProgress, wire.ClusterStatusInstalling, 3), base, base},
+		{"installed", forming(wire.HostStatusInstalled, wire.ClusterStatusInstalled, 3), base, base},
+		{"preparing-failed", forming(wire.HostStatusPreparingFailed, wire.ClusterStatusReady, 3), base, base},
+		{"known host of an installing cluster", forming(wire.HostStatusKnown, wire.ClusterStatusInstalling, 3), base, base},
+		{"known host of an installed cluster", forming(wire.HostStatusKnown, wire.ClusterStatusInstalled, 3), base, base},
+		{"known host of a cluster in error", forming(wire.HostStatusKnown, wire.ClusterStatusError, 3), base, base},
+		{"known host of a cancelled cluster", forming(wire.HostStatusKnown, wire.ClusterStatusCancelled, 3), base, base},
+		{"binding", forming(wire.HostStatusBinding, wire.ClusterStatusInsufficient, 3), base, base},
 
 		// Backed off: twice base, forming or not.
-		{"disconnected, forming", forming(v2.HostStatusDisconnected, v2.ClusterStatusInsufficient, 3), base, 2 * base},
-		{"error", forming(v2.HostStatusError, v2.ClusterStatusError, 3), base, 2 * base},
-		{"cancelled", forming(v2.HostStatusCancelled, v2.ClusterStatusCancelled, 3), base, 2 * base},
-		{"resetting-pending-user-action", forming(v2.HostStatusResettingPendingUserAction, v2.ClusterStatusInsufficient, 3), base, 2 * base},
+		{"disconnected, forming", forming(wire.HostStatusDisconnected, wire.ClusterStatusInsufficient, 3), base, 2 * base},
+		{"error", forming(wire.HostStatusError, wire.ClusterStatusError, 3), base, 2 * base},
+		{"cancelled", forming(wire.HostStatusCancelled, wire.ClusterStatusCancelled, 3), base, 2 * base},
+		{"resetting-pending-user-action", forming(wire.HostStatusResettingPendingUserAction, wire.ClusterStatusInsufficient, 3), base, 2 * base},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -515,7 +515,7 @@ func TestPollSeconds(t *testing.T) {
 // is at most base.
 func TestPollSecondsBounded(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 5, 10, 49, 50, 51, 99, 100, 101, 500, 999, 1000, 1001, 2999, 3000, 3001, 5000, 100000} {
-		f := pollFacts{Host: v2.HostStatusKnown, Cluster: v2.ClusterStatusReady, Hosts: n, Slot: pollSlot(fmt.Sprint(n)), Now: 1_700_000_000}
+		f := pollFacts{Host: wire.HostStatusKnown, Cluster: wire.ClusterStatusReady, Hosts: n, Slot: pollSlot(fmt.Sprint(n)), Now: 1_700_000_000}
 		first := pollSeconds(f, 60)
 		f.Now += first
 		period := pollSeconds(f, 60)
@@ -578,10 +578,10 @@ func TestNextStepsPollCadence(t *testing.T) {
 	}
 
 	// Installed: nothing pending.
-	e.rewrite(clusterID, func(c *v2.Cluster) {
-		c.Status, c.StatusInfo, c.StatusUpdatedAt = v2.ClusterStatusInstalled, "Cluster is installed", v2.DateTime(e.clock.Now())
-	}, func(h *v2.Host) {
-		h.Status, h.StatusInfo, h.StatusUpdatedAt = v2.HostStatusInstalled, "Done", v2.DateTime(e.clock.Now())
+	e.rewrite(clusterID, func(c *wire.Cluster) {
+		c.Status, c.StatusInfo, c.StatusUpdatedAt = wire.ClusterStatusInstalled, "Cluster is installed", wire.DateTime(e.clock.Now())
+	}, func(h *wire.Host) {
+		h.Status, h.StatusInfo, h.StatusUpdatedAt = wire.HostStatusInstalled, "Done", wire.DateTime(e.clock.Now())
 	})
 	next("installed host", hosts[0], 60)
 }

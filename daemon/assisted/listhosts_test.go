@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/store"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // TestListClusterHostsQuery: the cluster's host list follows assisted's
@@ -15,7 +15,7 @@ import (
 func TestListClusterHostsQuery(t *testing.T) {
 	e := newEnv(t)
 	clusterID, ie, hosts := e.readyCluster()
-	full := map[string]*v2.Host{}
+	full := map[string]*wire.Host{}
 	for _, id := range hosts {
 		h := e.host(ie, id)
 		if h.Connectivity == "" || h.Inventory == "" {
@@ -23,7 +23,7 @@ func TestListClusterHostsQuery(t *testing.T) {
 		}
 		full[id] = h
 	}
-	list := func(q HostQuery) []*v2.Host {
+	list := func(q HostQuery) []*wire.Host {
 		t.Helper()
 		hs, err := e.s.ListClusterHosts(clusterID, q)
 		if err != nil {
@@ -54,10 +54,10 @@ func TestListClusterHostsQuery(t *testing.T) {
 		q    HostQuery
 		want int
 	}{
-		{HostQuery{Status: v2.HostStatusKnown}, len(hosts)},
-		{HostQuery{Status: v2.HostStatusInsufficient}, 0},
+		{HostQuery{Status: wire.HostStatusKnown}, len(hosts)},
+		{HostQuery{Status: wire.HostStatusInsufficient}, 0},
 		{HostQuery{Role: role}, len(hosts)},
-		{HostQuery{Role: v2.HostRoleArbiter}, 0},
+		{HostQuery{Role: wire.HostRoleArbiter}, 0},
 	} {
 		if got := list(c.q); len(got) != c.want {
 			t.Errorf("ListClusterHosts(%+v): %d hosts, want %d", c.q, len(got), c.want)

@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/nodezero/nodezero/daemon/machine"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/daemon/validation"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // Log collection of failed and cancelled hosts (reference/assisted-service.md
@@ -32,7 +32,7 @@ const ruleLogsTimedOut = "Log collection timed out stays"
 // error or cancelled status, to long-polling and plain agents alike
 // (assisted repeats them at every plain poll; a second gather of the same
 // failure only repeats the first). Callers hold the model lock.
-func handedOut(h *hostRec, st v2.StepType) bool {
+func handedOut(h *hostRec, st wire.StepType) bool {
 	_, given := h.agent.issued[st]
 	return given && h.agent.issuedFor == h.h.Status
 }
@@ -44,14 +44,14 @@ func handedOut(h *hostRec, st v2.StepType) bool {
 // without a cluster has no logs to send. Callers hold the model lock.
 func (s *Service) logsGatherArgs(h *hostRec) (any, bool) {
 	c := s.clusters[h.clusterID()]
-	if c == nil || handedOut(h, v2.StepTypeLogsGather) {
+	if c == nil || handedOut(h, wire.StepTypeLogsGather) {
 		return nil, false
 	}
 	switch h.h.LogsInfo {
-	case v2.LogsStateCompleted, v2.LogsStateTimeout:
+	case wire.LogsStateCompleted, wire.LogsStateTimeout:
 		return nil, false
 	}
-	req := v2.LogsGatherCmdRequest{
+	req := wire.LogsGatherCmdRequest{
 		ClusterID: c.c.ID, InfraEnvID: h.h.InfraEnvID, HostID: h.h.ID,
 		Bootstrap: h.h.Bootstrap, InstallerGather: true,
 	}
@@ -77,7 +77,7 @@ func masterIPs(c *clusterRec, self *hostRec) []string {
 	}
 	var out []string
 	for _, h := range c.sorted() {
-		if h == self || h.h.Bootstrap || h.inv == nil || validation.EffectiveRole(&h.h) != v2.HostRoleMaster {
+		if h == self || h.h.Bootstrap || h.inv == nil || validation.EffectiveRole(&h.h) != wire.HostRoleMaster {
 			continue
 		}
 		out = append(out, hostAddresses(h.inv, nets)...)
@@ -87,7 +87,7 @@ func masterIPs(c *clusterRec, self *hostRec) []string {
 
 // hostAddresses: the first address of inv inside nets, or all of them
 // when nets is empty.
-func hostAddresses(inv *v2.Inventory, nets []netip.Prefix) []string {
+func hostAddresses(inv *wire.Inventory, nets []netip.Prefix) []string {
 	var all []string
 	for _, iface := range inv.Interfaces {
 		if iface == nil {
@@ -120,12 +120,12 @@ func hostAddresses(inv *v2.Inventory, nets []netip.Prefix) []string {
 // builds the bundle, and the machine's timeout rule counts a collecting
 // host's time from logs_collected_at (a zero time would time it out at
 // once). timeout is the service's own verdict, not an agent's report.
-func (s *Service) UpdateHostLogsProgress(ctx context.Context, infraEnvID, hostID string, p *v2.LogsProgressParams) error {
+func (s *Service) UpdateHostLogsProgress(ctx context.Context, infraEnvID, hostID string, p *wire.LogsProgressParams) error {
 	if p == nil {
 		return badRequest("missing request body")
 	}
 	switch p.LogsState {
-	case v2.LogsStateRequested, v2.LogsStateCollecting, v2.LogsStateCompleted:
+	case wire.LogsStateRequested, wire.LogsStateCollecting, wire.LogsStateCompleted:
 	default:
 		return badRequest("logs_state: %q is not one of requested, collecting, completed", p.LogsState)
 	}
@@ -134,9 +134,9 @@ func (s *Service) UpdateHostLogsProgress(ctx context.Context, infraEnvID, hostID
 		if err != nil {
 			return err
 		}
-		now := v2.DateTime(s.cfg.Now().UTC())
+		now := wire.DateTime(s.cfg.Now().UTC())
 		switch p.LogsState {
-		case v2.LogsStateRequested:
+		case wire.LogsStateRequested:
 			h.h.LogsStartedAt = now
 		default:
 			h.h.LogsCollectedAt = now
@@ -152,7 +152,7 @@ func (s *Service) UpdateHostLogsProgress(ctx context.Context, infraEnvID, hostID
 type LogsHost struct {
 	ID, InfraEnvID string
 	Hostname       string
-	Role           v2.HostRole // the effective role
+	Role           wire.HostRole // the effective role
 }
 
 // ClusterLogs is what the API needs to store and name a cluster's logs.
@@ -225,7 +225,7 @@ func (s *Service) HostLogsUploaded(ctx context.Context, clusterID, infraEnvID, h
 		if err != nil {
 			return err
 		}
-		h.h.LogsCollectedAt = v2.DateTime(s.cfg.Now().UTC())
+		h.h.LogsCollectedAt = wire.DateTime(s.cfg.Now().UTC())
 		t.hostEvent(h, evHostLogsUploaded, sevInfo, fmt.Sprintf("Uploaded logs for host %s cluster %s", h.name(), clusterID))
 		t.putHost(h)
 		t.touchHost(h)
@@ -241,7 +241,7 @@ func (s *Service) ControllerLogsUploaded(ctx context.Context, clusterID string) 
 		if err != nil {
 			return err
 		}
-		c.c.ControllerLogsCollectedAt = v2.DateTime(s.cfg.Now().UTC())
+		c.c.ControllerLogsCollectedAt = wire.DateTime(s.cfg.Now().UTC())
 		t.putCluster(c)
 		return nil
 	})
@@ -250,17 +250,17 @@ func (s *Service) ControllerLogsUploaded(ctx context.Context, clusterID string) 
 // applyLogsTimeout is the writer's part of the machine's log collection
 // timeout: the host stays in its status and its logs_info becomes
 // timeout. It reports whether anything changed.
-func (t *txn) applyLogsTimeout(h *hostRec, tr machine.Transition[v2.HostStatus]) bool {
-	if tr.Rule != ruleLogsTimedOut || h.h.LogsInfo == v2.LogsStateTimeout {
+func (t *txn) applyLogsTimeout(h *hostRec, tr machine.Transition[wire.HostStatus]) bool {
+	if tr.Rule != ruleLogsTimedOut || h.h.LogsInfo == wire.LogsStateTimeout {
 		return false
 	}
-	h.h.LogsInfo = v2.LogsStateTimeout
+	h.h.LogsInfo = wire.LogsStateTimeout
 	t.s.log.Info("log collection timed out", "host", h.h.ID, "status", h.h.Status)
 	return true
 }
 
 // logsFacts is what the host machine's log timeout reads.
-func logsFacts(h *v2.Host) machine.Logs {
+func logsFacts(h *wire.Host) machine.Logs {
 	return machine.Logs{State: h.LogsInfo, StartedAt: h.LogsStartedAt.Time(), CollectedAt: h.LogsCollectedAt.Time()}
 }
 

@@ -11,7 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/nodezero/nodezero/daemon/machine"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // failedInstall starts an installation of three masters and fails the
@@ -33,10 +33,10 @@ func (e *env) failedInstall(failBootstrap bool) (clusterID, ie, failed, boot str
 	if failBootstrap {
 		failed = boot
 	}
-	if err := e.s.UpdateHostProgress(e.ctx, ie, failed, &v2.HostProgress{CurrentStage: v2.HostStageFailed, ProgressInfo: "test"}); err != nil {
+	if err := e.s.UpdateHostProgress(e.ctx, ie, failed, &wire.HostProgress{CurrentStage: wire.HostStageFailed, ProgressInfo: "test"}); err != nil {
 		e.t.Fatalf("UpdateHostProgress Failed: %v", err)
 	}
-	if h := e.host(ie, failed); h.Status != v2.HostStatusError {
+	if h := e.host(ie, failed); h.Status != wire.HostStatusError {
 		e.t.Fatalf("failed host is %s, want error", h.Status)
 	}
 	return clusterID, ie, failed, boot, hosts
@@ -45,9 +45,9 @@ func (e *env) failedInstall(failBootstrap bool) (clusterID, ie, failed, boot str
 // logsGatherRequest returns the decoded arg of the logs-gather step in s,
 // failing the test unless s holds exactly logs-gather and
 // stop-installation (without args).
-func logsGatherRequest(t *testing.T, s *v2.Steps) v2.LogsGatherCmdRequest {
+func logsGatherRequest(t *testing.T, s *wire.Steps) wire.LogsGatherCmdRequest {
 	t.Helper()
-	want := []v2.StepType{v2.StepTypeLogsGather, v2.StepTypeStopInstallation}
+	want := []wire.StepType{wire.StepTypeLogsGather, wire.StepTypeStopInstallation}
 	if diff := cmp.Diff(want, stepTypes(s)); diff != "" {
 		t.Fatalf("instructions of a failed host mismatch (-want +got):\n%s", diff)
 	}
@@ -57,8 +57,8 @@ func logsGatherRequest(t *testing.T, s *v2.Steps) v2.LogsGatherCmdRequest {
 	if args := s.Instructions[1].Args; len(args) != 0 {
 		t.Errorf("stop-installation args = %q, want none", args)
 	}
-	var req v2.LogsGatherCmdRequest
-	if err := v2.DecodeStepArg(v2.StepTypeLogsGather, s.Instructions[0].Args, &req); err != nil {
+	var req wire.LogsGatherCmdRequest
+	if err := wire.DecodeStepArg(wire.StepTypeLogsGather, s.Instructions[0].Args, &req); err != nil {
 		t.Fatalf("logs-gather args: %v", err)
 	}
 	return req
@@ -69,7 +69,7 @@ func TestLogsGatherHandedToFailedHost(t *testing.T) {
 	clusterID, ie, failed, _, _ := e.failedInstall(false)
 
 	got := logsGatherRequest(t, e.checkIn(ie, failed))
-	want := v2.LogsGatherCmdRequest{ClusterID: clusterID, InfraEnvID: ie, HostID: failed, InstallerGather: true}
+	want := wire.LogsGatherCmdRequest{ClusterID: clusterID, InfraEnvID: ie, HostID: failed, InstallerGather: true}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("logs-gather request mismatch (-want +got):\n%s", diff)
 	}
@@ -93,7 +93,7 @@ func TestLogsGatherBootstrapMasterIPs(t *testing.T) {
 		if id == boot {
 			continue
 		}
-		var inv v2.Inventory
+		var inv wire.Inventory
 		if err := json.Unmarshal([]byte(e.host(ie, id).Inventory), &inv); err != nil {
 			t.Fatal(err)
 		}
@@ -113,46 +113,46 @@ func TestLogsProgress(t *testing.T) {
 	_, ie, failed, _, _ := e.failedInstall(false)
 	logsGatherRequest(t, e.checkIn(ie, failed))
 
-	report := func(st v2.LogsState) error {
-		return e.s.UpdateHostLogsProgress(e.ctx, ie, failed, &v2.LogsProgressParams{LogsState: st})
+	report := func(st wire.LogsState) error {
+		return e.s.UpdateHostLogsProgress(e.ctx, ie, failed, &wire.LogsProgressParams{LogsState: st})
 	}
-	check := func(what string, info v2.LogsState, started, collected time.Time) {
+	check := func(what string, info wire.LogsState, started, collected time.Time) {
 		t.Helper()
 		h := e.host(ie, failed)
 		if h.LogsInfo != info || !h.LogsStartedAt.Time().Equal(started) || !h.LogsCollectedAt.Time().Equal(collected) {
 			t.Errorf("%s: logs_info %q started %v collected %v; want %q %v %v", what, h.LogsInfo,
 				h.LogsStartedAt.Time(), h.LogsCollectedAt.Time(), info, started, collected)
 		}
-		if h.Status != v2.HostStatusError {
+		if h.Status != wire.HostStatusError {
 			t.Errorf("%s: host is %s, want error", what, h.Status)
 		}
 	}
 	t0 := e.clock.Now()
-	if err := report(v2.LogsStateRequested); err != nil {
+	if err := report(wire.LogsStateRequested); err != nil {
 		t.Fatalf("requested: %v", err)
 	}
-	check("requested", v2.LogsStateRequested, t0, time.Time{})
+	check("requested", wire.LogsStateRequested, t0, time.Time{})
 	t1 := e.clock.Advance(30 * time.Second)
-	if err := report(v2.LogsStateCollecting); err != nil {
+	if err := report(wire.LogsStateCollecting); err != nil {
 		t.Fatalf("collecting: %v", err)
 	}
-	check("collecting", v2.LogsStateCollecting, t0, t1)
+	check("collecting", wire.LogsStateCollecting, t0, t1)
 	t2 := e.clock.Advance(30 * time.Second)
-	if err := report(v2.LogsStateCompleted); err != nil {
+	if err := report(wire.LogsStateCompleted); err != nil {
 		t.Fatalf("completed: %v", err)
 	}
-	check("completed", v2.LogsStateCompleted, t0, t2)
+	check("completed", wire.LogsStateCompleted, t0, t2)
 
 	// Completed is not timed out, however long it stays.
 	e.clock.Advance(time.Hour)
 	if err := e.s.Tick(e.ctx); err != nil {
 		t.Fatal(err)
 	}
-	check("an hour later", v2.LogsStateCompleted, t0, t2)
+	check("an hour later", wire.LogsStateCompleted, t0, t2)
 	// Collected logs are not asked for again, even by a restarted service
 	// that has forgotten what it handed out.
 	e.restart()
-	if s := e.checkIn(ie, failed); !cmp.Equal(stepTypes(s), []v2.StepType{v2.StepTypeStopInstallation}) {
+	if s := e.checkIn(ie, failed); !cmp.Equal(stepTypes(s), []wire.StepType{wire.StepTypeStopInstallation}) {
 		t.Errorf("after completed and a restart: instructions %v, want only stop-installation", stepTypes(s))
 	}
 }
@@ -160,15 +160,15 @@ func TestLogsProgress(t *testing.T) {
 func TestLogsProgressRefused(t *testing.T) {
 	e := newEnv(t)
 	_, ie, failed, _, _ := e.failedInstall(false)
-	for _, st := range []v2.LogsState{v2.LogsStateTimeout, v2.LogsStateEmpty, "done"} {
-		err := e.s.UpdateHostLogsProgress(e.ctx, ie, failed, &v2.LogsProgressParams{LogsState: st})
+	for _, st := range []wire.LogsState{wire.LogsStateTimeout, wire.LogsStateEmpty, "done"} {
+		err := e.s.UpdateHostLogsProgress(e.ctx, ie, failed, &wire.LogsProgressParams{LogsState: st})
 		wantKind(t, "logs_state "+string(st), err, KindBadRequest)
 		if msg := Message(err); !strings.Contains(msg, "logs_state") || !strings.Contains(msg, "requested, collecting, completed") {
 			t.Errorf("logs_state %q: message %q does not name the field and the allowed values", st, msg)
 		}
 	}
 	wantKind(t, "no body", e.s.UpdateHostLogsProgress(e.ctx, ie, failed, nil), KindBadRequest)
-	wantKind(t, "unknown host", e.s.UpdateHostLogsProgress(e.ctx, ie, uuid.NewString(), &v2.LogsProgressParams{LogsState: v2.LogsStateRequested}), KindNotFound)
+	wantKind(t, "unknown host", e.s.UpdateHostLogsProgress(e.ctx, ie, uuid.NewString(), &wire.LogsProgressParams{LogsState: wire.LogsStateRequested}), KindNotFound)
 	if h := e.host(ie, failed); h.LogsInfo != "" || !h.LogsStartedAt.IsZero() {
 		t.Errorf("refused reports changed the host: logs_info %q started %v", h.LogsInfo, h.LogsStartedAt)
 	}
@@ -185,27 +185,27 @@ func TestLogsTimeout(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
-		reports []v2.LogsState
+		reports []wire.LogsState
 		before  time.Duration // still collecting after this long
 		after   time.Duration // timed out after this much more
 	}{
 		// Never reported: HOST_LOG_PENDING_TIMEOUT (2m) from entering error.
 		{"never reported", nil, 2 * time.Minute, time.Second},
 		// Requested, nothing since: HOST_LOG_COLLECTION_TIMEOUT (10m) from logs_started_at.
-		{"requested", []v2.LogsState{v2.LogsStateRequested}, 10 * time.Minute, time.Second},
+		{"requested", []wire.LogsState{wire.LogsStateRequested}, 10 * time.Minute, time.Second},
 		// Collecting, nothing since: the pending limit from the last report.
-		{"collecting", []v2.LogsState{v2.LogsStateRequested, v2.LogsStateCollecting}, 2 * time.Minute, time.Second},
+		{"collecting", []wire.LogsState{wire.LogsStateRequested, wire.LogsStateCollecting}, 2 * time.Minute, time.Second},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
 			_, ie, failed, _, _ := e.failedInstall(false)
 			for _, st := range tc.reports {
-				if err := e.s.UpdateHostLogsProgress(e.ctx, ie, failed, &v2.LogsProgressParams{LogsState: st}); err != nil {
+				if err := e.s.UpdateHostLogsProgress(e.ctx, ie, failed, &wire.LogsProgressParams{LogsState: st}); err != nil {
 					t.Fatalf("report %s: %v", st, err)
 				}
 			}
-			want := v2.LogsStateEmpty
+			want := wire.LogsStateEmpty
 			if n := len(tc.reports); n > 0 {
 				want = tc.reports[n-1]
 			}
@@ -217,15 +217,15 @@ func TestLogsTimeout(t *testing.T) {
 			e.clock.Advance(tc.after)
 			tick(e)
 			h := e.host(ie, failed)
-			if h.LogsInfo != v2.LogsStateTimeout || h.Status != v2.HostStatusError {
+			if h.LogsInfo != wire.LogsStateTimeout || h.Status != wire.HostStatusError {
 				t.Fatalf("after %v: logs_info %q, status %s; want timeout, error", tc.before+tc.after, h.LogsInfo, h.Status)
 			}
 			// Stored, and not asked for again after a restart.
 			e.reopen()
-			if h := e.host(ie, failed); h.LogsInfo != v2.LogsStateTimeout {
+			if h := e.host(ie, failed); h.LogsInfo != wire.LogsStateTimeout {
 				t.Errorf("after reopening the store: logs_info %q, want timeout", h.LogsInfo)
 			}
-			if s := e.checkIn(ie, failed); !cmp.Equal(stepTypes(s), []v2.StepType{v2.StepTypeStopInstallation}) {
+			if s := e.checkIn(ie, failed); !cmp.Equal(stepTypes(s), []wire.StepType{wire.StepTypeStopInstallation}) {
 				t.Errorf("after timeout: instructions %v, want only stop-installation", stepTypes(s))
 			}
 		})
@@ -262,7 +262,7 @@ func TestCancelledHostGetsLogsGather(t *testing.T) {
 func TestHostLogsUploaded(t *testing.T) {
 	e := newEnv(t)
 	clusterID, ie, failed, _, hosts := e.failedInstall(false)
-	otherCluster, otherIE := e.cluster(&v2.ClusterCreateParams{Name: "other", OpenshiftVersion: "4.18.0", PullSecret: testPullSecret})
+	otherCluster, otherIE := e.cluster(&wire.ClusterCreateParams{Name: "other", OpenshiftVersion: "4.18.0", PullSecret: testPullSecret})
 	stranger := e.register(otherIE)
 
 	if err := e.s.CheckHostLogs(clusterID, ie, failed); err != nil {

@@ -15,8 +15,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/store"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // Custom manifests, as assisted-service's manifests API keeps them
@@ -52,11 +52,11 @@ import (
 // 1 MiB, the smallest object a manifest can become.
 const maxManifestBytes = 1 << 20
 
-var manifestFileNameRE = regexp.MustCompile(v2.ManifestFileNamePattern)
+var manifestFileNameRE = regexp.MustCompile(wire.ManifestFileNamePattern)
 
 // manifestKey names a manifest within its cluster.
 type manifestKey struct {
-	folder v2.ManifestFolder
+	folder wire.ManifestFolder
 	name   string
 }
 
@@ -65,9 +65,9 @@ func (k manifestKey) path() string { return string(k.folder) + "/" + k.name }
 
 // preInstall is assisted's preInstallationStates: while a cluster is in one
 // of them, its manifests and install-config overrides may change.
-func preInstall(st v2.ClusterStatus) bool {
+func preInstall(st wire.ClusterStatus) bool {
 	switch st {
-	case v2.ClusterStatusPendingForInput, v2.ClusterStatusInsufficient, v2.ClusterStatusReady:
+	case wire.ClusterStatusPendingForInput, wire.ClusterStatusInsufficient, wire.ClusterStatusReady:
 		return true
 	}
 	return false
@@ -88,13 +88,13 @@ func (s *Service) modifiableCluster(id, what string) (*clusterRec, error) {
 
 // CreateManifest adds a custom manifest, or replaces the content of the one
 // with the same folder and name (V2CreateClusterManifest).
-func (s *Service) CreateManifest(ctx context.Context, clusterID string, p *v2.CreateManifestParams) (*v2.Manifest, error) {
+func (s *Service) CreateManifest(ctx context.Context, clusterID string, p *wire.CreateManifestParams) (*wire.Manifest, error) {
 	if p == nil {
 		return nil, badRequest("missing request body")
 	}
 	key := manifestKey{folder: p.Folder, name: p.FileName}
 	if key.folder == "" {
-		key.folder = v2.ManifestFolderManifests
+		key.folder = wire.ManifestFolderManifests
 	}
 	if err := joinProblems(checkFolder("folder in body", key.folder), checkFileNamePattern("file_name in body", p.FileName)); err != nil {
 		return nil, err
@@ -122,21 +122,21 @@ func (s *Service) CreateManifest(ctx context.Context, clusterID string, p *v2.Cr
 		if err := c.checkDistinct(key); err != nil {
 			return err
 		}
-		c.setManifest(key, v2.ManifestSourceUser)
+		c.setManifest(key, wire.ManifestSourceUser)
 		t.manifestOp(func(tx *store.Tx) error { return tx.PutManifest(manifestRow(clusterID, key, content)) })
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &v2.Manifest{Folder: key.folder, FileName: key.name, ManifestSource: v2.ManifestSourceUser}, nil
+	return &wire.Manifest{Folder: key.folder, FileName: key.name, ManifestSource: wire.ManifestSourceUser}, nil
 }
 
 // ListManifests lists a cluster's manifests by folder and name
 // (V2ListClusterManifests). Every manifest here is the user's: the service
 // generates none, so include_system_generated changes nothing.
-func (s *Service) ListManifests(clusterID string) (v2.ListManifests, error) {
-	out := v2.ListManifests{}
+func (s *Service) ListManifests(clusterID string) (wire.ListManifests, error) {
+	out := wire.ListManifests{}
 	var err error
 	s.view(func() {
 		var c *clusterRec
@@ -144,7 +144,7 @@ func (s *Service) ListManifests(clusterID string) (v2.ListManifests, error) {
 			return
 		}
 		for k, src := range c.manifests {
-			out = append(out, &v2.Manifest{Folder: k.folder, FileName: k.name, ManifestSource: src})
+			out = append(out, &wire.Manifest{Folder: k.folder, FileName: k.name, ManifestSource: src})
 		}
 	})
 	if err != nil {
@@ -161,7 +161,7 @@ func (s *Service) ListManifests(clusterID string) (v2.ListManifests, error) {
 
 // UpdateManifest changes a manifest's content, folder or name
 // (V2UpdateClusterManifest). A move onto an existing manifest replaces it.
-func (s *Service) UpdateManifest(ctx context.Context, clusterID string, p *v2.UpdateManifestParams) (*v2.Manifest, error) {
+func (s *Service) UpdateManifest(ctx context.Context, clusterID string, p *wire.UpdateManifestParams) (*wire.Manifest, error) {
 	if p == nil {
 		return nil, badRequest("missing request body")
 	}
@@ -232,7 +232,7 @@ func (s *Service) UpdateManifest(ctx context.Context, clusterID string, p *v2.Up
 			return nil // nothing to change
 		}
 		delete(c.manifests, src)
-		c.setManifest(dst, v2.ManifestSourceUser)
+		c.setManifest(dst, wire.ManifestSourceUser)
 		switch {
 		case newContent:
 			t.manifestOp(func(tx *store.Tx) error { return tx.PutManifest(manifestRow(clusterID, dst, content)) })
@@ -249,13 +249,13 @@ func (s *Service) UpdateManifest(ctx context.Context, clusterID string, p *v2.Up
 	if err != nil {
 		return nil, err
 	}
-	return &v2.Manifest{Folder: dst.folder, FileName: dst.name, ManifestSource: v2.ManifestSourceUser}, nil
+	return &wire.Manifest{Folder: dst.folder, FileName: dst.name, ManifestSource: wire.ManifestSourceUser}, nil
 }
 
 // DeleteManifest deletes a manifest (V2DeleteClusterManifest); folder ""
 // is "manifests". Deleting a manifest the cluster does not have succeeds,
 // as in assisted.
-func (s *Service) DeleteManifest(ctx context.Context, clusterID string, folder v2.ManifestFolder, fileName string) error {
+func (s *Service) DeleteManifest(ctx context.Context, clusterID string, folder wire.ManifestFolder, fileName string) error {
 	key, err := queryManifestKey(folder, fileName)
 	if err != nil {
 		return err
@@ -279,7 +279,7 @@ func (s *Service) DeleteManifest(ctx context.Context, clusterID string, folder v
 
 // ManifestFile returns a manifest's file as stored
 // (v2DownloadClusterManifest); folder "" is "manifests".
-func (s *Service) ManifestFile(ctx context.Context, clusterID string, folder v2.ManifestFolder, fileName string) ([]byte, error) {
+func (s *Service) ManifestFile(ctx context.Context, clusterID string, folder wire.ManifestFolder, fileName string) ([]byte, error) {
 	key, err := queryManifestKey(folder, fileName)
 	if err != nil {
 		return nil, err
@@ -315,9 +315,9 @@ func (s *Service) ManifestFile(ctx context.Context, clusterID string, folder v2.
 }
 
 // setManifest records that c has the manifest k.
-func (c *clusterRec) setManifest(k manifestKey, src v2.ManifestSource) {
+func (c *clusterRec) setManifest(k manifestKey, src wire.ManifestSource) {
 	if c.manifests == nil {
-		c.manifests = map[manifestKey]v2.ManifestSource{}
+		c.manifests = map[manifestKey]wire.ManifestSource{}
 	}
 	c.manifests[k] = src
 }
@@ -325,9 +325,9 @@ func (c *clusterRec) setManifest(k manifestKey, src v2.ManifestSource) {
 // checkDistinct is assisted's validateFileDistinct: a file name may be in
 // one of the two folders only.
 func (c *clusterRec) checkDistinct(k manifestKey) error {
-	other := v2.ManifestFolderOpenshift
-	if k.folder == v2.ManifestFolderOpenshift {
-		other = v2.ManifestFolderManifests
+	other := wire.ManifestFolderOpenshift
+	if k.folder == wire.ManifestFolderOpenshift {
+		other = wire.ManifestFolderManifests
 	}
 	if _, ok := c.manifests[manifestKey{folder: other, name: k.name}]; ok {
 		return badRequest("manifest file %s for cluster ID %s in folder %s cannot be uploaded as it is not distinct between {manifest, openshift} folders",
@@ -338,17 +338,17 @@ func (c *clusterRec) checkDistinct(k manifestKey) error {
 
 func manifestRow(clusterID string, k manifestKey, content []byte) store.Manifest {
 	return store.Manifest{
-		ManifestInfo: store.ManifestInfo{ClusterID: clusterID, Folder: string(k.folder), FileName: k.name, Source: string(v2.ManifestSourceUser)},
+		ManifestInfo: store.ManifestInfo{ClusterID: clusterID, Folder: string(k.folder), FileName: k.name, Source: string(wire.ManifestSourceUser)},
 		Content:      content,
 	}
 }
 
 // queryManifestKey checks the folder and file_name query parameters of
 // delete and download.
-func queryManifestKey(folder v2.ManifestFolder, fileName string) (manifestKey, error) {
+func queryManifestKey(folder wire.ManifestFolder, fileName string) (manifestKey, error) {
 	k := manifestKey{folder: folder, name: fileName}
 	if k.folder == "" {
-		k.folder = v2.ManifestFolderManifests
+		k.folder = wire.ManifestFolderManifests
 	}
 	var req []string
 	if fileName == "" {
@@ -359,8 +359,8 @@ func queryManifestKey(folder v2.ManifestFolder, fileName string) (manifestKey, e
 
 // The checks go-swagger makes from the swagger, in go-openapi's words.
 
-func checkFolder(field string, f v2.ManifestFolder) []string {
-	if f != v2.ManifestFolderManifests && f != v2.ManifestFolderOpenshift {
+func checkFolder(field string, f wire.ManifestFolder) []string {
+	if f != wire.ManifestFolderManifests && f != wire.ManifestFolderOpenshift {
 		return []string{fmt.Sprintf("%s should be one of [manifests openshift]", field)}
 	}
 	return nil
@@ -371,7 +371,7 @@ func checkFileNamePattern(field, name string) []string {
 		return []string{field + " is required"}
 	}
 	if !manifestFileNameRE.MatchString(name) {
-		return []string{fmt.Sprintf("%s should match '%s'", field, v2.ManifestFileNamePattern)}
+		return []string{fmt.Sprintf("%s should match '%s'", field, wire.ManifestFileNamePattern)}
 	}
 	return nil
 }

@@ -11,8 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/store"
+	"github.com/nodezero/nodezero/wire"
 )
 
 func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
@@ -33,7 +33,7 @@ func (e *env) listed(clusterID string) []string {
 	return out
 }
 
-func (e *env) download(clusterID string, folder v2.ManifestFolder, name string) string {
+func (e *env) download(clusterID string, folder wire.ManifestFolder, name string) string {
 	e.t.Helper()
 	b, err := e.s.ManifestFile(e.ctx, clusterID, folder, name)
 	if err != nil {
@@ -42,9 +42,9 @@ func (e *env) download(clusterID string, folder v2.ManifestFolder, name string) 
 	return string(b)
 }
 
-func (e *env) createManifest(clusterID string, folder v2.ManifestFolder, name, content string) {
+func (e *env) createManifest(clusterID string, folder wire.ManifestFolder, name, content string) {
 	e.t.Helper()
-	if _, err := e.s.CreateManifest(e.ctx, clusterID, &v2.CreateManifestParams{Folder: folder, FileName: name, Content: b64(content)}); err != nil {
+	if _, err := e.s.CreateManifest(e.ctx, clusterID, &wire.CreateManifestParams{Folder: folder, FileName: name, Content: b64(content)}); err != nil {
 		e.t.Fatalf("CreateManifest %s/%s: %v", folder, name, err)
 	}
 }
@@ -71,15 +71,15 @@ func TestManifestLifecycle(t *testing.T) {
 	}
 
 	// Create: the folder defaults to "manifests"; the answer is the manifest.
-	m, err := e.s.CreateManifest(e.ctx, clusterID, &v2.CreateManifestParams{FileName: "50-a.yaml", Content: b64("kind: ConfigMap\n")})
+	m, err := e.s.CreateManifest(e.ctx, clusterID, &wire.CreateManifestParams{FileName: "50-a.yaml", Content: b64("kind: ConfigMap\n")})
 	if err != nil {
 		t.Fatalf("CreateManifest: %v", err)
 	}
-	if want := (&v2.Manifest{Folder: "manifests", FileName: "50-a.yaml", ManifestSource: "user"}); !cmp.Equal(want, m) {
+	if want := (&wire.Manifest{Folder: "manifests", FileName: "50-a.yaml", ManifestSource: "user"}); !cmp.Equal(want, m) {
 		t.Errorf("CreateManifest = %+v, want %+v", m, want)
 	}
-	e.createManifest(clusterID, v2.ManifestFolderOpenshift, "99-b.json", `{"kind":"Secret"}`)
-	e.createManifest(clusterID, v2.ManifestFolderOpenshift, "10-c.yml.patch", "- op: add\n  path: /a\n  value: 1\n")
+	e.createManifest(clusterID, wire.ManifestFolderOpenshift, "99-b.json", `{"kind":"Secret"}`)
+	e.createManifest(clusterID, wire.ManifestFolderOpenshift, "10-c.yml.patch", "- op: add\n  path: /a\n  value: 1\n")
 	want := []string{"manifests/50-a.yaml user", "openshift/10-c.yml.patch user", "openshift/99-b.json user"}
 	if diff := cmp.Diff(want, e.listed(clusterID)); diff != "" {
 		t.Errorf("ListManifests (-want +got):\n%s", diff)
@@ -89,7 +89,7 @@ func TestManifestLifecycle(t *testing.T) {
 	}
 
 	// Update the content in place.
-	m, err = e.s.UpdateManifest(e.ctx, clusterID, &v2.UpdateManifestParams{Folder: "manifests", FileName: "50-a.yaml", UpdatedContent: ptr(b64("kind: Namespace\n"))})
+	m, err = e.s.UpdateManifest(e.ctx, clusterID, &wire.UpdateManifestParams{Folder: "manifests", FileName: "50-a.yaml", UpdatedContent: ptr(b64("kind: Namespace\n"))})
 	if err != nil {
 		t.Fatalf("UpdateManifest content: %v", err)
 	}
@@ -100,8 +100,8 @@ func TestManifestLifecycle(t *testing.T) {
 		t.Errorf("download after update = %q, want the new content", got)
 	}
 	// Move to the other folder under a new name, content kept.
-	m, err = e.s.UpdateManifest(e.ctx, clusterID, &v2.UpdateManifestParams{Folder: "manifests", FileName: "50-a.yaml",
-		UpdatedFolder: ptr(v2.ManifestFolderOpenshift), UpdatedFileName: ptr("51-a.yaml")})
+	m, err = e.s.UpdateManifest(e.ctx, clusterID, &wire.UpdateManifestParams{Folder: "manifests", FileName: "50-a.yaml",
+		UpdatedFolder: ptr(wire.ManifestFolderOpenshift), UpdatedFileName: ptr("51-a.yaml")})
 	if err != nil {
 		t.Fatalf("UpdateManifest move: %v", err)
 	}
@@ -112,7 +112,7 @@ func TestManifestLifecycle(t *testing.T) {
 		t.Errorf("download after the move = %q, want the content moved", got)
 	}
 	// Rename and change the content at once.
-	if _, err := e.s.UpdateManifest(e.ctx, clusterID, &v2.UpdateManifestParams{Folder: "openshift", FileName: "99-b.json",
+	if _, err := e.s.UpdateManifest(e.ctx, clusterID, &wire.UpdateManifestParams{Folder: "openshift", FileName: "99-b.json",
 		UpdatedFileName: ptr("98-b.json"), UpdatedContent: ptr(b64(`[]`))}); err != nil {
 		t.Fatalf("UpdateManifest rename with content: %v", err)
 	}
@@ -173,13 +173,13 @@ func TestManifestRejections(t *testing.T) {
 	e.createManifest(cid, "manifests", "in-manifests.yaml", "a: 1\n")
 	e.createManifest(cid, "openshift", "in-openshift.yaml", "a: 1\n")
 	unknown := uuid.NewString()
-	create := func(folder v2.ManifestFolder, name, content string) func() error {
+	create := func(folder wire.ManifestFolder, name, content string) func() error {
 		return func() error {
-			_, err := e.s.CreateManifest(e.ctx, cid, &v2.CreateManifestParams{Folder: folder, FileName: name, Content: content})
+			_, err := e.s.CreateManifest(e.ctx, cid, &wire.CreateManifestParams{Folder: folder, FileName: name, Content: content})
 			return err
 		}
 	}
-	update := func(p v2.UpdateManifestParams) func() error {
+	update := func(p wire.UpdateManifestParams) func() error {
 		return func() error { _, err := e.s.UpdateManifest(e.ctx, cid, &p); return err }
 	}
 	pattern := `'^[^\/]*\.(json|ya?ml(\.patch_?[a-zA-Z0-9_]*)?)$'`
@@ -198,11 +198,11 @@ func TestManifestRejections(t *testing.T) {
 		{"every problem", create("x", "a.txt", ""), KindBadRequest,
 			"folder in body should be one of [manifests openshift]; file_name in body should match " + pattern},
 		{"bad cluster id", func() error {
-			_, err := e.s.CreateManifest(e.ctx, "nope", &v2.CreateManifestParams{FileName: "a.yaml", Content: b64("a: 1")})
+			_, err := e.s.CreateManifest(e.ctx, "nope", &wire.CreateManifestParams{FileName: "a.yaml", Content: b64("a: 1")})
 			return err
 		}, KindBadRequest, `cluster_id: "nope" is not a UUID`},
 		{"unknown cluster", func() error {
-			_, err := e.s.CreateManifest(e.ctx, unknown, &v2.CreateManifestParams{FileName: "a.yaml", Content: b64("a: 1")})
+			_, err := e.s.CreateManifest(e.ctx, unknown, &wire.CreateManifestParams{FileName: "a.yaml", Content: b64("a: 1")})
 			return err
 		}, KindNotFound, "cluster " + unknown + " not found"},
 		{"hidden file", create("", ".yaml", b64("a: 1")), KindBadRequest, "Cluster manifest .yaml for cluster " + cid + " has an invalid filename."},
@@ -224,20 +224,20 @@ func TestManifestRejections(t *testing.T) {
 			"manifest file in-manifests.yaml for cluster ID " + cid + " in folder openshift cannot be uploaded as it is not distinct between {manifest, openshift} folders"},
 
 		{"update no body", func() error { _, err := e.s.UpdateManifest(e.ctx, cid, nil); return err }, KindBadRequest, "missing request body"},
-		{"update required", update(v2.UpdateManifestParams{}), KindBadRequest, "folder in body is required; file_name in body is required"},
-		{"update bad names", update(v2.UpdateManifestParams{Folder: "manifests", FileName: "in-manifests.yaml",
-			UpdatedFolder: ptr(v2.ManifestFolder("x")), UpdatedFileName: ptr("b")}), KindBadRequest,
+		{"update required", update(wire.UpdateManifestParams{}), KindBadRequest, "folder in body is required; file_name in body is required"},
+		{"update bad names", update(wire.UpdateManifestParams{Folder: "manifests", FileName: "in-manifests.yaml",
+			UpdatedFolder: ptr(wire.ManifestFolder("x")), UpdatedFileName: ptr("b")}), KindBadRequest,
 			"updated_folder in body should be one of [manifests openshift]; updated_file_name in body should match " + pattern},
-		{"update missing", update(v2.UpdateManifestParams{Folder: "openshift", FileName: "in-manifests.yaml", UpdatedContent: ptr(b64("a: 2"))}), KindNotFound,
+		{"update missing", update(wire.UpdateManifestParams{Folder: "openshift", FileName: "in-manifests.yaml", UpdatedContent: ptr(b64("a: 2"))}), KindNotFound,
 			"Cluster manifest openshift/in-manifests.yaml doesn't exist in cluster " + cid},
-		{"update space", update(v2.UpdateManifestParams{Folder: "manifests", FileName: "in-manifests.yaml", UpdatedFileName: ptr("b c.yaml")}), KindBadRequest,
+		{"update space", update(wire.UpdateManifestParams{Folder: "manifests", FileName: "in-manifests.yaml", UpdatedFileName: ptr("b c.yaml")}), KindBadRequest,
 			"Cluster manifest b c.yaml for cluster " + cid + " should not include a space in its name."},
-		{"update not distinct", update(v2.UpdateManifestParams{Folder: "manifests", FileName: "in-manifests.yaml", UpdatedFileName: ptr("in-openshift.yaml")}), KindBadRequest,
+		{"update not distinct", update(wire.UpdateManifestParams{Folder: "manifests", FileName: "in-manifests.yaml", UpdatedFileName: ptr("in-openshift.yaml")}), KindBadRequest,
 			"manifest file in-openshift.yaml for cluster ID " + cid + " in folder manifests cannot be uploaded as it is not distinct between {manifest, openshift} folders"},
-		{"update content checked against the new name", update(v2.UpdateManifestParams{Folder: "manifests", FileName: "in-manifests.yaml",
+		{"update content checked against the new name", update(wire.UpdateManifestParams{Folder: "manifests", FileName: "in-manifests.yaml",
 			UpdatedFileName: ptr("x.json"), UpdatedContent: ptr(b64("a: 1"))}), KindBadRequest,
 			"Manifest content of file manifests/x.json for cluster ID " + cid + " has an illegal JSON format"},
-		{"update empty content", update(v2.UpdateManifestParams{Folder: "manifests", FileName: "in-manifests.yaml", UpdatedContent: ptr("")}), KindBadRequest,
+		{"update empty content", update(wire.UpdateManifestParams{Folder: "manifests", FileName: "in-manifests.yaml", UpdatedContent: ptr("")}), KindBadRequest,
 			"Manifest content of file manifests/in-manifests.yaml for cluster ID " + cid + " is empty"},
 
 		{"delete no name", func() error { return e.s.DeleteManifest(e.ctx, cid, "", "") }, KindBadRequest, "file_name in query is required"},
@@ -286,7 +286,7 @@ func TestManifestsSurviveRestart(t *testing.T) {
 		t.Errorf("download after a restart = %q", got)
 	}
 	// The model knows them: the distinct-folder rule still holds.
-	_, err := e.s.CreateManifest(e.ctx, clusterID, &v2.CreateManifestParams{Folder: "manifests", FileName: "99-a.yaml", Content: b64("a: 1")})
+	_, err := e.s.CreateManifest(e.ctx, clusterID, &wire.CreateManifestParams{Folder: "manifests", FileName: "99-a.yaml", Content: b64("a: 1")})
 	wantKind(t, "create the same name in the other folder after a restart", err, KindBadRequest)
 }
 
@@ -297,18 +297,18 @@ func TestManifestsAfterInstallStarts(t *testing.T) {
 	e := newEnv(t)
 	clusterID, _, _ := e.readyCluster()
 	e.createManifest(clusterID, "openshift", "a.yaml", "a: 1\n")
-	e.rewrite(clusterID, func(c *v2.Cluster) { c.Status = v2.ClusterStatusInstalling }, func(h *v2.Host) { h.Status = v2.HostStatusInstalling })
+	e.rewrite(clusterID, func(c *wire.Cluster) { c.Status = wire.ClusterStatusInstalling }, func(h *wire.Host) { h.Status = wire.HostStatusInstalling })
 	if st := e.getCluster(clusterID).Status; preInstall(st) {
 		t.Fatalf("cluster is %s after the rewrite, want past pre-installation", st)
 	}
 	msg := "cluster " + clusterID + " is not in pre-installation states, can't modify manifests after installation has been started"
 	calls := map[string]func() error{
 		"create": func() error {
-			_, err := e.s.CreateManifest(e.ctx, clusterID, &v2.CreateManifestParams{FileName: "b.yaml", Content: b64("b: 1")})
+			_, err := e.s.CreateManifest(e.ctx, clusterID, &wire.CreateManifestParams{FileName: "b.yaml", Content: b64("b: 1")})
 			return err
 		},
 		"update": func() error {
-			_, err := e.s.UpdateManifest(e.ctx, clusterID, &v2.UpdateManifestParams{Folder: "openshift", FileName: "a.yaml", UpdatedContent: ptr(b64("a: 2"))})
+			_, err := e.s.UpdateManifest(e.ctx, clusterID, &wire.UpdateManifestParams{Folder: "openshift", FileName: "a.yaml", UpdatedContent: ptr(b64("a: 2"))})
 			return err
 		},
 		"delete": func() error { return e.s.DeleteManifest(e.ctx, clusterID, "openshift", "a.yaml") },
@@ -359,7 +359,7 @@ func TestManifestWriteFailure(t *testing.T) {
 	if err := e.st.Update(e.ctx, func(tx *store.Tx) error { return tx.DeleteCluster(clusterID) }); err != nil {
 		t.Fatal(err)
 	}
-	_, err := e.s.CreateManifest(e.ctx, clusterID, &v2.CreateManifestParams{FileName: "a.yaml", Content: b64("a: 1")})
+	_, err := e.s.CreateManifest(e.ctx, clusterID, &wire.CreateManifestParams{FileName: "a.yaml", Content: b64("a: 1")})
 	wantKind(t, "create whose row cannot be written", err, KindInternal)
 	if !errors.Is(err, store.ErrConflict) {
 		t.Errorf("err = %v, want the store's conflict as its cause", err)

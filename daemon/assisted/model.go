@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/daemon/validation"
 	"github.com/nodezero/nodezero/store"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // hostKey identifies a host: assisted-service keys hosts by infra-env and id.
@@ -16,7 +16,7 @@ type hostKey struct{ infraEnvID, id string }
 // clusterRec is a cluster as the service holds it. c carries no hosts and no
 // host counts; those are filled in when a cluster is read.
 type clusterRec struct {
-	c          v2.Cluster
+	c          wire.Cluster
 	pullSecret string
 	// The DHCP leases of the VIPs (vip_dhcp_allocation), as the agent
 	// wrote them; sent back so that the same addresses are renewed.
@@ -27,7 +27,7 @@ type clusterRec struct {
 
 	// The custom manifests the cluster has, and their source; their
 	// content is in the store only (manifests.go).
-	manifests map[manifestKey]v2.ManifestSource
+	manifests map[manifestKey]wire.ManifestSource
 
 	// kubeconfig: the final kubeconfig exists (the installation completed).
 	kubeconfig bool
@@ -49,27 +49,27 @@ type clusterRec struct {
 // clusterDoc is the persisted form of a cluster: the API object plus what
 // the API never shows.
 type clusterDoc struct {
-	Cluster         v2.Cluster `json:"cluster"`
-	PullSecret      string     `json:"pull_secret,omitempty"`
-	APIVIPLease     string     `json:"api_vip_lease,omitempty"`
-	IngressVIPLease string     `json:"ingress_vip_lease,omitempty"`
-	Kubeconfig      bool       `json:"kubeconfig,omitempty"`
+	Cluster         wire.Cluster `json:"cluster"`
+	PullSecret      string       `json:"pull_secret,omitempty"`
+	APIVIPLease     string       `json:"api_vip_lease,omitempty"`
+	IngressVIPLease string       `json:"ingress_vip_lease,omitempty"`
+	Kubeconfig      bool         `json:"kubeconfig,omitempty"`
 }
 
 type infraEnvRec struct {
-	ie         v2.InfraEnv
+	ie         wire.InfraEnv
 	pullSecret string
 }
 
 type infraEnvDoc struct {
-	InfraEnv   v2.InfraEnv `json:"infra_env"`
-	PullSecret string      `json:"pull_secret,omitempty"`
+	InfraEnv   wire.InfraEnv `json:"infra_env"`
+	PullSecret string        `json:"pull_secret,omitempty"`
 }
 
 // hostRec is a host as the service holds it.
 type hostRec struct {
-	h       v2.Host
-	inv     *v2.Inventory       // parsed h.Inventory; nil until the first inventory
+	h       wire.Host
+	inv     *wire.Inventory     // parsed h.Inventory; nil until the first inventory
 	results []validation.Result // last evaluation, also in h.ValidationsInfo
 	agent   agentSession        // not persisted
 
@@ -85,15 +85,15 @@ type hostRec struct {
 	// list it (connectivityArgs), made from checkEntryOf: at a thousand
 	// hosts each check lists the other 999.
 	checkEntry   []byte
-	checkEntryOf *v2.Inventory
+	checkEntryOf *wire.Inventory
 }
 
 // agentSession is what the service knows of a host's agent between requests.
 type agentSession struct {
-	wake      chan struct{}             // closed when a step becomes due
-	issued    map[v2.StepType]time.Time // when each step type was last handed out
-	issuedFor v2.HostStatus             // the status those steps were for
-	pending   map[string]v2.StepType    // step id → type, handed out and not answered
+	wake      chan struct{}               // closed when a step becomes due
+	issued    map[wire.StepType]time.Time // when each step type was last handed out
+	issuedFor wire.HostStatus             // the status those steps were for
+	pending   map[string]wire.StepType    // step id → type, handed out and not answered
 	// probeTargets is the cluster's count of probe targets when the last
 	// connectivity check was handed out (see connectivityDue).
 	probeTargets int
@@ -164,7 +164,7 @@ func loadHost(row store.Host) (*hostRec, error) {
 	}
 	r.h.Connectivity = "" // a doc from before migration 0004 has none left; never trust one
 	if r.h.Inventory != "" {
-		inv := new(v2.Inventory)
+		inv := new(wire.Inventory)
 		if err := json.Unmarshal([]byte(r.h.Inventory), inv); err != nil {
 			return nil, fmt.Errorf("host %s inventory: %w", row.ID, err)
 		}

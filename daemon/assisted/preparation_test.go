@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/daemon/validation"
+	"github.com/nodezero/nodezero/wire"
 )
 
 const testRelease = "registry.example.com:5000/ocp/release:4.18.0-x86_64"
@@ -26,7 +26,7 @@ func preparingCluster(t *testing.T) (e *env, clusterID, ie string, hosts []strin
 	for i := range 3 {
 		hosts = append(hosts, e.addHost(ie, masterInv(t, "master-"+string(rune('0'+i)), 10+i)))
 	}
-	if c := e.getCluster(clusterID); c.Status != v2.ClusterStatusReady {
+	if c := e.getCluster(clusterID); c.Status != wire.ClusterStatusReady {
 		t.Fatalf("cluster %s (%s), want ready", c.Status, c.StatusInfo)
 	}
 	if _, err := e.s.InstallCluster(e.ctx, clusterID); err != nil {
@@ -36,16 +36,16 @@ func preparingCluster(t *testing.T) (e *env, clusterID, ie string, hosts []strin
 }
 
 // preparationSteps hands out the host's steps and returns them by type.
-func (e *env) preparationSteps(ie, id string) map[v2.StepType]*v2.Step {
+func (e *env) preparationSteps(ie, id string) map[wire.StepType]*wire.Step {
 	e.t.Helper()
-	out := map[v2.StepType]*v2.Step{}
+	out := map[wire.StepType]*wire.Step{}
 	for _, st := range e.checkIn(ie, id).Instructions {
 		out[st.StepType] = st
 	}
 	return out
 }
 
-func (e *env) reply(ie, id string, st *v2.Step, code int64, v any) {
+func (e *env) reply(ie, id string, st *wire.Step, code int64, v any) {
 	e.t.Helper()
 	out := ""
 	if v != nil {
@@ -55,13 +55,13 @@ func (e *env) reply(ie, id string, st *v2.Step, code int64, v any) {
 		}
 		out = string(b)
 	}
-	if err := e.s.PostStepReply(e.ctx, ie, id, &v2.StepReply{StepType: st.StepType, StepID: st.StepID, ExitCode: code, Output: out}); err != nil {
+	if err := e.s.PostStepReply(e.ctx, ie, id, &wire.StepReply{StepType: st.StepType, StepID: st.StepID, ExitCode: code, Output: out}); err != nil {
 		e.t.Fatalf("PostStepReply %s: %v", st.StepType, err)
 	}
 }
 
-func pulled(name string) *v2.ContainerImageAvailability {
-	return &v2.ContainerImageAvailability{Name: name, Result: v2.ContainerImageAvailabilityResultSuccess, SizeBytes: 4e6, Time: 2, DownloadRate: 2}
+func pulled(name string) *wire.ContainerImageAvailability {
+	return &wire.ContainerImageAvailability{Name: name, Result: wire.ContainerImageAvailabilityResultSuccess, SizeBytes: 4e6, Time: 2, DownloadRate: 2}
 }
 
 // TestPreparationChecks: while the cluster prepares, each host is asked to
@@ -73,11 +73,11 @@ func TestPreparationChecks(t *testing.T) {
 	e, clusterID, ie, hosts := preparingCluster(t)
 	for _, id := range hosts {
 		h := e.host(ie, id)
-		if h.Status != v2.HostStatusPreparingForInstallation {
+		if h.Status != wire.HostStatusPreparingForInstallation {
 			t.Fatalf("host %s, want preparing-for-installation", h.Status)
 		}
 		steps := e.preparationSteps(ie, id)
-		ds, img := steps[v2.StepTypeInstallationDiskSpeedCheck], steps[v2.StepTypeContainerImageAvailability]
+		ds, img := steps[wire.StepTypeInstallationDiskSpeedCheck], steps[wire.StepTypeContainerImageAvailability]
 		if ds == nil || img == nil || len(steps) != 2 {
 			t.Fatalf("preparation steps %v, want the disk speed and image checks", steps)
 		}
@@ -91,13 +91,13 @@ func TestPreparationChecks(t *testing.T) {
 		if again := e.preparationSteps(ie, id); len(again) != 0 {
 			t.Errorf("checks handed out again while awaited: %v", again)
 		}
-		e.reply(ie, id, ds, 0, v2.DiskSpeedCheckResponse{Path: validation.InstallationDiskKey(h), IOSyncDuration: 3})
-		if h := e.host(ie, id); h.Status != v2.HostStatusPreparingForInstallation {
+		e.reply(ie, id, ds, 0, wire.DiskSpeedCheckResponse{Path: validation.InstallationDiskKey(h), IOSyncDuration: 3})
+		if h := e.host(ie, id); h.Status != wire.HostStatusPreparingForInstallation {
 			t.Errorf("after the disk speed only: %s, want still preparing", h.Status)
 		}
-		e.reply(ie, id, img, 0, v2.ContainerImageAvailabilityResponse{Images: []*v2.ContainerImageAvailability{pulled(testRelease)}})
+		e.reply(ie, id, img, 0, wire.ContainerImageAvailabilityResponse{Images: []*wire.ContainerImageAvailability{pulled(testRelease)}})
 		h = e.host(ie, id)
-		if h.Status != v2.HostStatusPreparingSuccessful {
+		if h.Status != wire.HostStatusPreparingSuccessful {
 			t.Errorf("after both checks: %s (%s), want preparing-successful", h.Status, h.StatusInfo)
 		}
 		var infos map[string]validation.DiskInfo
@@ -115,7 +115,7 @@ func TestPreparationChecks(t *testing.T) {
 	// too (last_installation_preparation, issue #6).
 	want := ": New image status " + testRelease + ". result: success. time: 2.00 seconds; size: 4000000.00 bytes; download rate: 2.00 MBps"
 	evs := e.events(EventsQuery{ClusterID: clusterID})
-	if !slices.ContainsFunc(evs, func(ev *v2.Event) bool { return ev.Name == evHostImageStatus && strings.HasSuffix(ev.Message, want) }) {
+	if !slices.ContainsFunc(evs, func(ev *wire.Event) bool { return ev.Name == evHostImageStatus && strings.HasSuffix(ev.Message, want) }) {
 		t.Errorf("no image_status_updated event %q in\n%s", want, strings.Join(eventLines(evs), "\n"))
 	}
 }
@@ -132,28 +132,28 @@ func TestPreparationImagePullFails(t *testing.T) {
 		if len(steps) != 2 {
 			t.Fatalf("host %s (%s): steps %v", e.host(ie, id).Status, e.host(ie, id).StatusInfo, steps)
 		}
-		e.reply(ie, id, steps[v2.StepTypeInstallationDiskSpeedCheck], 0, v2.DiskSpeedCheckResponse{Path: validation.InstallationDiskKey(e.host(ie, id)), IOSyncDuration: 1})
+		e.reply(ie, id, steps[wire.StepTypeInstallationDiskSpeedCheck], 0, wire.DiskSpeedCheckResponse{Path: validation.InstallationDiskKey(e.host(ie, id)), IOSyncDuration: 1})
 		im := pulled(testRelease)
 		code := int64(0)
 		if id == bad {
-			im, code = &v2.ContainerImageAvailability{Name: testRelease, Result: v2.ContainerImageAvailabilityResultFailure}, 2
+			im, code = &wire.ContainerImageAvailability{Name: testRelease, Result: wire.ContainerImageAvailabilityResultFailure}, 2
 		}
-		e.reply(ie, id, steps[v2.StepTypeContainerImageAvailability], code, v2.ContainerImageAvailabilityResponse{Images: []*v2.ContainerImageAvailability{im}})
+		e.reply(ie, id, steps[wire.StepTypeContainerImageAvailability], code, wire.ContainerImageAvailabilityResponse{Images: []*wire.ContainerImageAvailability{im}})
 	}
 	h := e.host(ie, bad)
 	r := resultsByID(t, h.ValidationsInfo)["container-images-available"]
 	if r.Status != validation.StatusFailure || !strings.Contains(r.Message, testRelease) {
 		t.Errorf("container-images-available %s %q, want a failure naming %s", r.Status, r.Message, testRelease)
 	}
-	if h.Status != v2.HostStatusPreparingFailed && h.Status != v2.HostStatusKnown {
+	if h.Status != wire.HostStatusPreparingFailed && h.Status != wire.HostStatusKnown {
 		t.Errorf("host with the failed pull: %s (%s), want preparing-failed (or known after the cluster gave up)", h.Status, h.StatusInfo)
 	}
 	c := e.getCluster(clusterID)
-	if c.Status != v2.ClusterStatusReady {
+	if c.Status != wire.ClusterStatusReady {
 		t.Fatalf("cluster %s (%s), want ready after a failed preparation", c.Status, c.StatusInfo)
 	}
 	for _, id := range hosts {
-		if h := e.host(ie, id); h.Status != v2.HostStatusKnown {
+		if h := e.host(ie, id); h.Status != wire.HostStatusKnown {
 			t.Errorf("host %s after the failed preparation, want known", h.Status)
 		}
 	}
@@ -163,18 +163,18 @@ func TestPreparationImagePullFails(t *testing.T) {
 	if _, err := e.s.InstallCluster(e.ctx, clusterID); err != nil {
 		t.Fatalf("InstallCluster again: %v", err)
 	}
-	if h := e.host(ie, bad); h.Status != v2.HostStatusPreparingForInstallation || h.ImagesStatus != "{}" {
+	if h := e.host(ie, bad); h.Status != wire.HostStatusPreparingForInstallation || h.ImagesStatus != "{}" {
 		t.Errorf("bad host again: %s images_status %q, want preparing with the failure forgotten", h.Status, h.ImagesStatus)
 	}
 	steps := e.preparationSteps(ie, bad)
-	if len(steps) != 1 || steps[v2.StepTypeContainerImageAvailability] == nil {
+	if len(steps) != 1 || steps[wire.StepTypeContainerImageAvailability] == nil {
 		t.Fatalf("second preparation steps %v, want only the image check", steps)
 	}
 	if got := e.preparationSteps(ie, hosts[0]); len(got) != 0 {
 		t.Errorf("a host with everything measured got %v", got)
 	}
-	e.reply(ie, bad, steps[v2.StepTypeContainerImageAvailability], 0, v2.ContainerImageAvailabilityResponse{Images: []*v2.ContainerImageAvailability{pulled(testRelease)}})
-	if h := e.host(ie, bad); h.Status != v2.HostStatusPreparingSuccessful {
+	e.reply(ie, bad, steps[wire.StepTypeContainerImageAvailability], 0, wire.ContainerImageAvailabilityResponse{Images: []*wire.ContainerImageAvailability{pulled(testRelease)}})
+	if h := e.host(ie, bad); h.Status != wire.HostStatusPreparingSuccessful {
 		t.Errorf("host after the second pull %s (%s), want preparing-successful", h.Status, h.StatusInfo)
 	}
 }
@@ -189,7 +189,7 @@ func TestPreparationSlowDisk(t *testing.T) {
 		out  any
 		want string
 	}{
-		{"slow", 0, v2.DiskSpeedCheckResponse{IOSyncDuration: 25}, "took 25 ms to sync, more than the 10 ms threshold"},
+		{"slow", 0, wire.DiskSpeedCheckResponse{IOSyncDuration: 25}, "took 25 ms to sync, more than the 10 ms threshold"},
 		{"failed", -1, nil, "failed with exit code -1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -197,17 +197,17 @@ func TestPreparationSlowDisk(t *testing.T) {
 			id := hosts[2]
 			key := validation.InstallationDiskKey(e.host(ie, id))
 			out := tc.out
-			if ds, ok := out.(v2.DiskSpeedCheckResponse); ok {
+			if ds, ok := out.(wire.DiskSpeedCheckResponse); ok {
 				ds.Path = key
 				out = ds
 			}
-			e.reply(ie, id, e.preparationSteps(ie, id)[v2.StepTypeInstallationDiskSpeedCheck], tc.code, out)
+			e.reply(ie, id, e.preparationSteps(ie, id)[wire.StepTypeInstallationDiskSpeedCheck], tc.code, out)
 			h := e.host(ie, id)
 			r := resultsByID(t, h.ValidationsInfo)["sufficient-installation-disk-speed"]
-			if h.Status != v2.HostStatusInsufficient || r.Status != validation.StatusFailure || !strings.Contains(r.Message, key) || !strings.Contains(r.Message, tc.want) {
+			if h.Status != wire.HostStatusInsufficient || r.Status != validation.StatusFailure || !strings.Contains(r.Message, key) || !strings.Contains(r.Message, tc.want) {
 				t.Errorf("host %s, sufficient-installation-disk-speed %s %q; want insufficient and a failure naming %s and %q", h.Status, r.Status, r.Message, key, tc.want)
 			}
-			if c := e.getCluster(clusterID); c.Status == v2.ClusterStatusInstalling || c.Status == v2.ClusterStatusPreparingForInstallation {
+			if c := e.getCluster(clusterID); c.Status == wire.ClusterStatusInstalling || c.Status == wire.ClusterStatusPreparingForInstallation {
 				t.Errorf("cluster %s, want out of preparation", c.Status)
 			}
 		})
@@ -221,10 +221,10 @@ func TestPreparationCheckReissuedAfterTimeout(t *testing.T) {
 	first := e.preparationSteps(ie, hosts[0])
 	e.clock.Advance(8*time.Minute + time.Second)
 	again := e.preparationSteps(ie, hosts[0])
-	if again[v2.StepTypeInstallationDiskSpeedCheck] == nil || again[v2.StepTypeInstallationDiskSpeedCheck].StepID == first[v2.StepTypeInstallationDiskSpeedCheck].StepID {
+	if again[wire.StepTypeInstallationDiskSpeedCheck] == nil || again[wire.StepTypeInstallationDiskSpeedCheck].StepID == first[wire.StepTypeInstallationDiskSpeedCheck].StepID {
 		t.Errorf("disk speed check not handed out again after its timeout: %v", again)
 	}
-	if again[v2.StepTypeContainerImageAvailability] != nil {
+	if again[wire.StepTypeContainerImageAvailability] != nil {
 		t.Error("image check handed out again before its 16 minutes")
 	}
 }

@@ -6,13 +6,13 @@ import (
 	"fmt"
 
 	"github.com/nodezero/nodezero/daemon/machine"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // UpdateHostProgress records an installer's stage report
 // (v2UpdateHostInstallProgress): stages move forward only, Failed puts the
 // host in error, Done makes it installed.
-func (s *Service) UpdateHostProgress(ctx context.Context, infraEnvID, hostID string, p *v2.HostProgress) error {
+func (s *Service) UpdateHostProgress(ctx context.Context, infraEnvID, hostID string, p *wire.HostProgress) error {
 	if p == nil || p.CurrentStage == "" {
 		return badRequest("current_stage: required")
 	}
@@ -22,14 +22,14 @@ func (s *Service) UpdateHostProgress(ctx context.Context, infraEnvID, hostID str
 			return err
 		}
 		switch h.h.Status {
-		case v2.HostStatusInstalling, v2.HostStatusInstallingInProgress, v2.HostStatusInstallingPendingUserAction:
+		case wire.HostStatusInstalling, wire.HostStatusInstallingInProgress, wire.HostStatusInstallingPendingUserAction:
 		default:
 			return conflict("Can't set progress <%s> to host in status <%s>", p.CurrentStage, h.h.Status)
 		}
 		c := s.clusters[h.clusterID()]
 		sno := c != nil && c.c.ControlPlaneCount == 1
 		stages := machine.Stages(stageKey(h, sno))
-		cur := v2.HostStage("")
+		cur := wire.HostStage("")
 		if h.h.Progress != nil {
 			cur = h.h.Progress.CurrentStage
 		}
@@ -46,9 +46,9 @@ func (s *Service) UpdateHostProgress(ctx context.Context, infraEnvID, hostID str
 		if err != nil {
 			return conflict("host %s is %s: progress %q is not possible: %v", h.name(), h.h.Status, p.CurrentStage, err)
 		}
-		now := v2.DateTime(s.cfg.Now().UTC())
+		now := wire.DateTime(s.cfg.Now().UTC())
 		if h.h.Progress == nil {
-			h.h.Progress = &v2.HostProgressInfo{}
+			h.h.Progress = &wire.HostProgressInfo{}
 		}
 		if p.CurrentStage != cur {
 			h.h.Progress.StageStartedAt, h.h.StageStartedAt = now, now
@@ -64,7 +64,7 @@ func (s *Service) UpdateHostProgress(ctx context.Context, infraEnvID, hostID str
 			msg += ": " + p.ProgressInfo
 		}
 		sev := sevInfo
-		if p.CurrentStage == v2.HostStageFailed {
+		if p.CurrentStage == wire.HostStageFailed {
 			sev = sevError
 		}
 		t.hostEvent(h, evHostProgress, sev, msg)

@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 func TestRegisterNewHost(t *testing.T) {
@@ -18,7 +18,7 @@ func TestRegisterNewHost(t *testing.T) {
 	id := uuid.NewString()
 	// The agent puts its version in the body and in the header; a body
 	// without it takes the header's.
-	resp, err := e.s.RegisterHost(e.ctx, ie, &v2.HostCreateParams{HostID: id}, "agent:header")
+	resp, err := e.s.RegisterHost(e.ctx, ie, &wire.HostCreateParams{HostID: id}, "agent:header")
 	if err != nil {
 		t.Fatalf("RegisterHost: %v", err)
 	}
@@ -56,7 +56,7 @@ func TestRegisterNewHost(t *testing.T) {
 	}
 	// The first instructions are inventory only (transcript §7.8).
 	steps := e.checkIn(ie, id)
-	if len(steps.Instructions) != 1 || steps.Instructions[0].StepType != v2.StepTypeInventory {
+	if len(steps.Instructions) != 1 || steps.Instructions[0].StepType != wire.StepTypeInventory {
 		t.Errorf("first instructions = %+v, want inventory only", steps.Instructions)
 	}
 }
@@ -72,11 +72,11 @@ func TestReRegisterKnownHost(t *testing.T) {
 	clusterID, ie, hosts := e.readyCluster()
 	id := hosts[0]
 	before := e.host(ie, id)
-	if before.SuggestedRole != v2.HostRoleMaster || len(before.ProgressStages) == 0 {
+	if before.SuggestedRole != wire.HostRoleMaster || len(before.ProgressStages) == 0 {
 		t.Fatalf("before: suggested role %s, stages %v; want a master's", before.SuggestedRole, before.ProgressStages)
 	}
 
-	resp, err := e.s.RegisterHost(e.ctx, ie, &v2.HostCreateParams{HostID: id, DiscoveryAgentVersion: "agent:v2"}, "")
+	resp, err := e.s.RegisterHost(e.ctx, ie, &wire.HostCreateParams{HostID: id, DiscoveryAgentVersion: "agent:v2"}, "")
 	if err != nil {
 		t.Fatalf("RegisterHost again: %v, want success (201 in assisted)", err)
 	}
@@ -98,7 +98,7 @@ func TestReRegisterKnownHost(t *testing.T) {
 		}
 	}
 	h := e.host(ie, id)
-	if h.Status != v2.HostStatusDiscovering {
+	if h.Status != wire.HostStatusDiscovering {
 		t.Fatalf("host after re-registration: got %s (%s), want discovering", h.Status, h.StatusInfo)
 	}
 	if h.Inventory != "" {
@@ -107,7 +107,7 @@ func TestReRegisterKnownHost(t *testing.T) {
 	if h.DiscoveryAgentVersion != "agent:v2" {
 		t.Errorf("discovery_agent_version = %q, want agent:v2", h.DiscoveryAgentVersion)
 	}
-	if c := e.getCluster(clusterID); c.Status != v2.ClusterStatusInsufficient {
+	if c := e.getCluster(clusterID); c.Status != wire.ClusterStatusInsufficient {
 		t.Errorf("cluster with a rediscovering host: got %s, want insufficient", c.Status)
 	}
 	msg := fmt.Sprintf("Host %s: updated status from known to discovering (Waiting for host to send hardware details)", before.RequestedHostname)
@@ -115,15 +115,15 @@ func TestReRegisterKnownHost(t *testing.T) {
 		t.Errorf("no event %q; got %q", msg, eventLines(evs))
 	}
 	steps := e.checkIn(ie, id)
-	if len(steps.Instructions) != 1 || steps.Instructions[0].StepType != v2.StepTypeInventory {
+	if len(steps.Instructions) != 1 || steps.Instructions[0].StepType != wire.StepTypeInventory {
 		t.Errorf("instructions after re-registration = %+v, want inventory only", steps.Instructions)
 	}
 	// The inventory brings it back.
 	e.postInventory(ie, id, masterInv(t, "master-0", 10))
-	if h := e.host(ie, id); h.Status != v2.HostStatusKnown {
+	if h := e.host(ie, id); h.Status != wire.HostStatusKnown {
 		t.Errorf("after a new inventory: got %s (%s), want known", h.Status, h.StatusInfo)
 	}
-	if c := e.getCluster(clusterID); c.Status != v2.ClusterStatusReady {
+	if c := e.getCluster(clusterID); c.Status != wire.ClusterStatusReady {
 		t.Errorf("cluster after the host is known again: got %s, want ready", c.Status)
 	}
 }
@@ -133,23 +133,23 @@ func TestReRegisterKnownHost(t *testing.T) {
 // v2RegisterHost; a warning here, not an error of the cluster), and no
 // host is created.
 func TestRegisterHostClusterNotAccepting(t *testing.T) {
-	for _, st := range []v2.ClusterStatus{v2.ClusterStatusPreparingForInstallation, v2.ClusterStatusInstalling} {
+	for _, st := range []wire.ClusterStatus{wire.ClusterStatusPreparingForInstallation, wire.ClusterStatusInstalling} {
 		t.Run(string(st), func(t *testing.T) {
 			e := newEnv(t)
 			clusterID, ie, _ := e.readyCluster()
 			if _, err := e.s.InstallCluster(e.ctx, clusterID); err != nil {
 				t.Fatalf("InstallCluster: %v", err)
 			}
-			if st == v2.ClusterStatusInstalling {
-				e.rewrite(clusterID, func(c *v2.Cluster) { c.Status = st }, func(h *v2.Host) { h.Status = v2.HostStatusInstalling })
+			if st == wire.ClusterStatusInstalling {
+				e.rewrite(clusterID, func(c *wire.Cluster) { c.Status = st }, func(h *wire.Host) { h.Status = wire.HostStatusInstalling })
 			}
 			id := uuid.NewString()
-			_, err := e.s.RegisterHost(e.ctx, ie, &v2.HostCreateParams{HostID: id}, "")
+			_, err := e.s.RegisterHost(e.ctx, ie, &wire.HostCreateParams{HostID: id}, "")
 			wantKind(t, "RegisterHost", err, KindConflict)
 
 			evs := e.events(EventsQuery{ClusterID: clusterID, HostIDs: []string{id}})
 			// A warning of the refused host: the cluster has no error.
-			if len(evs) != 1 || evs[0].Name != "host_registration_failed" || evs[0].Severity != v2.EventSeverityWarning || evs[0].HostID == nil {
+			if len(evs) != 1 || evs[0].Name != "host_registration_failed" || evs[0].Severity != wire.EventSeverityWarning || evs[0].HostID == nil {
 				t.Fatalf("events of the refused host: got %q, want one host_registration_failed warning of the host", eventLines(evs))
 			}
 			if evs[0].Message != Message(err) {
@@ -171,14 +171,14 @@ func TestRegisterHostBadInput(t *testing.T) {
 	cases := []struct {
 		name       string
 		infraEnvID string
-		p          *v2.HostCreateParams
+		p          *wire.HostCreateParams
 		want       Kind
 	}{
-		{"unknown infra-env", uuid.NewString(), &v2.HostCreateParams{HostID: uuid.NewString()}, KindNotFound},
-		{"infra-env id not a uuid", "not-a-uuid", &v2.HostCreateParams{HostID: uuid.NewString()}, KindBadRequest},
-		{"bad host id", ie, &v2.HostCreateParams{HostID: "host-1"}, KindBadRequest},
-		{"empty host id", ie, &v2.HostCreateParams{}, KindBadRequest},
-		{"host id without dashes", ie, &v2.HostCreateParams{HostID: "5f0c1a2e6b1d4f3a9c2e0a1b2c3d4e02"}, KindBadRequest},
+		{"unknown infra-env", uuid.NewString(), &wire.HostCreateParams{HostID: uuid.NewString()}, KindNotFound},
+		{"infra-env id not a uuid", "not-a-uuid", &wire.HostCreateParams{HostID: uuid.NewString()}, KindBadRequest},
+		{"bad host id", ie, &wire.HostCreateParams{HostID: "host-1"}, KindBadRequest},
+		{"empty host id", ie, &wire.HostCreateParams{}, KindBadRequest},
+		{"host id without dashes", ie, &wire.HostCreateParams{HostID: "5f0c1a2e6b1d4f3a9c2e0a1b2c3d4e02"}, KindBadRequest},
 		{"no body", ie, nil, KindBadRequest},
 	}
 	for _, tc := range cases {
@@ -196,13 +196,13 @@ func TestRegisterHostBadInput(t *testing.T) {
 // cluster registers without a cluster.
 func TestRegisterHostUnboundInfraEnv(t *testing.T) {
 	e := newEnv(t)
-	ie, err := e.s.RegisterInfraEnv(e.ctx, &v2.InfraEnvCreateParams{Name: "pool", PullSecret: testPullSecret})
+	ie, err := e.s.RegisterInfraEnv(e.ctx, &wire.InfraEnvCreateParams{Name: "pool", PullSecret: testPullSecret})
 	if err != nil {
 		t.Fatalf("RegisterInfraEnv: %v", err)
 	}
 	id := e.register(ie.ID)
 	h := e.host(ie.ID, id)
-	if h.ClusterID != nil || h.Status != v2.HostStatusDiscovering {
+	if h.ClusterID != nil || h.Status != wire.HostStatusDiscovering {
 		t.Errorf("unbound host: got cluster %v status %s, want no cluster, discovering", h.ClusterID, h.Status)
 	}
 }

@@ -11,9 +11,9 @@ import (
 
 	"github.com/nodezero/nodezero/configimage/manifests"
 	"github.com/nodezero/nodezero/daemon/machine"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/daemon/validation"
 	"github.com/nodezero/nodezero/store"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // Config is what a Service needs. Zero durations take the defaults noted.
@@ -221,7 +221,7 @@ func (s *Service) load(ctx context.Context) error {
 		}
 		for _, m := range ms {
 			if c := clusters[m.ClusterID]; c != nil {
-				c.setManifest(manifestKey{folder: v2.ManifestFolder(m.Folder), name: m.FileName}, v2.ManifestSource(m.Source))
+				c.setManifest(manifestKey{folder: wire.ManifestFolder(m.Folder), name: m.FileName}, wire.ManifestSource(m.Source))
 			}
 		}
 		ies, err := tx.InfraEnvs()
@@ -251,9 +251,9 @@ func (s *Service) load(ctx context.Context) error {
 			}
 			for _, st := range steps {
 				if r.agent.pending == nil {
-					r.agent.pending = map[string]v2.StepType{}
+					r.agent.pending = map[string]wire.StepType{}
 				}
-				r.agent.pending[st.StepID] = v2.StepType(st.StepType)
+				r.agent.pending[st.StepID] = wire.StepType(st.StepType)
 			}
 			if c := clusters[r.clusterID()]; c != nil {
 				c.addHost(r)

@@ -8,8 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/store"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // storedHost is the host's row as the store holds it.
@@ -44,10 +44,10 @@ func TestStepReplyFailedStep(t *testing.T) {
 	id := e.register(ie)
 	before, events := e.storedHost(ie, id), e.eventCount()
 	e.clock.Advance(time.Minute)
-	for _, r := range []*v2.StepReply{
-		{StepType: v2.StepTypeInventory, StepID: "inventory-1badf00d", ExitCode: 255, Error: "boom"},
-		{StepType: v2.StepTypeInventory, StepID: "inventory-2badf00d", ExitCode: -1, Output: "{not json", Error: "boom"},
-		{StepType: v2.StepTypeNTPSynchronizer, StepID: "ntp-synchronizer-7f46163a", ExitCode: -1, Error: "chronyc exited with non-zero exit code 127"},
+	for _, r := range []*wire.StepReply{
+		{StepType: wire.StepTypeInventory, StepID: "inventory-1badf00d", ExitCode: 255, Error: "boom"},
+		{StepType: wire.StepTypeInventory, StepID: "inventory-2badf00d", ExitCode: -1, Output: "{not json", Error: "boom"},
+		{StepType: wire.StepTypeNTPSynchronizer, StepID: "ntp-synchronizer-7f46163a", ExitCode: -1, Error: "chronyc exited with non-zero exit code 127"},
 	} {
 		if err := e.s.PostStepReply(e.ctx, ie, id, r); err != nil {
 			t.Errorf("PostStepReply exit %d: %v, want accepted", r.ExitCode, err)
@@ -59,7 +59,7 @@ func TestStepReplyFailedStep(t *testing.T) {
 	if n := e.eventCount(); n != events {
 		t.Errorf("failed replies wrote %d events", n-events)
 	}
-	if h := e.host(ie, id); h.Status != v2.HostStatusDiscovering || h.Inventory != "" {
+	if h := e.host(ie, id); h.Status != wire.HostStatusDiscovering || h.Inventory != "" {
 		t.Errorf("host after failed replies: %s with %d bytes of inventory, want discovering without", h.Status, len(h.Inventory))
 	}
 }
@@ -82,14 +82,14 @@ func TestStepReplyInventoryRemarshalled(t *testing.T) {
 	raw["future_field"] = map[string]any{"x": 1}
 	raw["disks"].([]any)[0].(map[string]any)["future_disk_field"] = "y"
 	b, _ = json.Marshal(raw)
-	if err := e.s.PostStepReply(e.ctx, ie, id, &v2.StepReply{StepType: v2.StepTypeInventory, StepID: "inventory-12345678", Output: string(b)}); err != nil {
+	if err := e.s.PostStepReply(e.ctx, ie, id, &wire.StepReply{StepType: wire.StepTypeInventory, StepID: "inventory-12345678", Output: string(b)}); err != nil {
 		t.Fatalf("PostStepReply: %v", err)
 	}
 	h := e.host(ie, id)
 	if strings.Contains(h.Inventory, "future_") {
 		t.Errorf("stored inventory kept unknown fields: %s", h.Inventory)
 	}
-	var stored v2.Inventory
+	var stored wire.Inventory
 	if err := json.Unmarshal([]byte(h.Inventory), &stored); err != nil {
 		t.Fatalf("stored inventory does not parse: %v", err)
 	}
@@ -107,12 +107,12 @@ func TestStepReplyBadRequest(t *testing.T) {
 	id := e.register(ie)
 	cases := []struct {
 		name string
-		r    *v2.StepReply
+		r    *wire.StepReply
 	}{
 		{"no body", nil},
-		{"no step type", &v2.StepReply{StepID: "inventory-12345678", Output: "{}"}},
-		{"inventory not json", &v2.StepReply{StepType: v2.StepTypeInventory, StepID: "inventory-12345678", Output: "{\"cpu\":"}},
-		{"inventory not an object", &v2.StepReply{StepType: v2.StepTypeInventory, StepID: "inventory-12345678", Output: "[1,2]"}},
+		{"no step type", &wire.StepReply{StepID: "inventory-12345678", Output: "{}"}},
+		{"inventory not json", &wire.StepReply{StepType: wire.StepTypeInventory, StepID: "inventory-12345678", Output: "{\"cpu\":"}},
+		{"inventory not an object", &wire.StepReply{StepType: wire.StepTypeInventory, StepID: "inventory-12345678", Output: "[1,2]"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -133,7 +133,7 @@ func TestStepReplyDiskEligibility(t *testing.T) {
 	_, ie := e.cluster(nil)
 	id := e.register(ie)
 	inv := masterInv(t, "master-0", 10)
-	var sda, nvme *v2.Disk
+	var sda, nvme *wire.Disk
 	for _, d := range inv.Disks {
 		switch d.Name {
 		case "sda":
@@ -148,11 +148,11 @@ func TestStepReplyDiskEligibility(t *testing.T) {
 	// The agent says sda is fine, but 10 GB is short of the 100 GB a
 	// master needs.
 	sda.SizeBytes = 10 * 1000 * 1000 * 1000
-	sda.InstallationEligibility = &v2.DiskInstallationEligibility{Eligible: true}
+	sda.InstallationEligibility = &wire.DiskInstallationEligibility{Eligible: true}
 	e.postInventory(ie, id, inv)
 
 	h := e.host(ie, id)
-	var stored v2.Inventory
+	var stored wire.Inventory
 	if err := json.Unmarshal([]byte(h.Inventory), &stored); err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestStepReplyDiskEligibility(t *testing.T) {
 		el := d.InstallationEligibility
 		switch d.Name {
 		case "sda":
-			want := &v2.DiskInstallationEligibility{NotEligibleReasons: []string{"Disk is too small (disk only has 10 GB, but 100 GB are required)"}}
+			want := &wire.DiskInstallationEligibility{NotEligibleReasons: []string{"Disk is too small (disk only has 10 GB, but 100 GB are required)"}}
 			if diff := cmp.Diff(want, el); diff != "" {
 				t.Errorf("sda eligibility mismatch (-want +got):\n%s", diff)
 			}

@@ -7,8 +7,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/daemon/validation"
+	"github.com/nodezero/nodezero/wire"
 )
 
 const disconnectedInfo = "Host has stopped communicating with the installation service"
@@ -23,7 +23,7 @@ func TestTickDisconnectsAndCheckInReconnects(t *testing.T) {
 		t.Fatalf("Tick: %v", err)
 	}
 	for _, id := range hosts {
-		if h := e.host(ie, id); h.Status != v2.HostStatusKnown {
+		if h := e.host(ie, id); h.Status != wire.HostStatusKnown {
 			t.Fatalf("host %s %s after exactly the disconnection timeout, want known", h.RequestedHostname, h.Status)
 		}
 	}
@@ -36,9 +36,9 @@ func TestTickDisconnectsAndCheckInReconnects(t *testing.T) {
 	}
 	for i, id := range hosts {
 		h := e.host(ie, id)
-		want := v2.HostStatusDisconnected
+		want := wire.HostStatusDisconnected
 		if i == 0 {
-			want = v2.HostStatusKnown
+			want = wire.HostStatusKnown
 		}
 		if h.Status != want {
 			t.Errorf("host %s: got %s, want %s", h.RequestedHostname, h.Status, want)
@@ -58,7 +58,7 @@ func TestTickDisconnectsAndCheckInReconnects(t *testing.T) {
 			t.Errorf("no warning event %q; got %q", msg, eventLines(evs))
 		}
 	}
-	if c := e.getCluster(clusterID); c.Status != v2.ClusterStatusInsufficient || c.ReadyHostCount != 1 {
+	if c := e.getCluster(clusterID); c.Status != wire.ClusterStatusInsufficient || c.ReadyHostCount != 1 {
 		t.Errorf("cluster: got %s with %d ready hosts, want insufficient with 1", c.Status, c.ReadyHostCount)
 	}
 
@@ -69,7 +69,7 @@ func TestTickDisconnectsAndCheckInReconnects(t *testing.T) {
 		t.Errorf("next_instruction_seconds for a disconnected host = %d, want 120", steps.NextInstructionSeconds)
 	}
 	h := e.host(ie, hosts[1])
-	if h.Status != v2.HostStatusKnown {
+	if h.Status != wire.HostStatusKnown {
 		t.Errorf("host after a check-in: got %s (%s), want known", h.Status, h.StatusInfo)
 	}
 	msg := "Host master-1: updated status from disconnected to known (Host is ready to be installed)"
@@ -78,16 +78,16 @@ func TestTickDisconnectsAndCheckInReconnects(t *testing.T) {
 	}
 	e.wantForming("known host of a forming cluster", hosts[1], e.checkIn(ie, hosts[1]).NextInstructionSeconds, len(hosts))
 	e.checkIn(ie, hosts[2])
-	if c := e.getCluster(clusterID); c.Status != v2.ClusterStatusReady {
+	if c := e.getCluster(clusterID); c.Status != wire.ClusterStatusReady {
 		t.Errorf("cluster after every host is back: got %s, want ready", c.Status)
 	}
 }
 
 // snapshot is everything a client can read of one cluster.
 type snapshot struct {
-	Cluster *v2.Cluster
-	Hosts   []*v2.Host
-	Events  []*v2.Event
+	Cluster *wire.Cluster
+	Hosts   []*wire.Host
+	Events  []*wire.Event
 }
 
 func (e *env) snapshot(clusterID string) snapshot {
@@ -127,7 +127,7 @@ func TestRestart(t *testing.T) {
 	clusterID, ie, hosts := e.readyCluster()
 	undersized := e.addHost(ie, hwInventory(t, "undersized", "small", "192.168.111.30/24"))
 	before := e.snapshot(clusterID)
-	if before.Cluster.Status != v2.ClusterStatusInsufficient {
+	if before.Cluster.Status != wire.ClusterStatusInsufficient {
 		t.Fatalf("cluster before restart: %s, want insufficient", before.Cluster.Status)
 	}
 
@@ -142,7 +142,7 @@ func TestRestart(t *testing.T) {
 	}
 	for _, id := range append(hosts, undersized) {
 		h := e.host(ie, id)
-		if h.Status == v2.HostStatusDisconnected {
+		if h.Status == wire.HostStatusDisconnected {
 			t.Errorf("host %s disconnected at the first tick after a restart, want the grace period", h.RequestedHostname)
 		}
 	}
@@ -158,9 +158,9 @@ func TestRestart(t *testing.T) {
 		t.Fatalf("Tick: %v", err)
 	}
 	for i, id := range append(hosts, undersized) {
-		want := v2.HostStatusDisconnected
+		want := wire.HostStatusDisconnected
 		if i == 0 {
-			want = v2.HostStatusKnown
+			want = wire.HostStatusKnown
 		}
 		if h := e.host(ie, id); h.Status != want {
 			t.Errorf("host %s after the grace: got %s, want %s", h.RequestedHostname, h.Status, want)

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // The vectors for cluster bd9d3b83-… are assisted-service's own
@@ -18,8 +18,8 @@ func TestVIPMAC(t *testing.T) {
 	tests := []struct {
 		name, cluster, vip, want string
 	}{
-		{"service api", "bd9d3b83-80a3-4b94-8b61-c12b2f1a2373", string(v2.VIPTypeAPI), "00:1a:4a:b5:4d:cc"},
-		{"service ingress", "bd9d3b83-80a3-4b94-8b61-c12b2f1a2373", string(v2.VIPTypeIngress), "00:1a:4a:83:b1:f7"},
+		{"service api", "bd9d3b83-80a3-4b94-8b61-c12b2f1a2373", string(wire.VIPTypeAPI), "00:1a:4a:b5:4d:cc"},
+		{"service ingress", "bd9d3b83-80a3-4b94-8b61-c12b2f1a2373", string(wire.VIPTypeIngress), "00:1a:4a:83:b1:f7"},
 		{"short key", "x", "api", "00:1a:4a:a8:8e:c1"},
 	}
 	for _, tt := range tests {

@@ -5,7 +5,7 @@ import (
 	"path"
 
 	"github.com/nodezero/nodezero/configimage/credentials"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // Paths the built-in generator writes.
@@ -45,11 +45,11 @@ func builtIn(in Input, p *plan) (*Files, error) {
 	}
 	roles := []roleConfig{
 		{FileBootstrap, "bootstrap", bootstrapFiles(in, p, creds)},
-		{FileMaster, string(v2.HostRoleMaster), nil},
-		{FileWorker, string(v2.HostRoleWorker), nil},
+		{FileMaster, string(wire.HostRoleMaster), nil},
+		{FileWorker, string(wire.HostRoleWorker), nil},
 	}
 	if _, _, arbiters := countRoles(p.hosts); arbiters > 0 {
-		roles = append(roles, roleConfig{FileArbiter, string(v2.HostRoleArbiter), nil})
+		roles = append(roles, roleConfig{FileArbiter, string(wire.HostRoleArbiter), nil})
 	}
 	for _, r := range roles {
 		list := append(commonFiles(f), file(pathRole, 0o644, []byte(r.role+"\n")))

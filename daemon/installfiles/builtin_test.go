@@ -16,7 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 func TestGenerateBuiltIn(t *testing.T) {
@@ -260,7 +260,7 @@ func TestGenerateDeterministicIdentity(t *testing.T) {
 
 func TestGenerateTrustBundleAndArbiter(t *testing.T) {
 	in := testInput(2, 1)
-	in.Hosts = append(in.Hosts, testHost(3, v2.HostRoleArbiter))
+	in.Hosts = append(in.Hosts, testHost(3, wire.HostRoleArbiter))
 	in.AdditionalTrustBundle = testBundle
 	files, err := Generate(context.Background(), in)
 	if err != nil {
@@ -301,7 +301,7 @@ func TestGenerateRejects(t *testing.T) {
 			in.Hosts[1].RequestedHostname, in.Hosts[1].Inventory = "", `{"interfaces":[{"mac_address":"m","ipv4_addresses":["192.168.111.9/24"]}]}`
 		}, []string{"hosts[00000000-0000-0000-0000-000000000001].hostname"}},
 		{"hostname with a newline", func(in *Input) { in.Hosts[1].RequestedHostname = "a\nb" }, []string{"hosts[00000000-0000-0000-0000-000000000001].hostname"}},
-		{"inventory not JSON", func(in *Input) { in.Cluster.Platform.Type = v2.PlatformTypeNone; in.Hosts[0].Inventory = "{" }, []string{"hosts[00000000-0000-0000-0000-000000000000].inventory"}},
+		{"inventory not JSON", func(in *Input) { in.Cluster.Platform.Type = wire.PlatformTypeNone; in.Hosts[0].Inventory = "{" }, []string{"hosts[00000000-0000-0000-0000-000000000000].inventory"}},
 		{"manifest outside its folder", func(in *Input) {
 			in.Manifests = []Manifest{{Folder: "manifests", FileName: "../../etc/passwd"}, {Folder: "etc", FileName: "a.yaml"}}
 		}, []string{"manifests[manifests/../../etc/passwd]", "manifests[etc/a.yaml]"}},

@@ -27,6 +27,6 @@
 // column.
 //
 // The package imports the standard library, coreos/ignition, yaml.v3,
-// golang.org/x/crypto, the wire types of daemon/v2 and configimage/credentials
+// golang.org/x/crypto, the wire types of wire and configimage/credentials
 // (the owner of the /opt/agent/tls format), nothing else of this module.
 package installfiles

@@ -14,7 +14,7 @@ import (
 	"github.com/coreos/ignition/v2/config/v3_5/types"
 	"gopkg.in/yaml.v3"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 var testNow = time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)
@@ -33,18 +33,18 @@ func seeded(seed byte) *rand.ChaCha8 {
 }
 
 // testHost is a host with an inventory whose NIC is in 192.168.111.0/24.
-func testHost(n int, role v2.HostRole) *v2.Host {
-	inv := v2.Inventory{
+func testHost(n int, role wire.HostRole) *wire.Host {
+	inv := wire.Inventory{
 		Hostname: fmt.Sprintf("inv-%d", n),
-		Interfaces: []*v2.Interface{{
+		Interfaces: []*wire.Interface{{
 			Name:          "eth0",
 			MACAddress:    fmt.Sprintf("52:54:00:00:00:%02x", n),
 			IPv4Addresses: []string{fmt.Sprintf("192.168.111.%d/24", 10+n)},
 		}},
-		Boot: &v2.Boot{CurrentBootMode: "uefi"},
+		Boot: &wire.Boot{CurrentBootMode: "uefi"},
 	}
 	b, _ := json.Marshal(inv)
-	return &v2.Host{
+	return &wire.Host{
 		ID:                fmt.Sprintf("00000000-0000-0000-0000-%012d", n),
 		Role:              role,
 		RequestedHostname: fmt.Sprintf("node-%d", n),
@@ -53,33 +53,33 @@ func testHost(n int, role v2.HostRole) *v2.Host {
 }
 
 // testHosts makes masters then workers; the first master is the bootstrap.
-func testHosts(masters, workers int) []*v2.Host {
-	var hosts []*v2.Host
+func testHosts(masters, workers int) []*wire.Host {
+	var hosts []*wire.Host
 	for i := range masters {
-		h := testHost(i, v2.HostRoleMaster)
+		h := testHost(i, wire.HostRoleMaster)
 		h.Bootstrap = i == 0
 		hosts = append(hosts, h)
 	}
 	for i := range workers {
-		hosts = append(hosts, testHost(masters+i, v2.HostRoleWorker))
+		hosts = append(hosts, testHost(masters+i, wire.HostRoleWorker))
 	}
 	return hosts
 }
 
-func testCluster() *v2.Cluster {
-	ovn := v2.ClusterNetworkTypeOVNKubernetes
-	return &v2.Cluster{
+func testCluster() *wire.Cluster {
+	ovn := wire.ClusterNetworkTypeOVNKubernetes
+	return &wire.Cluster{
 		ID:              "c0ffee00-0000-0000-0000-000000000001",
 		Name:            "edge",
 		BaseDNSDomain:   "example.com",
-		ClusterNetworks: []*v2.ClusterNetwork{{CIDR: "10.128.0.0/14", HostPrefix: 23}},
-		ServiceNetworks: []*v2.ServiceNetwork{{CIDR: "172.30.0.0/16"}},
-		MachineNetworks: []*v2.MachineNetwork{{CIDR: "192.168.111.0/24"}},
-		APIVIPs:         []*v2.APIVIP{{IP: "192.168.111.5"}},
-		IngressVIPs:     []*v2.IngressVIP{{IP: "192.168.111.4"}},
+		ClusterNetworks: []*wire.ClusterNetwork{{CIDR: "10.128.0.0/14", HostPrefix: 23}},
+		ServiceNetworks: []*wire.ServiceNetwork{{CIDR: "172.30.0.0/16"}},
+		MachineNetworks: []*wire.MachineNetwork{{CIDR: "192.168.111.0/24"}},
+		APIVIPs:         []*wire.APIVIP{{IP: "192.168.111.5"}},
+		IngressVIPs:     []*wire.IngressVIP{{IP: "192.168.111.4"}},
 		NetworkType:     &ovn,
 		SSHPublicKey:    testSSHKey,
-		Platform:        &v2.Platform{Type: v2.PlatformTypeBaremetal},
+		Platform:        &wire.Platform{Type: wire.PlatformTypeBaremetal},
 	}
 }
 
@@ -99,7 +99,7 @@ func testInput(masters, workers int) Input {
 // sno is a single node: user-managed networking, no VIPs.
 func snoInput() Input {
 	in := testInput(1, 0)
-	in.Cluster.Platform = &v2.Platform{Type: v2.PlatformTypeNone}
+	in.Cluster.Platform = &wire.Platform{Type: wire.PlatformTypeNone}
 	in.Cluster.APIVIPs, in.Cluster.IngressVIPs = nil, nil
 	return in
 }

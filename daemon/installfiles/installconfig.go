@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // InstallConfig returns the install-config.yaml assembled from the stored
@@ -24,7 +24,7 @@ func InstallConfig(in Input) ([]byte, error) {
 }
 
 // defaultNetworkType is assisted-service's default since OpenShift 4.12.
-const defaultNetworkType = string(v2.ClusterNetworkTypeOVNKubernetes)
+const defaultNetworkType = string(wire.ClusterNetworkTypeOVNKubernetes)
 
 // installConfig builds the install-config as a tree of map[string]any,
 // []any and scalars (the shape the overrides merge into), applies the
@@ -93,11 +93,11 @@ func setString(m map[string]any, key, value string) {
 func countRoles(hosts []host) (masters, workers, arbiters int) {
 	for _, h := range hosts {
 		switch h.role {
-		case v2.HostRoleMaster:
+		case wire.HostRoleMaster:
 			masters++
-		case v2.HostRoleWorker:
+		case wire.HostRoleWorker:
 			workers++
-		case v2.HostRoleArbiter:
+		case wire.HostRoleArbiter:
 			arbiters++
 		}
 	}
@@ -106,10 +106,10 @@ func countRoles(hosts []host) (masters, workers, arbiters int) {
 
 // machinePool is a controlPlane, compute or arbiter entry. hyperthreading
 // is written only when the cluster says which pools have it.
-func machinePool(name string, replicas int, ht v2.ClusterHyperthreading) map[string]any {
+func machinePool(name string, replicas int, ht wire.ClusterHyperthreading) map[string]any {
 	pool := map[string]any{"name": name, "replicas": replicas}
 	if ht != "" {
-		on := ht == v2.ClusterHyperthreadingAll || slices.Contains(strings.Split(string(ht), ","), name+"s")
+		on := ht == wire.ClusterHyperthreadingAll || slices.Contains(strings.Split(string(ht), ","), name+"s")
 		pool["hyperthreading"] = map[bool]string{true: "Enabled", false: "Disabled"}[on]
 	}
 	return pool
@@ -117,7 +117,7 @@ func machinePool(name string, replicas int, ht v2.ClusterHyperthreading) map[str
 
 // networking takes the network lists, falling back to the single CIDR
 // fields older clusters carry.
-func networking(c *v2.Cluster) map[string]any {
+func networking(c *wire.Cluster) map[string]any {
 	n := map[string]any{"networkType": defaultNetworkType}
 	if c.NetworkType != nil && *c.NetworkType != "" {
 		n["networkType"] = string(*c.NetworkType)
@@ -154,7 +154,7 @@ func networking(c *v2.Cluster) map[string]any {
 	return n
 }
 
-func machineCIDRs(c *v2.Cluster) []string {
+func machineCIDRs(c *wire.Cluster) []string {
 	var out []string
 	for _, x := range c.MachineNetworks {
 		if x != nil && x.CIDR != "" {
@@ -169,7 +169,7 @@ func machineCIDRs(c *v2.Cluster) []string {
 
 // noProxy is the cluster's no_proxy plus the cluster's own domain and
 // networks, as assisted-service writes it ("*" stays alone).
-func noProxy(c *v2.Cluster) string {
+func noProxy(c *wire.Cluster) string {
 	if strings.TrimSpace(c.NoProxy) == "*" {
 		return "*"
 	}
@@ -196,14 +196,14 @@ func noProxy(c *v2.Cluster) string {
 
 // platform is baremetal with the VIPs unless the user manages the
 // networking (platform none), or external.
-func platform(c *v2.Cluster, hosts []host, probs *problems) map[string]any {
-	typ := v2.PlatformTypeBaremetal
+func platform(c *wire.Cluster, hosts []host, probs *problems) map[string]any {
+	typ := wire.PlatformTypeBaremetal
 	if c.Platform != nil && c.Platform.Type != "" {
 		typ = c.Platform.Type
 	}
 	umn := c.UserManagedNetworking != nil && *c.UserManagedNetworking
 	switch {
-	case typ == v2.PlatformTypeExternal:
+	case typ == wire.PlatformTypeExternal:
 		ext := map[string]any{}
 		if e := c.Platform.External; e != nil {
 			if e.PlatformName != nil {
@@ -214,9 +214,9 @@ func platform(c *v2.Cluster, hosts []host, probs *problems) map[string]any {
 			}
 		}
 		return map[string]any{"external": ext}
-	case typ == v2.PlatformTypeNone || (typ == v2.PlatformTypeBaremetal && umn):
+	case typ == wire.PlatformTypeNone || (typ == wire.PlatformTypeBaremetal && umn):
 		return map[string]any{"none": map[string]any{}}
-	case typ == v2.PlatformTypeBaremetal:
+	case typ == wire.PlatformTypeBaremetal:
 		return map[string]any{"baremetal": baremetal(c, hosts, probs)}
 	default:
 		probs.add("platform", "%q is not supported (baremetal, none or external)", typ)
@@ -224,7 +224,7 @@ func platform(c *v2.Cluster, hosts []host, probs *problems) map[string]any {
 	}
 }
 
-func baremetal(c *v2.Cluster, hosts []host, probs *problems) map[string]any {
+func baremetal(c *wire.Cluster, hosts []host, probs *problems) map[string]any {
 	bm := map[string]any{"provisioningNetwork": "Disabled"}
 	var api, ingress []any
 	for _, v := range c.APIVIPs {
@@ -243,7 +243,7 @@ func baremetal(c *v2.Cluster, hosts []host, probs *problems) map[string]any {
 	if ingress != nil {
 		bm["ingressVIPs"] = ingress
 	}
-	if c.LoadBalancer != nil && c.LoadBalancer.Type == v2.LoadBalancerTypeUserManaged {
+	if c.LoadBalancer != nil && c.LoadBalancer.Type == wire.LoadBalancerTypeUserManaged {
 		bm["loadBalancer"] = map[string]any{"type": "UserManaged"}
 	}
 	if list := bareMetalHosts(c, hosts, probs); list != nil {
@@ -255,7 +255,7 @@ func baremetal(c *v2.Cluster, hosts []host, probs *problems) map[string]any {
 // bareMetalHosts lists the hosts for the installer's BareMetalHost
 // manifests, masters first then by name, each with the MAC of its interface
 // in the first machine network (as assisted-service picks it).
-func bareMetalHosts(c *v2.Cluster, hosts []host, probs *problems) []any {
+func bareMetalHosts(c *wire.Cluster, hosts []host, probs *problems) []any {
 	cidrs := machineCIDRs(c)
 	if len(cidrs) == 0 || len(hosts) == 0 {
 		return nil // requireFields reports the missing machine network
@@ -267,8 +267,8 @@ func bareMetalHosts(c *v2.Cluster, hosts []host, probs *problems) []any {
 	}
 	sorted := slices.Clone(hosts)
 	slices.SortStableFunc(sorted, func(a, b host) int {
-		if (a.role == v2.HostRoleMaster) != (b.role == v2.HostRoleMaster) {
-			if a.role == v2.HostRoleMaster {
+		if (a.role == wire.HostRoleMaster) != (b.role == wire.HostRoleMaster) {
+			if a.role == wire.HostRoleMaster {
 				return -1
 			}
 			return 1
@@ -295,7 +295,7 @@ func bareMetalHosts(c *v2.Cluster, hosts []host, probs *problems) []any {
 	return list
 }
 
-func bootMAC(inv *v2.Inventory, prefix netip.Prefix) string {
+func bootMAC(inv *wire.Inventory, prefix netip.Prefix) string {
 	if inv == nil {
 		return ""
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 func TestInstallConfig(t *testing.T) {
@@ -64,7 +64,7 @@ func TestInstallConfig(t *testing.T) {
 		},
 		{
 			name: "platform none ignores the VIPs",
-			edit: func(in *Input) { in.Cluster.Platform.Type = v2.PlatformTypeNone },
+			edit: func(in *Input) { in.Cluster.Platform.Type = wire.PlatformTypeNone },
 			check: func(t *testing.T, ic map[string]any) {
 				if d := cmp.Diff(map[string]any{"none": map[string]any{}}, ic["platform"]); d != "" {
 					t.Errorf("platform (-want +got):\n%s", d)
@@ -74,8 +74,8 @@ func TestInstallConfig(t *testing.T) {
 		{
 			name: "external",
 			edit: func(in *Input) {
-				name, ccm := "oci", v2.PlatformExternalCloudControllerManager("External")
-				in.Cluster.Platform = &v2.Platform{Type: v2.PlatformTypeExternal, External: &v2.PlatformExternal{PlatformName: &name, CloudControllerManager: &ccm}}
+				name, ccm := "oci", wire.PlatformExternalCloudControllerManager("External")
+				in.Cluster.Platform = &wire.Platform{Type: wire.PlatformTypeExternal, External: &wire.PlatformExternal{PlatformName: &name, CloudControllerManager: &ccm}}
 			},
 			check: func(t *testing.T, ic map[string]any) {
 				want := map[string]any{"external": map[string]any{"platformName": "oci", "cloudControllerManager": "External"}}
@@ -163,7 +163,7 @@ func TestInstallConfig(t *testing.T) {
 				c.ClusterNetworks, c.ServiceNetworks, c.MachineNetworks = nil, nil, nil
 				c.ClusterNetworkCIDR, c.ClusterNetworkHostPrefix = "10.132.0.0/14", 24
 				c.ServiceNetworkCIDR, c.MachineNetworkCIDR = "172.31.0.0/16", "192.168.111.0/24"
-				c.Hyperthreading = v2.ClusterHyperthreadingMasters
+				c.Hyperthreading = wire.ClusterHyperthreadingMasters
 			},
 			check: func(t *testing.T, ic map[string]any) {
 				net := ic["networking"].(map[string]any)
@@ -180,7 +180,7 @@ func TestInstallConfig(t *testing.T) {
 		},
 		{
 			name: "arbiter pool",
-			edit: func(in *Input) { in.Hosts = append(testHosts(2, 0), testHost(2, v2.HostRoleArbiter)) },
+			edit: func(in *Input) { in.Hosts = append(testHosts(2, 0), testHost(2, wire.HostRoleArbiter)) },
 			check: func(t *testing.T, ic map[string]any) {
 				if d := cmp.Diff(map[string]any{"name": "arbiter", "replicas": 1}, ic["arbiter"]); d != "" {
 					t.Errorf("arbiter (-want +got):\n%s", d)
@@ -190,7 +190,7 @@ func TestInstallConfig(t *testing.T) {
 		{
 			name: "auto-assign takes the suggested role",
 			edit: func(in *Input) {
-				in.Hosts[4].Role, in.Hosts[4].SuggestedRole = v2.HostRoleAutoAssign, v2.HostRoleMaster
+				in.Hosts[4].Role, in.Hosts[4].SuggestedRole = wire.HostRoleAutoAssign, wire.HostRoleMaster
 			},
 			check: func(t *testing.T, ic map[string]any) {
 				if got := ic["controlPlane"].(map[string]any)["replicas"]; got != 4 {
@@ -273,7 +273,7 @@ func TestInstallConfigErrors(t *testing.T) {
 		},
 		{
 			name: "unsupported platform",
-			edit: func(in *Input) { in.Cluster.Platform.Type = v2.PlatformTypeVsphere },
+			edit: func(in *Input) { in.Cluster.Platform.Type = wire.PlatformTypeVsphere },
 			want: []string{"platform"},
 		},
 		{
@@ -287,7 +287,7 @@ func TestInstallConfigErrors(t *testing.T) {
 		{
 			name: "bad roles and ids",
 			edit: func(in *Input) {
-				in.Hosts[0].Role, in.Hosts[0].SuggestedRole = v2.HostRoleAutoAssign, ""
+				in.Hosts[0].Role, in.Hosts[0].SuggestedRole = wire.HostRoleAutoAssign, ""
 				in.Hosts[1].ID = ""
 				in.Hosts[2].ID = in.Hosts[3].ID
 			},

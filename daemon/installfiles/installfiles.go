@@ -12,18 +12,18 @@ import (
 	"time"
 	"unicode"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // Input is what Generate needs, copied out of the service's model.
 type Input struct {
 	// Cluster gives the name, base domain, networks, VIPs, platform, SSH
 	// key, proxy and install_config_overrides.
-	Cluster *v2.Cluster
+	Cluster *wire.Cluster
 	// Hosts are the cluster's hosts: id, role (master, worker or arbiter;
 	// auto-assign falls back to the suggested role), bootstrap flag,
 	// requested hostname and inventory.
-	Hosts []*v2.Host
+	Hosts []*wire.Host
 	// PullSecret is the cluster's pull secret JSON.
 	PullSecret string
 	// AdditionalTrustBundle is PEM, added to the install-config after any
@@ -202,10 +202,10 @@ type facts struct {
 // host is one host of the cluster with its role resolved.
 type host struct {
 	id        string
-	role      v2.HostRole // master, worker or arbiter
+	role      wire.HostRole // master, worker or arbiter
 	bootstrap bool
 	hostname  string
-	inventory *v2.Inventory // nil when the host reported none
+	inventory *wire.Inventory // nil when the host reported none
 }
 
 // roleFile is the cluster file whose config the host is installed with:
@@ -213,9 +213,9 @@ type host struct {
 // does (the bootstrap host pivots to master).
 func (h host) roleFile() string {
 	switch h.role {
-	case v2.HostRoleWorker:
+	case wire.HostRoleWorker:
 		return FileWorker
-	case v2.HostRoleArbiter:
+	case wire.HostRoleArbiter:
 		return FileArbiter
 	default:
 		return FileMaster
@@ -243,7 +243,7 @@ func assemble(in Input) (*plan, error) {
 }
 
 // planHosts resolves each host's role and hostname.
-func planHosts(in []*v2.Host, probs *problems) []host {
+func planHosts(in []*wire.Host, probs *problems) []host {
 	var hosts []host
 	seen := map[string]bool{}
 	for i, h := range in {
@@ -263,15 +263,15 @@ func planHosts(in []*v2.Host, probs *problems) []host {
 		seen[h.ID] = true
 		hh := host{id: h.ID, bootstrap: h.Bootstrap}
 		switch role := effectiveRole(h); role {
-		case v2.HostRoleMaster, v2.HostRoleWorker, v2.HostRoleArbiter:
+		case wire.HostRoleMaster, wire.HostRoleWorker, wire.HostRoleArbiter:
 			hh.role = role
-		case v2.HostRoleBootstrap:
-			hh.role, hh.bootstrap = v2.HostRoleMaster, true
+		case wire.HostRoleBootstrap:
+			hh.role, hh.bootstrap = wire.HostRoleMaster, true
 		default:
 			probs.add(field+".role", "%q is not master, worker or arbiter", role)
 		}
 		if h.Inventory != "" {
-			var inv v2.Inventory
+			var inv wire.Inventory
 			if err := json.Unmarshal([]byte(h.Inventory), &inv); err != nil {
 				probs.add(field+".inventory", "not JSON: %v", err)
 			} else {
@@ -294,8 +294,8 @@ func planHosts(in []*v2.Host, probs *problems) []host {
 }
 
 // effectiveRole is the host's role, its suggested role while auto-assign.
-func effectiveRole(h *v2.Host) v2.HostRole {
-	if h.Role == "" || h.Role == v2.HostRoleAutoAssign {
+func effectiveRole(h *wire.Host) wire.HostRole {
+	if h.Role == "" || h.Role == wire.HostRoleAutoAssign {
 		return h.SuggestedRole
 	}
 	return h.Role
@@ -306,7 +306,7 @@ func checkManifests(ms []Manifest, probs *problems) {
 	seen := map[string]bool{}
 	for _, m := range ms {
 		field := fmt.Sprintf("manifests[%s/%s]", m.Folder, m.FileName)
-		if m.Folder != string(v2.ManifestFolderManifests) && m.Folder != string(v2.ManifestFolderOpenshift) {
+		if m.Folder != string(wire.ManifestFolderManifests) && m.Folder != string(wire.ManifestFolderOpenshift) {
 			probs.add(field, "folder %q is not manifests or openshift", m.Folder)
 		}
 		if m.FileName == "" || m.FileName == "." || m.FileName == ".." || strings.ContainsAny(m.FileName, "/\x00") {

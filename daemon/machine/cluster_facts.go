@@ -4,23 +4,23 @@ import (
 	"slices"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // HostState is what the cluster machine and the progress functions read of
 // one host of the cluster.
 type HostState struct {
-	Role          v2.HostRole
-	SuggestedRole v2.HostRole // used when Role is auto-assign
-	Status        v2.HostStatus
+	Role          wire.HostRole
+	SuggestedRole wire.HostRole // used when Role is auto-assign
+	Status        wire.HostStatus
 	Bootstrap     bool
-	Stage         v2.HostStage
+	Stage         wire.HostStage
 }
 
 // EffectiveRole is the suggested role of an auto-assign host, else its role
 // (common.GetEffectiveRole).
-func (h HostState) EffectiveRole() v2.HostRole {
-	if h.Role == v2.HostRoleAutoAssign && h.SuggestedRole != "" {
+func (h HostState) EffectiveRole() wire.HostRole {
+	if h.Role == wire.HostRoleAutoAssign && h.SuggestedRole != "" {
 		return h.SuggestedRole
 	}
 	return h.Role
@@ -40,7 +40,7 @@ type ClusterFacts struct {
 	Now      time.Time
 	Timeouts Timeouts // zero fields mean defaults
 
-	// Validations holds cluster validation outcomes (v2.ClusterValidationID
+	// Validations holds cluster validation outcomes (wire.ClusterValidationID
 	// keys). Assisted computes them only in insufficient, ready,
 	// pending-for-input and preparing-for-installation.
 	Validations       Validations
@@ -51,17 +51,17 @@ type ClusterFacts struct {
 
 	// Preparation is the outcome of the asynchronous install preparation
 	// (install-config, manifests, ignition): last_installation_preparation.status.
-	Preparation      v2.LastInstallationPreparationStatus
+	Preparation      wire.LastInstallationPreparationStatus
 	StatusUpdatedAt  time.Time
 	InstallStartedAt time.Time
 
-	FinalizingStage          v2.FinalizingStage
+	FinalizingStage          wire.FinalizingStage
 	FinalizingStageStartedAt time.Time
 	// FinalizingStageTimedOut is progress.finalizing_stage_timed_out, set
 	// once the slow-stage warning was given.
 	FinalizingStageTimedOut bool
 	// Operators are the monitored operators reported by the controller.
-	Operators []v2.MonitoredOperator
+	Operators []wire.MonitoredOperator
 	// KubeconfigPresent: the final kubeconfig (with the ingress CA) exists.
 	KubeconfigPresent bool
 
@@ -73,7 +73,7 @@ type ClusterFacts struct {
 
 func (f ClusterFacts) since(t time.Time) time.Duration { return f.Now.Sub(t) }
 
-func (f ClusterFacts) anyHost(statuses ...v2.HostStatus) bool {
+func (f ClusterFacts) anyHost(statuses ...wire.HostStatus) bool {
 	for _, h := range f.Hosts {
 		if slices.Contains(statuses, h.Status) {
 			return true
@@ -82,7 +82,7 @@ func (f ClusterFacts) anyHost(statuses ...v2.HostStatus) bool {
 	return false
 }
 
-func (f ClusterFacts) allHosts(statuses ...v2.HostStatus) bool {
+func (f ClusterFacts) allHosts(statuses ...wire.HostStatus) bool {
 	for _, h := range f.Hosts {
 		if !slices.Contains(statuses, h.Status) {
 			return false
@@ -95,7 +95,7 @@ func (f ClusterFacts) allHosts(statuses ...v2.HostStatus) bool {
 func (f ClusterFacts) olmTimeout() time.Duration {
 	var d time.Duration
 	for _, o := range f.Operators {
-		if o.OperatorType == v2.OperatorTypeOLM {
+		if o.OperatorType == wire.OperatorTypeOLM {
 			d = max(d, time.Duration(o.TimeoutSeconds)*time.Second)
 		}
 	}
@@ -109,15 +109,15 @@ func (f ClusterFacts) finalizingStageLimit() time.Duration {
 // OperatorsComplete reports whether finalizing may end: no monitored
 // operators, or every builtin operator available and every OLM operator
 // available or failed (a failed OLM operator makes the cluster degraded).
-func OperatorsComplete(ops []v2.MonitoredOperator) bool {
+func OperatorsComplete(ops []wire.MonitoredOperator) bool {
 	for _, o := range ops {
 		switch o.OperatorType {
-		case v2.OperatorTypeBuiltin:
-			if o.Status != v2.OperatorStatusAvailable {
+		case wire.OperatorTypeBuiltin:
+			if o.Status != wire.OperatorStatusAvailable {
 				return false
 			}
-		case v2.OperatorTypeOLM:
-			if o.Status != v2.OperatorStatusAvailable && o.Status != v2.OperatorStatusFailed {
+		case wire.OperatorTypeOLM:
+			if o.Status != wire.OperatorStatusAvailable && o.Status != wire.OperatorStatusFailed {
 				return false
 			}
 		}
@@ -126,16 +126,16 @@ func OperatorsComplete(ops []v2.MonitoredOperator) bool {
 }
 
 // nonFailingFinalizingStages only warn when they time out.
-var nonFailingFinalizingStages = []v2.FinalizingStage{
-	v2.FinalizingStageApplyingOLMManifests,
-	v2.FinalizingStageWaitingForOLMOperatorsCsvInitialization,
-	v2.FinalizingStageWaitingForOLMOperatorsCsv,
+var nonFailingFinalizingStages = []wire.FinalizingStage{
+	wire.FinalizingStageApplyingOLMManifests,
+	wire.FinalizingStageWaitingForOLMOperatorsCsvInitialization,
+	wire.FinalizingStageWaitingForOLMOperatorsCsv,
 }
 
 // Host statuses that count as "still installing" for the cluster.
-var installingHostStatuses = []v2.HostStatus{
-	v2.HostStatusInstalling, v2.HostStatusInstallingInProgress, v2.HostStatusInstalled,
-	v2.HostStatusInstallingPendingUserAction, v2.HostStatusPreparingSuccessful,
+var installingHostStatuses = []wire.HostStatus{
+	wire.HostStatusInstalling, wire.HostStatusInstallingInProgress, wire.HostStatusInstalled,
+	wire.HostStatusInstallingPendingUserAction, wire.HostStatusPreparingSuccessful,
 }
 
 // Fact predicates of the cluster machine, named after assisted's Go names
@@ -145,20 +145,20 @@ var (
 	vipDHCPAllocationSet = Pred("vipDhcpAllocationSet", func(f ClusterFacts) bool { return f.VIPDHCPAllocation })
 
 	allHostsPreparedSuccessfully = Pred("allHostsPreparedSuccessfully", func(f ClusterFacts) bool {
-		return f.allHosts(v2.HostStatusPreparingSuccessful)
+		return f.allHosts(wire.HostStatusPreparingSuccessful)
 	})
 	unpreparingHostsExist = Pred("unPreparingHostsExist", func(f ClusterFacts) bool {
-		return !f.allHosts(v2.HostStatusPreparingForInstallation, v2.HostStatusPreparingSuccessful,
-			v2.HostStatusPreparingFailed, v2.HostStatusKnown)
+		return !f.allHosts(wire.HostStatusPreparingForInstallation, wire.HostStatusPreparingSuccessful,
+			wire.HostStatusPreparingFailed, wire.HostStatusKnown)
 	})
 	failedPreparingHostsExist = Pred("failedPreparingHostsExist", func(f ClusterFacts) bool {
-		return f.anyHost(v2.HostStatusPreparingFailed)
+		return f.anyHost(wire.HostStatusPreparingFailed)
 	})
 	clusterPreparationSucceeded = Pred("clusterPreparationSucceeded", func(f ClusterFacts) bool {
-		return f.Preparation == v2.LastInstallationPreparationStatusSuccess
+		return f.Preparation == wire.LastInstallationPreparationStatusSuccess
 	})
 	clusterPreparationFailed = Pred("clusterPreparationFailed", func(f ClusterFacts) bool {
-		return f.Preparation == v2.LastInstallationPreparationStatusFailed
+		return f.Preparation == wire.LastInstallationPreparationStatusFailed
 	})
 
 	isClusterPreparingTimedOut = Pred("isPreparingTimedOut", func(f ClusterFacts) bool {
@@ -185,13 +185,13 @@ var (
 		return HasEnoughMastersAndWorkers(f.Topology, f.Hosts, installingHostStatuses...)
 	})
 	isFinalizing = Pred("isFinalizing", func(f ClusterFacts) bool {
-		return HasEnoughMastersAndWorkers(f.Topology, f.Hosts, v2.HostStatusInstalled)
+		return HasEnoughMastersAndWorkers(f.Topology, f.Hosts, wire.HostStatusInstalled)
 	})
 	isInstallingPendingUserAction = Pred("isInstallingPendingUserAction", func(f ClusterFacts) bool {
-		return f.anyHost(v2.HostStatusInstallingPendingUserAction)
+		return f.anyHost(wire.HostStatusInstallingPendingUserAction)
 	})
 	areAllHostsDone = Pred("areAllHostsDone", func(f ClusterFacts) bool {
-		return f.allHosts(v2.HostStatusInstalled, v2.HostStatusError)
+		return f.allHosts(wire.HostStatusInstalled, wire.HostStatusError)
 	})
 	hasClusterCompleteInstallation = Pred("hasClusterCompleteInstallation", func(f ClusterFacts) bool {
 		return f.KubeconfigPresent && OperatorsComplete(f.Operators)
@@ -213,26 +213,26 @@ var (
 //
 // Counts in statuses use the effective role; expected counts use the
 // assigned role, as assisted does.
-func HasEnoughMastersAndWorkers(t Topology, hosts []HostState, statuses ...v2.HostStatus) bool {
+func HasEnoughMastersAndWorkers(t Topology, hosts []HostState, statuses ...wire.HostStatus) bool {
 	var masters, arbiters, workers int             // in statuses
 	var wantMasters, wantArbiters, wantWorkers int // assigned
 	for _, h := range hosts {
 		if slices.Contains(statuses, h.Status) {
 			switch h.EffectiveRole() {
-			case v2.HostRoleMaster, v2.HostRoleBootstrap:
+			case wire.HostRoleMaster, wire.HostRoleBootstrap:
 				masters++
-			case v2.HostRoleArbiter:
+			case wire.HostRoleArbiter:
 				arbiters++
-			case v2.HostRoleWorker:
+			case wire.HostRoleWorker:
 				workers++
 			}
 		}
 		switch h.Role {
-		case v2.HostRoleMaster, v2.HostRoleBootstrap:
+		case wire.HostRoleMaster, wire.HostRoleBootstrap:
 			wantMasters++
-		case v2.HostRoleArbiter:
+		case wire.HostRoleArbiter:
 			wantArbiters++
-		case v2.HostRoleWorker:
+		case wire.HostRoleWorker:
 			wantWorkers++
 		}
 	}

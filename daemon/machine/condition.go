@@ -3,7 +3,7 @@ package machine
 import (
 	"strings"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // Condition is a named predicate over facts F. Conditions compose with And,
@@ -116,7 +116,7 @@ func appendNew(dst []string, ids ...string) []string {
 }
 
 // Validations holds validation outcomes keyed by validation ID
-// (v2.HostValidationID or v2.ClusterValidationID values): true when the
+// (wire.HostValidationID or wire.ClusterValidationID values): true when the
 // validation passes (status success, or disabled by configuration or by the
 // cluster's ignore list), false when it fails, is pending or errored.
 //
@@ -133,20 +133,20 @@ func (v Validations) Passing(id string) bool {
 }
 
 // IfHost holds when host validation id passes (absent counts as passing).
-func IfHost(id v2.HostValidationID) Condition[HostFacts] {
+func IfHost(id wire.HostValidationID) Condition[HostFacts] {
 	return Condition[HostFacts]{name: string(id), ids: []string{string(id)}, fn: func(f HostFacts) bool {
 		return f.Validations.Passing(string(id))
 	}}
 }
 
 // IfCluster holds when cluster validation id passes (absent counts as passing).
-func IfCluster(id v2.ClusterValidationID) Condition[ClusterFacts] {
+func IfCluster(id wire.ClusterValidationID) Condition[ClusterFacts] {
 	return Condition[ClusterFacts]{name: string(id), ids: []string{string(id)}, fn: func(f ClusterFacts) bool {
 		return f.Validations.Passing(string(id))
 	}}
 }
 
-func allHost(name string, ids []v2.HostValidationID) Condition[HostFacts] {
+func allHost(name string, ids []wire.HostValidationID) Condition[HostFacts] {
 	parts := make([]Condition[HostFacts], len(ids))
 	for i, id := range ids {
 		parts[i] = IfHost(id)
@@ -154,7 +154,7 @@ func allHost(name string, ids []v2.HostValidationID) Condition[HostFacts] {
 	return Named(name, And(parts...))
 }
 
-func allCluster(name string, ids []v2.ClusterValidationID) Condition[ClusterFacts] {
+func allCluster(name string, ids []wire.ClusterValidationID) Condition[ClusterFacts] {
 	parts := make([]Condition[ClusterFacts], len(ids))
 	for i, id := range ids {
 		parts[i] = IfCluster(id)

@@ -1,6 +1,6 @@
 package machine
 
-import v2 "github.com/nodezero/nodezero/daemon/v2"
+import "github.com/nodezero/nodezero/wire"
 
 // Validation groups as assisted-service names them
 // (internal/host/statemachine.go, internal/cluster/statemachine.go;
@@ -9,92 +9,92 @@ import v2 "github.com/nodezero/nodezero/daemon/v2"
 var (
 	// HasValidInventory: the agent sent an inventory that is not fully
 	// truncated.
-	HasValidInventory = []v2.HostValidationID{
-		v2.HostValidationIDHasInventory,
-		v2.HostValidationIDInventoryNotFullyTruncated,
+	HasValidInventory = []wire.HostValidationID{
+		wire.HostValidationIDHasInventory,
+		wire.HostValidationIDInventoryNotFullyTruncated,
 	}
 
 	// HasMinRequiredHardware: the host could serve some role at all.
-	HasMinRequiredHardware = []v2.HostValidationID{
-		v2.HostValidationIDHasMinValidDisks,
-		v2.HostValidationIDHasMinCPUCores,
-		v2.HostValidationIDHasMinMemory,
-		v2.HostValidationIDCompatibleWithClusterPlatform,
-		v2.HostValidationIDDiskEncryptionRequirementsSatisfied,
+	HasMinRequiredHardware = []wire.HostValidationID{
+		wire.HostValidationIDHasMinValidDisks,
+		wire.HostValidationIDHasMinCPUCores,
+		wire.HostValidationIDHasMinMemory,
+		wire.HostValidationIDCompatibleWithClusterPlatform,
+		wire.HostValidationIDDiskEncryptionRequirementsSatisfied,
 	}
 
 	// RequiredInputFieldsExist: input only the user can give.
-	RequiredInputFieldsExist = []v2.HostValidationID{
-		v2.HostValidationIDMachineCIDRDefined,
+	RequiredInputFieldsExist = []wire.HostValidationID{
+		wire.HostValidationIDMachineCIDRDefined,
 	}
 
 	// IsSufficientForInstall: everything else that gates known, in
 	// assisted's order. release-domain-name-resolved-correctly is left out
 	// on purpose, as in assisted (MGMT-15213: wrong behind mirrors and
 	// proxies).
-	IsSufficientForInstall = []v2.HostValidationID{
-		v2.HostValidationIDHasMemoryForRole,
-		v2.HostValidationIDHasCPUCoresForRole,
-		v2.HostValidationIDBelongsToMachineCIDR,
-		v2.HostValidationIDHostnameUnique,
-		v2.HostValidationIDHostnameValid,
-		v2.HostValidationIDIgnitionDownloadable,
-		v2.HostValidationIDBelongsToMajorityGroup,
-		v2.HostValidationIDOdfRequirementsSatisfied,
-		v2.HostValidationIDLsoRequirementsSatisfied,
-		v2.HostValidationIDCnvRequirementsSatisfied,
-		v2.HostValidationIDLvmRequirementsSatisfied,
-		v2.HostValidationIDMceRequirementsSatisfied,
-		v2.HostValidationIDMtvRequirementsSatisfied,
-		v2.HostValidationIDOscRequirementsSatisfied,
-		v2.HostValidationIDSufficientNetworkLatencyRequirementForRole,
-		v2.HostValidationIDSufficientPacketLossRequirementForRole,
-		v2.HostValidationIDHasDefaultRoute,
-		v2.HostValidationIDAPIDomainNameResolvedCorrectly,
-		v2.HostValidationIDAPIIntDomainNameResolvedCorrectly,
-		v2.HostValidationIDAppsDomainNameResolvedCorrectly,
-		v2.HostValidationIDDNSWildcardNotConfigured,
-		v2.HostValidationIDValidPlatformNetworkSettings,
-		v2.HostValidationIDSufficientInstallationDiskSpeed,
-		v2.HostValidationIDNonOverlappingSubnets,
-		v2.HostValidationIDCompatibleAgent,
-		v2.HostValidationIDTimeSyncedBetweenHostAndService,
-		v2.HostValidationIDNoSkipInstallationDisk,
-		v2.HostValidationIDNoSkipMissingDisk,
-		v2.HostValidationIDNoIPCollisionsInNetwork,
-		v2.HostValidationIDNoISCSINicBelongsToMachineCIDR,
-		v2.HostValidationIDNodeFeatureDiscoveryRequirementsSatisfied,
-		v2.HostValidationIDNvidiaGPURequirementsSatisfied,
-		v2.HostValidationIDPipelinesRequirementsSatisfied,
-		v2.HostValidationIDServicemeshRequirementsSatisfied,
-		v2.HostValidationIDServerlessRequirementsSatisfied,
-		v2.HostValidationIDOpenshiftAiRequirementsSatisfied,
-		v2.HostValidationIDAuthorinoRequirementsSatisfied,
-		v2.HostValidationIDNmstateRequirementsSatisfied,
-		v2.HostValidationIDAmdGPURequirementsSatisfied,
-		v2.HostValidationIDKmmRequirementsSatisfied,
-		v2.HostValidationIDNodeHealthcheckRequirementsSatisfied,
-		v2.HostValidationIDSelfNodeRemediationRequirementsSatisfied,
-		v2.HostValidationIDFenceAgentsRemediationRequirementsSatisfied,
-		v2.HostValidationIDNodeMaintenanceRequirementsSatisfied,
-		v2.HostValidationIDKubeDeschedulerRequirementsSatisfied,
-		v2.HostValidationIDClusterObservabilityRequirementsSatisfied,
-		v2.HostValidationIDNumaResourcesRequirementsSatisfied,
-		v2.HostValidationIDOadpRequirementsSatisfied,
-		v2.HostValidationIDMetallbRequirementsSatisfied,
-		v2.HostValidationIDLokiRequirementsSatisfied,
-		v2.HostValidationIDOpenshiftLoggingRequirementsSatisfied,
+	IsSufficientForInstall = []wire.HostValidationID{
+		wire.HostValidationIDHasMemoryForRole,
+		wire.HostValidationIDHasCPUCoresForRole,
+		wire.HostValidationIDBelongsToMachineCIDR,
+		wire.HostValidationIDHostnameUnique,
+		wire.HostValidationIDHostnameValid,
+		wire.HostValidationIDIgnitionDownloadable,
+		wire.HostValidationIDBelongsToMajorityGroup,
+		wire.HostValidationIDOdfRequirementsSatisfied,
+		wire.HostValidationIDLsoRequirementsSatisfied,
+		wire.HostValidationIDCnvRequirementsSatisfied,
+		wire.HostValidationIDLvmRequirementsSatisfied,
+		wire.HostValidationIDMceRequirementsSatisfied,
+		wire.HostValidationIDMtvRequirementsSatisfied,
+		wire.HostValidationIDOscRequirementsSatisfied,
+		wire.HostValidationIDSufficientNetworkLatencyRequirementForRole,
+		wire.HostValidationIDSufficientPacketLossRequirementForRole,
+		wire.HostValidationIDHasDefaultRoute,
+		wire.HostValidationIDAPIDomainNameResolvedCorrectly,
+		wire.HostValidationIDAPIIntDomainNameResolvedCorrectly,
+		wire.HostValidationIDAppsDomainNameResolvedCorrectly,
+		wire.HostValidationIDDNSWildcardNotConfigured,
+		wire.HostValidationIDValidPlatformNetworkSettings,
+		wire.HostValidationIDSufficientInstallationDiskSpeed,
+		wire.HostValidationIDNonOverlappingSubnets,
+		wire.HostValidationIDCompatibleAgent,
+		wire.HostValidationIDTimeSyncedBetweenHostAndService,
+		wire.HostValidationIDNoSkipInstallationDisk,
+		wire.HostValidationIDNoSkipMissingDisk,
+		wire.HostValidationIDNoIPCollisionsInNetwork,
+		wire.HostValidationIDNoISCSINicBelongsToMachineCIDR,
+		wire.HostValidationIDNodeFeatureDiscoveryRequirementsSatisfied,
+		wire.HostValidationIDNvidiaGPURequirementsSatisfied,
+		wire.HostValidationIDPipelinesRequirementsSatisfied,
+		wire.HostValidationIDServicemeshRequirementsSatisfied,
+		wire.HostValidationIDServerlessRequirementsSatisfied,
+		wire.HostValidationIDOpenshiftAiRequirementsSatisfied,
+		wire.HostValidationIDAuthorinoRequirementsSatisfied,
+		wire.HostValidationIDNmstateRequirementsSatisfied,
+		wire.HostValidationIDAmdGPURequirementsSatisfied,
+		wire.HostValidationIDKmmRequirementsSatisfied,
+		wire.HostValidationIDNodeHealthcheckRequirementsSatisfied,
+		wire.HostValidationIDSelfNodeRemediationRequirementsSatisfied,
+		wire.HostValidationIDFenceAgentsRemediationRequirementsSatisfied,
+		wire.HostValidationIDNodeMaintenanceRequirementsSatisfied,
+		wire.HostValidationIDKubeDeschedulerRequirementsSatisfied,
+		wire.HostValidationIDClusterObservabilityRequirementsSatisfied,
+		wire.HostValidationIDNumaResourcesRequirementsSatisfied,
+		wire.HostValidationIDOadpRequirementsSatisfied,
+		wire.HostValidationIDMetallbRequirementsSatisfied,
+		wire.HostValidationIDLokiRequirementsSatisfied,
+		wire.HostValidationIDOpenshiftLoggingRequirementsSatisfied,
 		// nodezero's own: a configured host whose hints match no disk.
-		v2.HostValidationIDInstallationDiskMatchesHints,
+		wire.HostValidationIDInstallationDiskMatchesHints,
 	}
 
 	// HostValidationsHandledApart gate some rules outside the groups:
 	// connected and media-connected guard every pre-install refresh rule,
 	// vsphere-disk-uuid-enabled gates pending-for-input and known.
-	HostValidationsHandledApart = []v2.HostValidationID{
-		v2.HostValidationIDConnected,
-		v2.HostValidationIDMediaConnected,
-		v2.HostValidationIDVsphereDiskUUIDEnabled,
+	HostValidationsHandledApart = []wire.HostValidationID{
+		wire.HostValidationIDConnected,
+		wire.HostValidationIDMediaConnected,
+		wire.HostValidationIDVsphereDiskUUIDEnabled,
 	}
 
 	// HostValidationsNotGating are shown to the user but never block a
@@ -104,84 +104,84 @@ var (
 	// container-images-available is read through HostFacts.ImageAvailability
 	// during preparation, and ocs-requirements-satisfied is a legacy
 	// operator assisted no longer gates on.
-	HostValidationsNotGating = []v2.HostValidationID{
-		v2.HostValidationIDNTPSynced,
-		v2.HostValidationIDMTUValid,
-		v2.HostValidationIDInventoryNotPartiallyTruncated,
-		v2.HostValidationIDReleaseDomainNameResolvedCorrectly,
-		v2.HostValidationIDContainerImagesAvailable,
-		v2.HostValidationIDOcsRequirementsSatisfied,
+	HostValidationsNotGating = []wire.HostValidationID{
+		wire.HostValidationIDNTPSynced,
+		wire.HostValidationIDMTUValid,
+		wire.HostValidationIDInventoryNotPartiallyTruncated,
+		wire.HostValidationIDReleaseDomainNameResolvedCorrectly,
+		wire.HostValidationIDContainerImagesAvailable,
+		wire.HostValidationIDOcsRequirementsSatisfied,
 	}
 )
 
 var (
 	// PendingConditions: cluster input the user must give.
-	PendingConditions = []v2.ClusterValidationID{
-		v2.ClusterValidationIDMachineCIDRDefined,
-		v2.ClusterValidationIDClusterCIDRDefined,
-		v2.ClusterValidationIDServiceCIDRDefined,
-		v2.ClusterValidationIDDNSDomainDefined,
-		v2.ClusterValidationIDPullSecretSet,
+	PendingConditions = []wire.ClusterValidationID{
+		wire.ClusterValidationIDMachineCIDRDefined,
+		wire.ClusterValidationIDClusterCIDRDefined,
+		wire.ClusterValidationIDServiceCIDRDefined,
+		wire.ClusterValidationIDDNSDomainDefined,
+		wire.ClusterValidationIDPullSecretSet,
 	}
 
 	// VIPsDefined: both VIP lists are set (or allocated by DHCP).
-	VIPsDefined = []v2.ClusterValidationID{
-		v2.ClusterValidationIDIngressVIPsDefined,
-		v2.ClusterValidationIDAPIVIPsDefined,
+	VIPsDefined = []wire.ClusterValidationID{
+		wire.ClusterValidationIDIngressVIPsDefined,
+		wire.ClusterValidationIDAPIVIPsDefined,
 	}
 
 	// RequiredForInstall: everything else that gates ready, in assisted's
 	// order.
-	RequiredForInstall = []v2.ClusterValidationID{
-		v2.ClusterValidationIDMachineCIDREqualsToCalculatedCIDR,
-		v2.ClusterValidationIDAPIVIPsValid,
-		v2.ClusterValidationIDIngressVIPsValid,
-		v2.ClusterValidationIDAllHostsAreReadyToInstall,
-		v2.ClusterValidationIDSufficientMastersCount,
-		v2.ClusterValidationIDNetworkPrefixValid,
-		v2.ClusterValidationIDNoCidrsOverlapping,
-		v2.ClusterValidationIDNTPServerConfigured,
-		v2.ClusterValidationIDOdfRequirementsSatisfied,
-		v2.ClusterValidationIDLsoRequirementsSatisfied,
-		v2.ClusterValidationIDCnvRequirementsSatisfied,
-		v2.ClusterValidationIDLvmRequirementsSatisfied,
-		v2.ClusterValidationIDMceRequirementsSatisfied,
-		v2.ClusterValidationIDMtvRequirementsSatisfied,
-		v2.ClusterValidationIDOscRequirementsSatisfied,
-		v2.ClusterValidationIDNetworkTypeValid,
-		v2.ClusterValidationIDCustomManifestsRequirementsSatisfied,
-		v2.ClusterValidationIDNetworksSameAddressFamilies,
-		v2.ClusterValidationIDNodeFeatureDiscoveryRequirementsSatisfied,
-		v2.ClusterValidationIDNvidiaGPURequirementsSatisfied,
-		v2.ClusterValidationIDPipelinesRequirementsSatisfied,
-		v2.ClusterValidationIDServicemeshRequirementsSatisfied,
-		v2.ClusterValidationIDServerlessRequirementsSatisfied,
-		v2.ClusterValidationIDOpenshiftAiRequirementsSatisfied,
-		v2.ClusterValidationIDAuthorinoRequirementsSatisfied,
-		v2.ClusterValidationIDNmstateRequirementsSatisfied,
-		v2.ClusterValidationIDAmdGPURequirementsSatisfied,
-		v2.ClusterValidationIDKmmRequirementsSatisfied,
-		v2.ClusterValidationIDNodeHealthcheckRequirementsSatisfied,
-		v2.ClusterValidationIDSelfNodeRemediationRequirementsSatisfied,
-		v2.ClusterValidationIDFenceAgentsRemediationRequirementsSatisfied,
-		v2.ClusterValidationIDNodeMaintenanceRequirementsSatisfied,
-		v2.ClusterValidationIDKubeDeschedulerRequirementsSatisfied,
-		v2.ClusterValidationIDClusterObservabilityRequirementsSatisfied,
-		v2.ClusterValidationIDNumaResourcesRequirementsSatisfied,
-		v2.ClusterValidationIDOadpRequirementsSatisfied,
-		v2.ClusterValidationIDMetallbRequirementsSatisfied,
-		v2.ClusterValidationIDLokiRequirementsSatisfied,
-		v2.ClusterValidationIDOpenshiftLoggingRequirementsSatisfied,
+	RequiredForInstall = []wire.ClusterValidationID{
+		wire.ClusterValidationIDMachineCIDREqualsToCalculatedCIDR,
+		wire.ClusterValidationIDAPIVIPsValid,
+		wire.ClusterValidationIDIngressVIPsValid,
+		wire.ClusterValidationIDAllHostsAreReadyToInstall,
+		wire.ClusterValidationIDSufficientMastersCount,
+		wire.ClusterValidationIDNetworkPrefixValid,
+		wire.ClusterValidationIDNoCidrsOverlapping,
+		wire.ClusterValidationIDNTPServerConfigured,
+		wire.ClusterValidationIDOdfRequirementsSatisfied,
+		wire.ClusterValidationIDLsoRequirementsSatisfied,
+		wire.ClusterValidationIDCnvRequirementsSatisfied,
+		wire.ClusterValidationIDLvmRequirementsSatisfied,
+		wire.ClusterValidationIDMceRequirementsSatisfied,
+		wire.ClusterValidationIDMtvRequirementsSatisfied,
+		wire.ClusterValidationIDOscRequirementsSatisfied,
+		wire.ClusterValidationIDNetworkTypeValid,
+		wire.ClusterValidationIDCustomManifestsRequirementsSatisfied,
+		wire.ClusterValidationIDNetworksSameAddressFamilies,
+		wire.ClusterValidationIDNodeFeatureDiscoveryRequirementsSatisfied,
+		wire.ClusterValidationIDNvidiaGPURequirementsSatisfied,
+		wire.ClusterValidationIDPipelinesRequirementsSatisfied,
+		wire.ClusterValidationIDServicemeshRequirementsSatisfied,
+		wire.ClusterValidationIDServerlessRequirementsSatisfied,
+		wire.ClusterValidationIDOpenshiftAiRequirementsSatisfied,
+		wire.ClusterValidationIDAuthorinoRequirementsSatisfied,
+		wire.ClusterValidationIDNmstateRequirementsSatisfied,
+		wire.ClusterValidationIDAmdGPURequirementsSatisfied,
+		wire.ClusterValidationIDKmmRequirementsSatisfied,
+		wire.ClusterValidationIDNodeHealthcheckRequirementsSatisfied,
+		wire.ClusterValidationIDSelfNodeRemediationRequirementsSatisfied,
+		wire.ClusterValidationIDFenceAgentsRemediationRequirementsSatisfied,
+		wire.ClusterValidationIDNodeMaintenanceRequirementsSatisfied,
+		wire.ClusterValidationIDKubeDeschedulerRequirementsSatisfied,
+		wire.ClusterValidationIDClusterObservabilityRequirementsSatisfied,
+		wire.ClusterValidationIDNumaResourcesRequirementsSatisfied,
+		wire.ClusterValidationIDOadpRequirementsSatisfied,
+		wire.ClusterValidationIDMetallbRequirementsSatisfied,
+		wire.ClusterValidationIDLokiRequirementsSatisfied,
+		wire.ClusterValidationIDOpenshiftLoggingRequirementsSatisfied,
 		// nodezero's own: every host config matches a registered host.
-		v2.ClusterValidationIDConfiguredHostsRegistered,
+		wire.ClusterValidationIDConfiguredHostsRegistered,
 	}
 
 	// ClusterValidationsNotGating are computed and shown but gate nothing in
 	// assisted's cluster machine.
-	ClusterValidationsNotGating = []v2.ClusterValidationID{
-		v2.ClusterValidationIDPlatformRequirementsSatisfied,
-		v2.ClusterValidationIDOcsRequirementsSatisfied,
-		v2.ClusterValidationIDOpenshiftAiGPURequirementsSatisfied,
+	ClusterValidationsNotGating = []wire.ClusterValidationID{
+		wire.ClusterValidationIDPlatformRequirementsSatisfied,
+		wire.ClusterValidationIDOcsRequirementsSatisfied,
+		wire.ClusterValidationIDOpenshiftAiGPURequirementsSatisfied,
 	}
 )
 
@@ -198,8 +198,8 @@ var (
 )
 
 // notGating is HostValidationsNotGating as a set.
-var notGating = func() map[v2.HostValidationID]bool {
-	m := map[v2.HostValidationID]bool{}
+var notGating = func() map[wire.HostValidationID]bool {
+	m := map[wire.HostValidationID]bool{}
 	for _, id := range HostValidationsNotGating {
 		m[id] = true
 	}
@@ -209,4 +209,4 @@ var notGating = func() map[v2.HostValidationID]bool {
 // Advisory reports whether a host validation never gates a transition
 // (HostValidationsNotGating): its failure is shown, never given as the
 // reason a host cannot be installed.
-func Advisory(id v2.HostValidationID) bool { return notGating[id] }
+func Advisory(id wire.HostValidationID) bool { return notGating[id] }

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // now is the fixed "now" of every test.
@@ -20,9 +20,9 @@ func hostFacts(edit func(*HostFacts)) HostFacts {
 	f := HostFacts{
 		Now:             now,
 		Validations:     Validations{},
-		ClusterStatus:   v2.ClusterStatusInsufficient,
-		Role:            v2.HostRoleMaster,
-		Kind:            v2.HostKindHost,
+		ClusterStatus:   wire.ClusterStatusInsufficient,
+		Role:            wire.HostRoleMaster,
+		Kind:            wire.HostKindHost,
 		StageUpdatedAt:  now,
 		StatusUpdatedAt: now,
 	}
@@ -33,7 +33,7 @@ func hostFacts(edit func(*HostFacts)) HostFacts {
 }
 
 // failHost marks validations as failing.
-func failHost(f *HostFacts, ids ...v2.HostValidationID) {
+func failHost(f *HostFacts, ids ...wire.HostValidationID) {
 	for _, id := range ids {
 		f.Validations[string(id)] = false
 	}
@@ -55,14 +55,14 @@ func clusterFacts(edit func(*ClusterFacts)) ClusterFacts {
 	return f
 }
 
-func failCluster(f *ClusterFacts, ids ...v2.ClusterValidationID) {
+func failCluster(f *ClusterFacts, ids ...wire.ClusterValidationID) {
 	for _, id := range ids {
 		f.Validations[string(id)] = false
 	}
 }
 
 // hosts builds HostStates: n hosts of role in status.
-func hosts(role v2.HostRole, status v2.HostStatus, n int) []HostState {
+func hosts(role wire.HostRole, status wire.HostStatus, n int) []HostState {
 	out := make([]HostState, n)
 	for i := range out {
 		out[i] = HostState{Role: role, Status: status}

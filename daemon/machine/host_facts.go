@@ -4,7 +4,7 @@ import (
 	"slices"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // CheckResult is the outcome of a preparation check (installation disk
@@ -28,7 +28,7 @@ type Disk struct {
 
 // Logs is the log-collection state of an error or cancelled host or cluster.
 type Logs struct {
-	State       v2.LogsState
+	State       wire.LogsState
 	StartedAt   time.Time
 	CollectedAt time.Time
 }
@@ -39,24 +39,24 @@ type HostFacts struct {
 	Now      time.Time
 	Timeouts Timeouts // zero fields mean defaults
 
-	// Validations holds host validation outcomes (v2.HostValidationID keys);
+	// Validations holds host validation outcomes (wire.HostValidationID keys);
 	// FailingMessages the messages of the validations whose status is
 	// failure, as assisted lists them in status_info (sorted, " ; ").
 	Validations     Validations
 	FailingMessages []string
 
-	ClusterStatus v2.ClusterStatus
+	ClusterStatus wire.ClusterStatus
 	// ClusterWouldSucceedWithoutHost is HasEnoughMastersAndWorkers over the
 	// cluster's hosts with status installed.
 	ClusterWouldSucceedWithoutHost bool
 	SNO                            bool // control plane count 1
 
-	Role      v2.HostRole
+	Role      wire.HostRole
 	Bootstrap bool
-	Kind      v2.HostKind // AddToExistingClusterHost = day-2
+	Kind      wire.HostKind // AddToExistingClusterHost = day-2
 
-	Stage           v2.HostStage // progress.current_stage
-	StageUpdatedAt  time.Time    // progress.stage_updated_at
+	Stage           wire.HostStage // progress.current_stage
+	StageUpdatedAt  time.Time      // progress.stage_updated_at
 	StatusUpdatedAt time.Time
 	StatusInfo      string // the stored status_info
 
@@ -79,7 +79,7 @@ type HostFacts struct {
 	ProgressInfo string
 }
 
-func (f HostFacts) day2() bool { return f.Kind == v2.HostKindAddToExistingClusterHost }
+func (f HostFacts) day2() bool { return f.Kind == wire.HostKindAddToExistingClusterHost }
 
 func (f HostFacts) since(t time.Time) time.Duration { return f.Now.Sub(t) }
 
@@ -88,31 +88,31 @@ func (f HostFacts) since(t time.Time) time.Duration { return f.Now.Sub(t) }
 // methods (internal/host/transition.go).
 var (
 	isDay2Host     = Pred("isDay2Host", HostFacts.day2)
-	isHostInReboot = Pred("isHostInReboot", func(f HostFacts) bool { return f.Stage == v2.HostStageRebooting })
-	isHostInDone   = Pred("isHostInDone", func(f HostFacts) bool { return f.Stage == v2.HostStageDone })
+	isHostInReboot = Pred("isHostInReboot", func(f HostFacts) bool { return f.Stage == wire.HostStageRebooting })
+	isHostInDone   = Pred("isHostInDone", func(f HostFacts) bool { return f.Stage == wire.HostStageDone })
 	hasNoStage     = Pred("hasNoStage", func(f HostFacts) bool { return f.Stage == "" })
-	isHostFailed   = Pred("isHostInFailed", func(f HostFacts) bool { return f.Stage == v2.HostStageFailed })
+	isHostFailed   = Pred("isHostInFailed", func(f HostFacts) bool { return f.Stage == wire.HostStageFailed })
 
 	clusterPreparing = Pred("clusterPreparingForInstallation", func(f HostFacts) bool {
-		return f.ClusterStatus == v2.ClusterStatusPreparingForInstallation
+		return f.ClusterStatus == wire.ClusterStatusPreparingForInstallation
 	})
 	clusterInstalling = Pred("clusterInstalling", func(f HostFacts) bool {
-		return f.ClusterStatus == v2.ClusterStatusInstalling
+		return f.ClusterStatus == wire.ClusterStatusInstalling
 	})
 	clusterInError = Pred("clusterInError", func(f HostFacts) bool {
-		return f.ClusterStatus == v2.ClusterStatusError
+		return f.ClusterStatus == wire.ClusterStatusError
 	})
 	clusterPendingUserAction = Pred("clusterPendingUserAction", func(f HostFacts) bool {
-		return f.ClusterStatus == v2.ClusterStatusInstallingPendingUserAction
+		return f.ClusterStatus == wire.ClusterStatusInstallingPendingUserAction
 	})
 	isClusterPostInstallation = Pred("isClusterPostInstallation", func(f HostFacts) bool {
-		return f.ClusterStatus == v2.ClusterStatusInstalled || f.ClusterStatus == v2.ClusterStatusAddingHosts
+		return f.ClusterStatus == wire.ClusterStatusInstalled || f.ClusterStatus == wire.ClusterStatusAddingHosts
 	})
 	clusterWouldSucceedWithoutHost = Pred("clusterWouldSucceedWithoutHost", func(f HostFacts) bool {
 		return f.ClusterWouldSucceedWithoutHost
 	})
 	validRoleForInstallation = Pred("validRoleForInstallation", func(f HostFacts) bool {
-		return f.Role == v2.HostRoleMaster || f.Role == v2.HostRoleArbiter || f.Role == v2.HostRoleWorker
+		return f.Role == wire.HostRoleMaster || f.Role == wire.HostRoleArbiter || f.Role == wire.HostRoleWorker
 	})
 	stageInWrongBootStages = Pred("stageInWrongBootStages", func(f HostFacts) bool {
 		return slices.Contains(WrongBootOrderIgnoreTimeoutStages, f.Stage)
@@ -157,7 +157,7 @@ var (
 	})
 )
 
-func inStages(stages ...v2.HostStage) Condition[HostFacts] {
+func inStages(stages ...wire.HostStage) Condition[HostFacts] {
 	name := "isInStages("
 	for i, s := range stages {
 		if i > 0 {
@@ -171,7 +171,7 @@ func inStages(stages ...v2.HostStage) Condition[HostFacts] {
 // stageLimit is the current stage's limit; Rebooting on a single-node
 // cluster gets the longer SNO limit.
 func (f HostFacts) stageLimit() time.Duration {
-	if f.Stage == v2.HostStageRebooting && f.SNO {
+	if f.Stage == wire.HostStageRebooting && f.SNO {
 		return or(f.Timeouts.SNORebooting, defaults.SNORebooting)
 	}
 	return f.Timeouts.HostStage(f.Stage)
@@ -180,14 +180,14 @@ func (f HostFacts) stageLimit() time.Duration {
 // logsTimedOut is assisted's IsLogCollectionTimedOut for hosts and clusters.
 func logsTimedOut(l Logs, now, statusUpdatedAt time.Time, pending, collection, collecting time.Duration) bool {
 	switch {
-	case l.State == v2.LogsStateEmpty && l.StartedAt.IsZero():
+	case l.State == wire.LogsStateEmpty && l.StartedAt.IsZero():
 		// entered the status before logs were asked for
 		return now.Sub(statusUpdatedAt) > pending
-	case l.State == v2.LogsStateRequested && l.CollectedAt.IsZero():
+	case l.State == wire.LogsStateRequested && l.CollectedAt.IsZero():
 		return now.Sub(l.StartedAt) > collection
-	case l.State == v2.LogsStateRequested:
+	case l.State == wire.LogsStateRequested:
 		return now.Sub(l.CollectedAt) > collection
-	case l.State == v2.LogsStateCollecting:
+	case l.State == wire.LogsStateCollecting:
 		return now.Sub(l.CollectedAt) > collecting
 	}
 	return false
@@ -196,9 +196,9 @@ func logsTimedOut(l Logs, now, statusUpdatedAt time.Time, pending, collection, c
 // WrongBootOrderIgnoreTimeoutStages are the stages whose timeout is ignored
 // while the cluster waits for a user to fix a boot order
 // (internal/host/host.go WrongBootOrderIgnoreTimeoutStages).
-var WrongBootOrderIgnoreTimeoutStages = []v2.HostStage{
-	v2.HostStageWaitingForControlPlane,
-	v2.HostStageWaitingForController,
-	v2.HostStageWaitingForBootkube,
-	v2.HostStageRebooting,
+var WrongBootOrderIgnoreTimeoutStages = []wire.HostStage{
+	wire.HostStageWaitingForControlPlane,
+	wire.HostStageWaitingForController,
+	wire.HostStageWaitingForBootkube,
+	wire.HostStageRebooting,
 }

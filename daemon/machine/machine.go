@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // ErrNoTransition means no rule of the trigger applies to the current status
@@ -16,7 +16,7 @@ var ErrNoTransition = errors.New("no transition")
 
 // Status is the set of status types a machine runs on.
 type Status interface {
-	v2.HostStatus | v2.ClusterStatus
+	wire.HostStatus | wire.ClusterStatus
 }
 
 // HostTrigger names what asks the host machine for a transition. The values
@@ -63,10 +63,10 @@ type Rule[S Status, T ~string, F any] struct {
 }
 
 // HostRule is a rule of the host machine.
-type HostRule = Rule[v2.HostStatus, HostTrigger, HostFacts]
+type HostRule = Rule[wire.HostStatus, HostTrigger, HostFacts]
 
 // ClusterRule is a rule of the cluster machine.
-type ClusterRule = Rule[v2.ClusterStatus, ClusterTrigger, ClusterFacts]
+type ClusterRule = Rule[wire.ClusterStatus, ClusterTrigger, ClusterFacts]
 
 // Transition is the outcome of a trigger: which rule fired, the destination
 // and the status_info to store.
@@ -83,7 +83,7 @@ type Transition[S Status] struct {
 
 // NextHost returns the host transition for trigger t from status from. The
 // empty status stands for a host not yet stored (first registration).
-func NextHost(from v2.HostStatus, t HostTrigger, f HostFacts) (Transition[v2.HostStatus], error) {
+func NextHost(from wire.HostStatus, t HostTrigger, f HostFacts) (Transition[wire.HostStatus], error) {
 	tr, err := next(hostRules, from, t, f)
 	if err != nil {
 		return tr, fmt.Errorf("host: %w", err)
@@ -93,7 +93,7 @@ func NextHost(from v2.HostStatus, t HostTrigger, f HostFacts) (Transition[v2.Hos
 }
 
 // NextCluster returns the cluster transition for trigger t from status from.
-func NextCluster(from v2.ClusterStatus, t ClusterTrigger, f ClusterFacts) (Transition[v2.ClusterStatus], error) {
+func NextCluster(from wire.ClusterStatus, t ClusterTrigger, f ClusterFacts) (Transition[wire.ClusterStatus], error) {
 	tr, err := next(clusterRules, from, t, f)
 	if err != nil {
 		return tr, fmt.Errorf("cluster: %w", err)

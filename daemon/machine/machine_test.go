@@ -10,17 +10,17 @@ import (
 	"strconv"
 	"testing"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // enumValues returns the string values of the constants of type typ
-// declared in the daemon/v2 sources, read with go/parser so that the test
+// declared in the wire sources, read with go/parser so that the test
 // checks against the wire package itself rather than a copied list.
 func enumValues(t *testing.T, typ string) map[string]bool {
 	t.Helper()
-	files, err := filepath.Glob("../v2/*.go")
+	files, err := filepath.Glob("../../wire/*.go")
 	if err != nil || len(files) == 0 {
-		t.Fatalf("find daemon/v2 sources: %v (%d files)", err, len(files))
+		t.Fatalf("find wire sources: %v (%d files)", err, len(files))
 	}
 	vals := map[string]bool{}
 	fset := token.NewFileSet()
@@ -54,7 +54,7 @@ func enumValues(t *testing.T, typ string) map[string]bool {
 		}
 	}
 	if len(vals) == 0 {
-		t.Fatalf("no %s constants found in daemon/v2", typ)
+		t.Fatalf("no %s constants found in wire", typ)
 	}
 	return vals
 }
@@ -67,7 +67,7 @@ func TestConditionIDsAreV2Enums(t *testing.T) {
 		for _, id := range r.Cond.IDs() {
 			referenced++
 			if !hostIDs[id] {
-				t.Errorf("host rule %q reads %q, not a v2.HostValidationID value", r.Name, id)
+				t.Errorf("host rule %q reads %q, not a wire.HostValidationID value", r.Name, id)
 			}
 		}
 	}
@@ -75,7 +75,7 @@ func TestConditionIDsAreV2Enums(t *testing.T) {
 		for _, id := range r.Cond.IDs() {
 			referenced++
 			if !clusterIDs[id] {
-				t.Errorf("cluster rule %q reads %q, not a v2.ClusterValidationID value", r.Name, id)
+				t.Errorf("cluster rule %q reads %q, not a wire.ClusterValidationID value", r.Name, id)
 			}
 		}
 	}
@@ -88,7 +88,7 @@ func TestConditionIDsAreV2Enums(t *testing.T) {
 // placed exactly once: in a gating group, handled apart, or not gating.
 func TestValidationGroupsPartition(t *testing.T) {
 	t.Run("host", func(t *testing.T) {
-		groups := map[string][]v2.HostValidationID{
+		groups := map[string][]wire.HostValidationID{
 			"HasValidInventory":           HasValidInventory,
 			"HasMinRequiredHardware":      HasMinRequiredHardware,
 			"RequiredInputFieldsExist":    RequiredInputFieldsExist,
@@ -108,7 +108,7 @@ func TestValidationGroupsPartition(t *testing.T) {
 		checkPlaced(t, enumValues(t, "HostValidationID"), placed)
 	})
 	t.Run("cluster", func(t *testing.T) {
-		groups := map[string][]v2.ClusterValidationID{
+		groups := map[string][]wire.ClusterValidationID{
 			"PendingConditions":           PendingConditions,
 			"VIPsDefined":                 VIPsDefined,
 			"RequiredForInstall":          RequiredForInstall,
@@ -166,13 +166,13 @@ func TestNoTransition(t *testing.T) {
 			return err
 		}()},
 		{"progress for a known host", func() error {
-			_, err := NextHost(hKnown, TriggerHostProgressChanged, hostFacts(func(f *HostFacts) { f.Stage = v2.HostStageInstalling }))
+			_, err := NextHost(hKnown, TriggerHostProgressChanged, hostFacts(func(f *HostFacts) { f.Stage = wire.HostStageInstalling }))
 			return err
 		}()},
 		{"known host whose inventory vanished", func() error {
 			// assisted has no rule for this either: known is not a source of
 			// "Host reconnected without inventory".
-			_, err := NextHost(hKnown, TriggerRefreshHost, hostFacts(func(f *HostFacts) { failHost(f, v2.HostValidationIDHasInventory) }))
+			_, err := NextHost(hKnown, TriggerRefreshHost, hostFacts(func(f *HostFacts) { failHost(f, wire.HostValidationIDHasInventory) }))
 			return err
 		}()},
 		{"unknown trigger", func() error {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // Stage errors. Callers map both to 409 Conflict, as assisted does.
@@ -19,43 +19,43 @@ var (
 // Per-role ordered stage lists (internal/host/common.go;
 // reference/assisted-service.md §7.3).
 var (
-	bootstrapStages = []v2.HostStage{
-		v2.HostStageStartingInstallation, v2.HostStageInstalling,
-		v2.HostStageWritingImageToDisk, v2.HostStageCopyingRegistryDataToDisk,
-		v2.HostStageWaitingForControlPlane, v2.HostStageWaitingForBootkube,
-		v2.HostStageWaitingForController, v2.HostStageRebooting,
-		v2.HostStageConfiguring, v2.HostStageJoined, v2.HostStageDone,
+	bootstrapStages = []wire.HostStage{
+		wire.HostStageStartingInstallation, wire.HostStageInstalling,
+		wire.HostStageWritingImageToDisk, wire.HostStageCopyingRegistryDataToDisk,
+		wire.HostStageWaitingForControlPlane, wire.HostStageWaitingForBootkube,
+		wire.HostStageWaitingForController, wire.HostStageRebooting,
+		wire.HostStageConfiguring, wire.HostStageJoined, wire.HostStageDone,
 	}
 	// masterStages serve masters and arbiters alike.
-	masterStages = []v2.HostStage{
-		v2.HostStageStartingInstallation, v2.HostStageInstalling,
-		v2.HostStageWritingImageToDisk, v2.HostStageCopyingRegistryDataToDisk,
-		v2.HostStageRebooting, v2.HostStageConfiguring, v2.HostStageJoined,
-		v2.HostStageDone,
+	masterStages = []wire.HostStage{
+		wire.HostStageStartingInstallation, wire.HostStageInstalling,
+		wire.HostStageWritingImageToDisk, wire.HostStageCopyingRegistryDataToDisk,
+		wire.HostStageRebooting, wire.HostStageConfiguring, wire.HostStageJoined,
+		wire.HostStageDone,
 	}
-	workerStages = []v2.HostStage{
-		v2.HostStageStartingInstallation, v2.HostStageInstalling,
-		v2.HostStageWritingImageToDisk, v2.HostStageWaitingForControlPlane, v2.HostStageRebooting,
-		v2.HostStageWaitingForIgnition, v2.HostStageConfiguring,
-		v2.HostStageJoined, v2.HostStageDone,
+	workerStages = []wire.HostStage{
+		wire.HostStageStartingInstallation, wire.HostStageInstalling,
+		wire.HostStageWritingImageToDisk, wire.HostStageWaitingForControlPlane, wire.HostStageRebooting,
+		wire.HostStageWaitingForIgnition, wire.HostStageConfiguring,
+		wire.HostStageJoined, wire.HostStageDone,
 	}
-	snoStages = []v2.HostStage{
-		v2.HostStageStartingInstallation, v2.HostStageInstalling,
-		v2.HostStageWaitingForBootkube, v2.HostStageWritingImageToDisk,
-		v2.HostStageCopyingRegistryDataToDisk, v2.HostStageRebooting,
-		v2.HostStageJoined, v2.HostStageDone,
+	snoStages = []wire.HostStage{
+		wire.HostStageStartingInstallation, wire.HostStageInstalling,
+		wire.HostStageWaitingForBootkube, wire.HostStageWritingImageToDisk,
+		wire.HostStageCopyingRegistryDataToDisk, wire.HostStageRebooting,
+		wire.HostStageJoined, wire.HostStageDone,
 	}
-	allHostStages = []v2.HostStage{
-		v2.HostStageStartingInstallation, v2.HostStageWaitingForControlPlane, v2.HostStageWaitingForBootkube,
-		v2.HostStageWaitingForController, v2.HostStageInstalling, v2.HostStageWritingImageToDisk,
-		v2.HostStageCopyingRegistryDataToDisk, v2.HostStageRebooting, v2.HostStageWaitingForIgnition,
-		v2.HostStageConfiguring, v2.HostStageJoined, v2.HostStageDone, v2.HostStageFailed,
+	allHostStages = []wire.HostStage{
+		wire.HostStageStartingInstallation, wire.HostStageWaitingForControlPlane, wire.HostStageWaitingForBootkube,
+		wire.HostStageWaitingForController, wire.HostStageInstalling, wire.HostStageWritingImageToDisk,
+		wire.HostStageCopyingRegistryDataToDisk, wire.HostStageRebooting, wire.HostStageWaitingForIgnition,
+		wire.HostStageConfiguring, wire.HostStageJoined, wire.HostStageDone, wire.HostStageFailed,
 	}
 )
 
 // StageKey selects a host's stage list.
 type StageKey struct {
-	Role      v2.HostRole
+	Role      wire.HostRole
 	Bootstrap bool
 	SNO       bool
 	// Day2: a host added to an installed cluster; its list ends at
@@ -67,21 +67,21 @@ type StageKey struct {
 // the bootstrap list (the SNO list on a single node), the master list for
 // masters and arbiters, the worker list, nothing for other roles
 // (host.FindMatchingStages, Manager.GetStagesByRole).
-func Stages(k StageKey) []v2.HostStage {
-	var s []v2.HostStage
+func Stages(k StageKey) []wire.HostStage {
+	var s []wire.HostStage
 	switch {
-	case k.Bootstrap || k.Role == v2.HostRoleBootstrap:
+	case k.Bootstrap || k.Role == wire.HostRoleBootstrap:
 		s = bootstrapStages
 		if k.SNO {
 			s = snoStages
 		}
-	case k.Role == v2.HostRoleMaster || k.Role == v2.HostRoleArbiter:
+	case k.Role == wire.HostRoleMaster || k.Role == wire.HostRoleArbiter:
 		s = masterStages
-	case k.Role == v2.HostRoleWorker:
+	case k.Role == wire.HostRoleWorker:
 		s = workerStages
 	}
 	if k.Day2 {
-		if i := slices.Index(s, v2.HostStageRebooting); i >= 0 {
+		if i := slices.Index(s, wire.HostStageRebooting); i >= 0 {
 			s = s[:i+1]
 		}
 	}
@@ -92,8 +92,8 @@ func Stages(k StageKey) []v2.HostStage {
 // next over its stage list: Failed is always accepted, the first report
 // (current empty) too; otherwise next must be in the list and not before
 // current. Repeating the current stage is fine (progress_info updates).
-func CheckStage(stages []v2.HostStage, current, next v2.HostStage) error {
-	if next == v2.HostStageFailed || current == "" {
+func CheckStage(stages []wire.HostStage, current, next wire.HostStage) error {
+	if next == wire.HostStageFailed || current == "" {
 		return nil
 	}
 	i := slices.Index(stages, next)
@@ -108,7 +108,7 @@ func CheckStage(stages []v2.HostStage, current, next v2.HostStage) error {
 
 // InstallationPercentage is a host's installation_percentage at stage:
 // (index+1)/len(stages)·100, truncated; 0 for a stage not in the list.
-func InstallationPercentage(stages []v2.HostStage, stage v2.HostStage) int64 {
+func InstallationPercentage(stages []wire.HostStage, stage wire.HostStage) int64 {
 	if len(stages) == 0 {
 		return 0
 	}
@@ -144,15 +144,15 @@ func InstallingPercentage(hosts []HostState, sno bool) int64 {
 // FinalizingPercentage is done/monitored operators ·100, truncated, where
 // done is a builtin operator available or an OLM operator available or
 // failed. No monitored operators gives 0.
-func FinalizingPercentage(ops []v2.MonitoredOperator) int64 {
+func FinalizingPercentage(ops []wire.MonitoredOperator) int64 {
 	if len(ops) == 0 {
 		return 0
 	}
 	var done int
 	for _, o := range ops {
 		switch {
-		case o.OperatorType == v2.OperatorTypeBuiltin && o.Status == v2.OperatorStatusAvailable,
-			o.OperatorType == v2.OperatorTypeOLM && (o.Status == v2.OperatorStatusAvailable || o.Status == v2.OperatorStatusFailed):
+		case o.OperatorType == wire.OperatorTypeBuiltin && o.Status == wire.OperatorStatusAvailable,
+			o.OperatorType == wire.OperatorTypeOLM && (o.Status == wire.OperatorStatusAvailable || o.Status == wire.OperatorStatusFailed):
 			done++
 		}
 	}
@@ -163,8 +163,8 @@ func FinalizingPercentage(ops []v2.MonitoredOperator) int64 {
 // 0.10·preparing + 0.70·installing + 0.15·finalizing, truncated the way
 // assisted truncates it, and 100 once the cluster is installed. Callers
 // keep the total from decreasing on finalizing updates, as assisted does.
-func TotalPercentage(status v2.ClusterStatus, preparing, installing, finalizing int64) int64 {
-	if status == v2.ClusterStatusInstalled {
+func TotalPercentage(status wire.ClusterStatus, preparing, installing, finalizing int64) int64 {
+	if status == wire.ClusterStatusInstalled {
 		return 100
 	}
 	return int64(weightInstalling*float64(installing)) +

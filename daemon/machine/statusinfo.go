@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // Host status_info texts, worded as assisted-service words them
@@ -121,7 +121,7 @@ func preparationTimeoutInfo(f HostFacts) string {
 // progressInfo is the stage name; a day-2 host reaching Done gets the
 // "no further updates" text (assisted's non-kube mode).
 func progressInfo(f HostFacts) string {
-	if f.Stage == v2.HostStageDone && f.day2() {
+	if f.Stage == wire.HostStageDone && f.day2() {
 		return infoHostRebootingDay2
 	}
 	return string(f.Stage)
@@ -130,15 +130,15 @@ func progressInfo(f HostFacts) string {
 // failedStageInfo is "Failed" or "Failed - <progress_info>".
 func failedStageInfo(f HostFacts) string {
 	if f.ProgressInfo == "" {
-		return string(v2.HostStageFailed)
+		return string(wire.HostStageFailed)
 	}
-	return string(v2.HostStageFailed) + " - " + f.ProgressInfo
+	return string(wire.HostStageFailed) + " - " + f.ProgressInfo
 }
 
 // mediaDisconnectedErrorInfo adds assisted's media diagnosis to an error
 // host's existing status_info (PostHostMediaDisconnected).
 func mediaDisconnectedErrorInfo(f HostFacts) string {
-	reason := string(v2.HostStageFailed) + " - " + infoHostMediaDisconnected
+	reason := string(wire.HostStageFailed) + " - " + infoHostMediaDisconnected
 	switch {
 	case f.StatusInfo == "":
 		return reason

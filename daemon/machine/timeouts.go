@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // Timeouts are the time limits the machines apply. A zero field (or a stage
@@ -40,7 +40,7 @@ type Timeouts struct {
 	// HostStages: per-stage limits measured from the stage's last update
 	// (HOST_STAGE_<STAGE_UPPER_SNAKE>_TIMEOUT). Stages missing here use
 	// DefaultTimeouts' table, then HostStageDefault.
-	HostStages       map[v2.HostStage]time.Duration
+	HostStages       map[wire.HostStage]time.Duration
 	HostStageDefault time.Duration // any other stage, 60m
 	// SNORebooting replaces the Rebooting stage limit on single-node
 	// clusters. Hard-coded singleNodeRebootTimeout, 80m.
@@ -60,7 +60,7 @@ type Timeouts struct {
 	// FinalizingStages: hard-mode limits per finalizing stage
 	// (FINALIZING_STAGE_<STAGE_UPPER_SNAKE>_TIMEOUT); the OLM stages are
 	// extended to the largest OLM operator timeout.
-	FinalizingStages map[v2.FinalizingStage]time.Duration
+	FinalizingStages map[wire.FinalizingStage]time.Duration
 }
 
 // DefaultTimeouts returns the defaults nodezero runs with: assisted's, with
@@ -75,18 +75,18 @@ func DefaultTimeouts() Timeouts {
 		HostPendingUserAction: 60 * time.Minute,
 		HostLogCollection:     10 * time.Minute,
 		HostLogPending:        2 * time.Minute,
-		HostStages: map[v2.HostStage]time.Duration{
-			v2.HostStageStartingInstallation:      30 * time.Minute,
-			v2.HostStageWaitingForControlPlane:    90 * time.Minute, // ABI; assisted 60m
-			v2.HostStageWaitingForController:      60 * time.Minute,
-			v2.HostStageWaitingForBootkube:        60 * time.Minute,
-			v2.HostStageInstalling:                60 * time.Minute,
-			v2.HostStageJoined:                    60 * time.Minute,
-			v2.HostStageWritingImageToDisk:        30 * time.Minute,
-			v2.HostStageCopyingRegistryDataToDisk: 90 * time.Minute,
-			v2.HostStageRebooting:                 40 * time.Minute,
-			v2.HostStageConfiguring:               60 * time.Minute,
-			v2.HostStageWaitingForIgnition:        24 * time.Hour,
+		HostStages: map[wire.HostStage]time.Duration{
+			wire.HostStageStartingInstallation:      30 * time.Minute,
+			wire.HostStageWaitingForControlPlane:    90 * time.Minute, // ABI; assisted 60m
+			wire.HostStageWaitingForController:      60 * time.Minute,
+			wire.HostStageWaitingForBootkube:        60 * time.Minute,
+			wire.HostStageInstalling:                60 * time.Minute,
+			wire.HostStageJoined:                    60 * time.Minute,
+			wire.HostStageWritingImageToDisk:        30 * time.Minute,
+			wire.HostStageCopyingRegistryDataToDisk: 90 * time.Minute,
+			wire.HostStageRebooting:                 40 * time.Minute,
+			wire.HostStageConfiguring:               60 * time.Minute,
+			wire.HostStageWaitingForIgnition:        24 * time.Hour,
 		},
 		HostStageDefault:     60 * time.Minute,
 		SNORebooting:         80 * time.Minute,
@@ -95,14 +95,14 @@ func DefaultTimeouts() Timeouts {
 		ClusterFinalizing:    5 * time.Hour,
 		ClusterLogCollection: 60 * time.Minute,
 		ClusterLogPending:    10 * time.Minute,
-		FinalizingStages: map[v2.FinalizingStage]time.Duration{
-			v2.FinalizingStageWaitingForClusterOperators:              10 * time.Hour,
-			v2.FinalizingStageAddingRouterCA:                          70 * time.Minute,
-			v2.FinalizingStageApplyingOLMManifests:                    10 * time.Minute,
-			v2.FinalizingStageWaitingForOLMOperatorsCsv:               70 * time.Minute,
-			v2.FinalizingStageWaitingForOLMOperatorsCsvInitialization: 70 * time.Minute,
-			v2.FinalizingStageWaitingForOLMOperatorSetupJobs:          10 * time.Minute,
-			v2.FinalizingStageDone:                                    70 * time.Minute,
+		FinalizingStages: map[wire.FinalizingStage]time.Duration{
+			wire.FinalizingStageWaitingForClusterOperators:              10 * time.Hour,
+			wire.FinalizingStageAddingRouterCA:                          70 * time.Minute,
+			wire.FinalizingStageApplyingOLMManifests:                    10 * time.Minute,
+			wire.FinalizingStageWaitingForOLMOperatorsCsv:               70 * time.Minute,
+			wire.FinalizingStageWaitingForOLMOperatorsCsvInitialization: 70 * time.Minute,
+			wire.FinalizingStageWaitingForOLMOperatorSetupJobs:          10 * time.Minute,
+			wire.FinalizingStageDone:                                    70 * time.Minute,
 		},
 	}
 }
@@ -117,7 +117,7 @@ func or(d, def time.Duration) time.Duration {
 }
 
 // HostStage returns the limit of a host install stage.
-func (t Timeouts) HostStage(stage v2.HostStage) time.Duration {
+func (t Timeouts) HostStage(stage wire.HostStage) time.Duration {
 	if d := t.HostStages[stage]; d > 0 {
 		return d
 	}
@@ -128,26 +128,26 @@ func (t Timeouts) HostStage(stage v2.HostStage) time.Duration {
 }
 
 // finalizingStages in the order the controller reports them.
-var finalizingStages = []v2.FinalizingStage{
-	v2.FinalizingStageWaitingForClusterOperators,
-	v2.FinalizingStageAddingRouterCA,
-	v2.FinalizingStageApplyingOLMManifests,
-	v2.FinalizingStageWaitingForOLMOperatorsCsvInitialization,
-	v2.FinalizingStageWaitingForOLMOperatorsCsv,
-	v2.FinalizingStageWaitingForOLMOperatorSetupJobs,
-	v2.FinalizingStageDone,
+var finalizingStages = []wire.FinalizingStage{
+	wire.FinalizingStageWaitingForClusterOperators,
+	wire.FinalizingStageAddingRouterCA,
+	wire.FinalizingStageApplyingOLMManifests,
+	wire.FinalizingStageWaitingForOLMOperatorsCsvInitialization,
+	wire.FinalizingStageWaitingForOLMOperatorsCsv,
+	wire.FinalizingStageWaitingForOLMOperatorSetupJobs,
+	wire.FinalizingStageDone,
 }
 
 // olmFinalizingStages are extended to the largest OLM operator timeout.
-var olmFinalizingStages = []v2.FinalizingStage{
-	v2.FinalizingStageWaitingForOLMOperatorsCsvInitialization,
-	v2.FinalizingStageWaitingForOLMOperatorsCsv,
-	v2.FinalizingStageWaitingForOLMOperatorSetupJobs,
+var olmFinalizingStages = []wire.FinalizingStage{
+	wire.FinalizingStageWaitingForOLMOperatorsCsvInitialization,
+	wire.FinalizingStageWaitingForOLMOperatorsCsv,
+	wire.FinalizingStageWaitingForOLMOperatorSetupJobs,
 }
 
 // FinalizingStage returns the hard-mode limit of a finalizing stage; olm is
 // the largest OLM operator timeout, which extends the OLM stages.
-func (t Timeouts) FinalizingStage(stage v2.FinalizingStage, olm time.Duration) time.Duration {
+func (t Timeouts) FinalizingStage(stage wire.FinalizingStage, olm time.Duration) time.Duration {
 	d := t.FinalizingStages[stage]
 	if d <= 0 {
 		d = defaults.FinalizingStages[stage]
@@ -165,12 +165,12 @@ func (t Timeouts) FinalizingStage(stage v2.FinalizingStage, olm time.Duration) t
 
 // StageEnvName returns the environment variable that overrides a host
 // stage's limit: HOST_STAGE_<STAGE_UPPER_SNAKE>_TIMEOUT.
-func StageEnvName(stage v2.HostStage) string {
+func StageEnvName(stage wire.HostStage) string {
 	return "HOST_STAGE_" + upperSnake(string(stage)) + "_TIMEOUT"
 }
 
 // FinalizingStageEnvName returns FINALIZING_STAGE_<STAGE_UPPER_SNAKE>_TIMEOUT.
-func FinalizingStageEnvName(stage v2.FinalizingStage) string {
+func FinalizingStageEnvName(stage wire.FinalizingStage) string {
 	return "FINALIZING_STAGE_" + upperSnake(string(stage)) + "_TIMEOUT"
 }
 
@@ -209,7 +209,7 @@ func TimeoutsFromEnv(lookup func(string) (string, bool)) (Timeouts, error) {
 
 	stages := maps.Clone(t.HostStages)
 	for _, s := range allHostStages {
-		if s == v2.HostStageDone || s == v2.HostStageFailed {
+		if s == wire.HostStageDone || s == wire.HostStageFailed {
 			continue // assisted has no timeout entry for these
 		}
 		d := t.HostStage(s)

@@ -5,39 +5,39 @@ import (
 	"testing"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 func TestStageTimeouts(t *testing.T) {
 	tests := []struct {
 		name    string
-		stage   v2.HostStage
+		stage   wire.HostStage
 		sno     bool
 		elapsed time.Duration
 		tmo     Timeouts
-		to      v2.HostStatus
+		to      wire.HostStatus
 		info    string
 	}{
-		{"writing image within limit", v2.HostStageWritingImageToDisk, false, 29 * time.Minute, Timeouts{}, hInProgress, ""},
-		{"starting installation times out", v2.HostStageStartingInstallation, false, 31 * time.Minute, Timeouts{}, hError,
+		{"writing image within limit", wire.HostStageWritingImageToDisk, false, 29 * time.Minute, Timeouts{}, hInProgress, ""},
+		{"starting installation times out", wire.HostStageStartingInstallation, false, 31 * time.Minute, Timeouts{}, hError,
 			"Host failed to install because its installation stage Starting installation took longer than expected 30m0s"},
-		{"ABI waits 90m for the control plane", v2.HostStageWaitingForControlPlane, false, 89 * time.Minute, Timeouts{}, hInProgress, ""},
-		{"control plane wait times out", v2.HostStageWaitingForControlPlane, false, 91 * time.Minute, Timeouts{}, hError,
+		{"ABI waits 90m for the control plane", wire.HostStageWaitingForControlPlane, false, 89 * time.Minute, Timeouts{}, hInProgress, ""},
+		{"control plane wait times out", wire.HostStageWaitingForControlPlane, false, 91 * time.Minute, Timeouts{}, hError,
 			"Host failed to install because its installation stage Waiting for control plane took longer than expected 1h30m0s"},
-		{"overridden stage limit", v2.HostStageWaitingForControlPlane, false, 21 * time.Minute,
-			Timeouts{HostStages: map[v2.HostStage]time.Duration{v2.HostStageWaitingForControlPlane: 20 * time.Minute}}, hError,
+		{"overridden stage limit", wire.HostStageWaitingForControlPlane, false, 21 * time.Minute,
+			Timeouts{HostStages: map[wire.HostStage]time.Duration{wire.HostStageWaitingForControlPlane: 20 * time.Minute}}, hError,
 			"Host failed to install because its installation stage Waiting for control plane took longer than expected 20m0s"},
-		{"ignition wait is a day", v2.HostStageWaitingForIgnition, false, 23 * time.Hour, Timeouts{}, hInProgress, ""},
-		{"rebooting too long asks the user", v2.HostStageRebooting, false, 41 * time.Minute, Timeouts{}, hPendingUser,
+		{"ignition wait is a day", wire.HostStageWaitingForIgnition, false, 23 * time.Hour, Timeouts{}, hInProgress, ""},
+		{"rebooting too long asks the user", wire.HostStageRebooting, false, 41 * time.Minute, Timeouts{}, hPendingUser,
 			strings.Replace(infoHostRebootTimeout, "$INSTALLATION_DISK", "", 1)},
-		{"single node reboots get 80m", v2.HostStageRebooting, true, 79 * time.Minute, Timeouts{}, hInProgress, ""},
-		{"single node reboot times out", v2.HostStageRebooting, true, 81 * time.Minute, Timeouts{}, hPendingUser,
+		{"single node reboots get 80m", wire.HostStageRebooting, true, 79 * time.Minute, Timeouts{}, hInProgress, ""},
+		{"single node reboot times out", wire.HostStageRebooting, true, 81 * time.Minute, Timeouts{}, hPendingUser,
 			strings.Replace(infoHostRebootTimeout, "$INSTALLATION_DISK", "", 1)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := hostFacts(func(f *HostFacts) {
-				f.ClusterStatus, f.Stage, f.SNO, f.Timeouts = v2.ClusterStatusInstalling, tc.stage, tc.sno, tc.tmo
+				f.ClusterStatus, f.Stage, f.SNO, f.Timeouts = wire.ClusterStatusInstalling, tc.stage, tc.sno, tc.tmo
 				f.StageUpdatedAt = ago(tc.elapsed)
 			})
 			got, err := NextHost(hInProgress, TriggerRefreshHost, f)
@@ -61,13 +61,13 @@ func TestDefaultTimeouts(t *testing.T) {
 		"ClusterPreparation":    {d.ClusterPreparation, 10 * time.Minute},
 		"ClusterInstallation":   {d.ClusterInstallation, 24 * time.Hour},
 		"ClusterFinalizing":     {d.ClusterFinalizing, 5 * time.Hour},
-		"Installing stage":      {d.HostStage(v2.HostStageInstalling), time.Hour},
-		"Joined stage":          {d.HostStage(v2.HostStageJoined), time.Hour},
-		"Done stage (default)":  {d.HostStage(v2.HostStageDone), time.Hour},
-		"cluster operators":     {d.FinalizingStage(v2.FinalizingStageWaitingForClusterOperators, 0), 10 * time.Hour},
-		"olm csv, no operators": {d.FinalizingStage(v2.FinalizingStageWaitingForOLMOperatorsCsv, 0), 70 * time.Minute},
-		"olm csv, 2h operator":  {d.FinalizingStage(v2.FinalizingStageWaitingForOLMOperatorsCsv, 2*time.Hour), 2 * time.Hour},
-		"router ca not olm":     {d.FinalizingStage(v2.FinalizingStageAddingRouterCA, 2*time.Hour), 70 * time.Minute},
+		"Installing stage":      {d.HostStage(wire.HostStageInstalling), time.Hour},
+		"Joined stage":          {d.HostStage(wire.HostStageJoined), time.Hour},
+		"Done stage (default)":  {d.HostStage(wire.HostStageDone), time.Hour},
+		"cluster operators":     {d.FinalizingStage(wire.FinalizingStageWaitingForClusterOperators, 0), 10 * time.Hour},
+		"olm csv, no operators": {d.FinalizingStage(wire.FinalizingStageWaitingForOLMOperatorsCsv, 0), 70 * time.Minute},
+		"olm csv, 2h operator":  {d.FinalizingStage(wire.FinalizingStageWaitingForOLMOperatorsCsv, 2*time.Hour), 2 * time.Hour},
+		"router ca not olm":     {d.FinalizingStage(wire.FinalizingStageAddingRouterCA, 2*time.Hour), 70 * time.Minute},
 	}
 	for name, c := range checks {
 		if c[0] != c[1] {
@@ -76,7 +76,7 @@ func TestDefaultTimeouts(t *testing.T) {
 	}
 	// The zero Timeouts behaves as the defaults.
 	var zero Timeouts
-	if got := zero.HostStage(v2.HostStageWaitingForControlPlane); got != 90*time.Minute {
+	if got := zero.HostStage(wire.HostStageWaitingForControlPlane); got != 90*time.Minute {
 		t.Errorf("Timeouts{}.HostStage(control plane) = %v, want 1h30m", got)
 	}
 }
@@ -94,18 +94,18 @@ func TestTimeoutsFromEnv(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, c := range map[string][2]time.Duration{
-		"control plane":       {got.HostStage(v2.HostStageWaitingForControlPlane), 2 * time.Hour},
-		"writing image":       {got.HostStage(v2.HostStageWritingImageToDisk), 45 * time.Minute},
-		"rebooting untouched": {got.HostStage(v2.HostStageRebooting), 40 * time.Minute},
+		"control plane":       {got.HostStage(wire.HostStageWaitingForControlPlane), 2 * time.Hour},
+		"writing image":       {got.HostStage(wire.HostStageWritingImageToDisk), 45 * time.Minute},
+		"rebooting untouched": {got.HostStage(wire.HostStageRebooting), 40 * time.Minute},
 		"installation":        {got.ClusterInstallation, 12 * time.Hour},
-		"router ca":           {got.FinalizingStage(v2.FinalizingStageAddingRouterCA, 0), 15 * time.Minute},
+		"router ca":           {got.FinalizingStage(wire.FinalizingStageAddingRouterCA, 0), 15 * time.Minute},
 		"preparation default": {got.HostPreparation, 8 * time.Minute},
 	} {
 		if c[0] != c[1] {
 			t.Errorf("%s = %v, want %v", name, c[0], c[1])
 		}
 	}
-	if DefaultTimeouts().HostStage(v2.HostStageWritingImageToDisk) != 30*time.Minute {
+	if DefaultTimeouts().HostStage(wire.HostStageWritingImageToDisk) != 30*time.Minute {
 		t.Errorf("TimeoutsFromEnv changed the package defaults")
 	}
 
@@ -117,16 +117,16 @@ func TestTimeoutsFromEnv(t *testing.T) {
 }
 
 func TestStageEnvNames(t *testing.T) {
-	for stage, want := range map[v2.HostStage]string{
-		v2.HostStageStartingInstallation:      "HOST_STAGE_STARTING_INSTALLATION_TIMEOUT",
-		v2.HostStageWaitingForControlPlane:    "HOST_STAGE_WAITING_FOR_CONTROL_PLANE_TIMEOUT",
-		v2.HostStageCopyingRegistryDataToDisk: "HOST_STAGE_COPYING_REGISTRY_DATA_TO_DISK_TIMEOUT",
+	for stage, want := range map[wire.HostStage]string{
+		wire.HostStageStartingInstallation:      "HOST_STAGE_STARTING_INSTALLATION_TIMEOUT",
+		wire.HostStageWaitingForControlPlane:    "HOST_STAGE_WAITING_FOR_CONTROL_PLANE_TIMEOUT",
+		wire.HostStageCopyingRegistryDataToDisk: "HOST_STAGE_COPYING_REGISTRY_DATA_TO_DISK_TIMEOUT",
 	} {
 		if got := StageEnvName(stage); got != want {
 			t.Errorf("StageEnvName(%q) = %q, want %q", stage, got, want)
 		}
 	}
-	if got := FinalizingStageEnvName(v2.FinalizingStageWaitingForOLMOperatorSetupJobs); got != "FINALIZING_STAGE_WAITING_FOR_OLM_OPERATOR_SETUP_JOBS_TIMEOUT" {
+	if got := FinalizingStageEnvName(wire.FinalizingStageWaitingForOLMOperatorSetupJobs); got != "FINALIZING_STAGE_WAITING_FOR_OLM_OPERATOR_SETUP_JOBS_TIMEOUT" {
 		t.Errorf("FinalizingStageEnvName = %q", got)
 	}
 }
@@ -142,7 +142,7 @@ func BenchmarkNextHostRefreshKnown(b *testing.B) {
 
 func BenchmarkNextClusterRefreshInstalling(b *testing.B) {
 	f := clusterFacts(func(f *ClusterFacts) {
-		f.Hosts = concat(hosts(m, v2.HostStatusInstalled, 3), hosts(w, v2.HostStatusInstallingInProgress, 2))
+		f.Hosts = concat(hosts(m, wire.HostStatusInstalled, 3), hosts(w, wire.HostStatusInstallingInProgress, 2))
 	})
 	for b.Loop() {
 		if _, err := NextCluster(cInstalling, TriggerRefreshStatus, f); err != nil {

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/nodezero/nodezero/configimage/manifests"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // ErrMultiple is returned when the service holds more than one cluster or
@@ -23,7 +23,7 @@ var ErrManifests = errors.New("manifests cannot be registered")
 // manifests when there is none yet (agent-installer-client
 // registerCluster). It is idempotent: a second call, or a call after a
 // restart, finds the cluster the first one made.
-func RegisterCluster(ctx context.Context, c *v2.Client, set *manifests.Set) (*v2.Cluster, error) {
+func RegisterCluster(ctx context.Context, c *wire.Client, set *manifests.Set) (*wire.Cluster, error) {
 	existing, err := existingCluster(ctx, c)
 	if err != nil || existing != nil {
 		return existing, err
@@ -40,7 +40,7 @@ func RegisterCluster(ctx context.Context, c *v2.Client, set *manifests.Set) (*v2
 }
 
 // existingCluster returns the one cluster, nil when there is none.
-func existingCluster(ctx context.Context, c *v2.Client) (*v2.Cluster, error) {
+func existingCluster(ctx context.Context, c *wire.Client) (*wire.Cluster, error) {
 	list, err := c.ListClusters(ctx)
 	if err != nil {
 		return nil, err
@@ -58,7 +58,7 @@ func existingCluster(ctx context.Context, c *v2.Client) (*v2.Cluster, error) {
 // assisted-service's CreateClusterParams does
 // (internal/controller/controllers/clusterdeployments_controller.go, and
 // cmd/agentbasedinstaller/register.go for the VIPs and network type).
-func ClusterParams(set *manifests.Set) (*v2.ClusterCreateParams, error) {
+func ClusterParams(set *manifests.Set) (*wire.ClusterCreateParams, error) {
 	if err := complete(set); err != nil {
 		return nil, err
 	}
@@ -83,12 +83,12 @@ func ClusterParams(set *manifests.Set) (*v2.ClusterCreateParams, error) {
 	sno := req.ControlPlaneAgents == 1 && req.WorkerAgents == 0
 	umn := (aci.Networking.UserManagedNetworking != nil && *aci.Networking.UserManagedNetworking) || sno
 	cp := int64(req.ControlPlaneAgents)
-	p := &v2.ClusterCreateParams{
+	p := &wire.ClusterCreateParams{
 		Name:                  cd.ClusterName,
 		BaseDNSDomain:         cd.BaseDomain,
 		OpenshiftVersion:      version,
 		OCPReleaseImage:       set.ClusterImageSet.Spec.ReleaseImage,
-		CPUArchitecture:       v2.ClusterCPUArchitecture(arch),
+		CPUArchitecture:       wire.ClusterCPUArchitecture(arch),
 		PullSecret:            set.PullSecret.PullSecret(),
 		VIPDHCPAllocation:     ptr(false),
 		SSHPublicKey:          aci.SSHPublicKey,
@@ -98,22 +98,22 @@ func ClusterParams(set *manifests.Set) (*v2.ClusterCreateParams, error) {
 		ControlPlaneCount:     &cp,
 	}
 	for _, v := range apiVIPs {
-		p.APIVIPs = append(p.APIVIPs, &v2.APIVIP{IP: v2.IP(v)})
+		p.APIVIPs = append(p.APIVIPs, &wire.APIVIP{IP: wire.IP(v)})
 	}
 	for _, v := range ingressVIPs {
-		p.IngressVIPs = append(p.IngressVIPs, &v2.IngressVIP{IP: v2.IP(v)})
+		p.IngressVIPs = append(p.IngressVIPs, &wire.IngressVIP{IP: wire.IP(v)})
 	}
 	for _, n := range aci.Networking.ClusterNetwork {
-		p.ClusterNetworks = append(p.ClusterNetworks, &v2.ClusterNetwork{CIDR: v2.Subnet(n.CIDR), HostPrefix: int64(n.HostPrefix)})
+		p.ClusterNetworks = append(p.ClusterNetworks, &wire.ClusterNetwork{CIDR: wire.Subnet(n.CIDR), HostPrefix: int64(n.HostPrefix)})
 	}
 	for _, n := range aci.Networking.ServiceNetwork {
-		p.ServiceNetworks = append(p.ServiceNetworks, &v2.ServiceNetwork{CIDR: v2.Subnet(n)})
+		p.ServiceNetworks = append(p.ServiceNetworks, &wire.ServiceNetwork{CIDR: wire.Subnet(n)})
 	}
 	for _, n := range aci.Networking.MachineNetwork {
-		p.MachineNetworks = append(p.MachineNetworks, &v2.MachineNetwork{CIDR: v2.Subnet(n.CIDR)})
+		p.MachineNetworks = append(p.MachineNetworks, &wire.MachineNetwork{CIDR: wire.Subnet(n.CIDR)})
 	}
 	if sno {
-		p.HighAvailabilityMode = v2.ClusterHighAvailabilityModeNone
+		p.HighAvailabilityMode = wire.ClusterHighAvailabilityModeNone
 	}
 	if len(aci.NTPSources) > 0 {
 		p.NTPSources = ptr(strings.Join(aci.NTPSources, ","))
@@ -128,16 +128,16 @@ func ClusterParams(set *manifests.Set) (*v2.ClusterCreateParams, error) {
 	if lb := aci.LoadBalancer; lb != nil {
 		switch lb.Type {
 		case "ClusterManaged":
-			p.LoadBalancer = &v2.LoadBalancer{Type: v2.LoadBalancerTypeClusterManaged}
+			p.LoadBalancer = &wire.LoadBalancer{Type: wire.LoadBalancerTypeClusterManaged}
 		case "UserManaged":
-			p.LoadBalancer = &v2.LoadBalancer{Type: v2.LoadBalancerTypeUserManaged}
+			p.LoadBalancer = &wire.LoadBalancer{Type: wire.LoadBalancerTypeUserManaged}
 		}
 	}
 	if tag := set.AgentClusterInstall.Metadata.Labels[manifests.ClusterConsumerLabel]; tag != "" {
 		p.Tags = &tag
 	}
 	if nt := aci.Networking.NetworkType; nt != "" {
-		t := v2.ClusterNetworkType(nt)
+		t := wire.ClusterNetworkType(nt)
 		p.NetworkType = &t
 	}
 	return p, nil
@@ -182,30 +182,30 @@ func foldVIPs(field, one string, list []string) ([]string, error) {
 
 // platformParam is getPlatform: AgentClusterInstall's platform type in the
 // service's spelling; "" lets the service choose.
-func platformParam(aci manifests.AgentClusterInstallSpec) (*v2.Platform, error) {
+func platformParam(aci manifests.AgentClusterInstallSpec) (*wire.Platform, error) {
 	switch aci.PlatformType {
 	case manifests.PlatformBareMetal:
-		return &v2.Platform{Type: v2.PlatformTypeBaremetal}, nil
+		return &wire.Platform{Type: wire.PlatformTypeBaremetal}, nil
 	case manifests.PlatformNone:
-		return &v2.Platform{Type: v2.PlatformTypeNone}, nil
+		return &wire.Platform{Type: wire.PlatformTypeNone}, nil
 	case manifests.PlatformVSphere:
-		return &v2.Platform{Type: v2.PlatformTypeVsphere}, nil
+		return &wire.Platform{Type: wire.PlatformTypeVsphere}, nil
 	case manifests.PlatformNutanix:
-		return &v2.Platform{Type: v2.PlatformTypeNutanix}, nil
+		return &wire.Platform{Type: wire.PlatformTypeNutanix}, nil
 	case manifests.PlatformExternal:
 		if aci.External == nil {
 			return nil, fmt.Errorf("%w: for external platform, the external platform spec must be set", ErrManifests)
 		}
 		name := aci.External.PlatformName
-		ccm := v2.PlatformExternalCloudControllerManager(aci.External.CloudControllerManager)
-		return &v2.Platform{Type: v2.PlatformTypeExternal, External: &v2.PlatformExternal{PlatformName: &name, CloudControllerManager: &ccm}}, nil
+		ccm := wire.PlatformExternalCloudControllerManager(aci.External.CloudControllerManager)
+		return &wire.Platform{Type: wire.PlatformTypeExternal, External: &wire.PlatformExternal{PlatformName: &name, CloudControllerManager: &ccm}}, nil
 	}
 	return nil, nil
 }
 
 // hyperthreading is getHyperthreading: set only when a pool says so; the
 // pools with hyperthreading Enabled, in masters, arbiters, workers order.
-func hyperthreading(aci manifests.AgentClusterInstallSpec) (v2.ClusterHyperthreading, bool) {
+func hyperthreading(aci manifests.AgentClusterInstallSpec) (wire.ClusterHyperthreading, bool) {
 	var worker *manifests.AgentMachinePool
 	for i := range aci.Compute {
 		if aci.Compute[i].Name == "worker" {
@@ -226,24 +226,24 @@ func hyperthreading(aci manifests.AgentClusterInstallSpec) (v2.ClusterHyperthrea
 		}
 	}
 	if len(pools) == 0 {
-		return v2.ClusterHyperthreadingNone, true
+		return wire.ClusterHyperthreadingNone, true
 	}
-	return v2.ClusterHyperthreading(strings.Join(pools, ",")), true
+	return wire.ClusterHyperthreading(strings.Join(pools, ",")), true
 }
 
 // diskEncryption is sent only when it asks for something beyond the
 // disabled default, with defaults none and tpmv2 filled in
 // (common.RequestsDiskEncryptionConfiguration, DiskEncryptionFieldDefaults).
-func diskEncryption(d *manifests.DiskEncryption) *v2.DiskEncryption {
+func diskEncryption(d *manifests.DiskEncryption) *wire.DiskEncryption {
 	if d == nil || ((d.EnableOn == "" || d.EnableOn == "none") && d.Mode != "tang" && d.TangServers == "") {
 		return nil
 	}
-	out := &v2.DiskEncryption{EnableOn: v2.DiskEncryptionEnableOn(d.EnableOn), Mode: v2.DiskEncryptionMode(d.Mode), TangServers: d.TangServers}
+	out := &wire.DiskEncryption{EnableOn: wire.DiskEncryptionEnableOn(d.EnableOn), Mode: wire.DiskEncryptionMode(d.Mode), TangServers: d.TangServers}
 	if out.EnableOn == "" {
-		out.EnableOn = v2.DiskEncryptionEnableOnNone
+		out.EnableOn = wire.DiskEncryptionEnableOnNone
 	}
 	if out.Mode == "" {
-		out.Mode = v2.DiskEncryptionModeTpmv2
+		out.Mode = wire.DiskEncryptionModeTpmv2
 	}
 	return out
 }

@@ -16,8 +16,8 @@ import (
 	"github.com/nodezero/nodezero/daemon/assisted"
 	"github.com/nodezero/nodezero/daemon/assisted/assistedtest"
 	"github.com/nodezero/nodezero/daemon/auth"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/store"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // The tests run against the real service: a SQLite store in a temp dir,
@@ -29,8 +29,8 @@ const testPullSecret = `{"auths":{"quay.io":{"auth":"dXNlcjpwYXNz"}}}`
 const testSSHKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGx5rJmS7r9Vw1q0J9l2o4xS9p0x user@example"
 
 type service struct {
-	user  *v2.Client // the user token: what node zero's registration uses
-	agent *v2.Client // the agent token: what hosts use
+	user  *wire.Client // the user token: what node zero's registration uses
+	agent *wire.Client // the agent token: what hosts use
 }
 
 func newService(t *testing.T) *service {
@@ -55,27 +55,27 @@ func newService(t *testing.T) *service {
 		svc.Close()
 		st.Close()
 	})
-	client := func(s auth.Scheme, opt func(string) v2.ClientOption) *v2.Client {
+	client := func(s auth.Scheme, opt func(string) wire.ClientOption) *wire.Client {
 		tok, err := auth.Sign(key, s, time.Time{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := v2.NewClient(srv.URL, opt(tok), v2.WithHTTPClient(srv.Client()))
+		c, err := wire.NewClient(srv.URL, opt(tok), wire.WithHTTPClient(srv.Client()))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return c
 	}
-	return &service{user: client(auth.User, v2.WithUserToken), agent: client(auth.Agent, v2.WithAgentToken)}
+	return &service{user: client(auth.User, wire.WithUserToken), agent: client(auth.Agent, wire.WithAgentToken)}
 }
 
 // addHost registers a host with inventory inv and posts the inventory, as
 // an agent does in its first second; it returns the host id.
-func (s *service) addHost(t *testing.T, infraEnvID string, inv *v2.Inventory) string {
+func (s *service) addHost(t *testing.T, infraEnvID string, inv *wire.Inventory) string {
 	t.Helper()
 	ctx := context.Background()
 	id := uuid.NewString()
-	if _, err := s.agent.RegisterHost(ctx, infraEnvID, v2.HostCreateParams{HostID: id, DiscoveryAgentVersion: "agent:test"}); err != nil {
+	if _, err := s.agent.RegisterHost(ctx, infraEnvID, wire.HostCreateParams{HostID: id, DiscoveryAgentVersion: "agent:test"}); err != nil {
 		t.Fatalf("RegisterHost: %v", err)
 	}
 	if _, err := s.agent.NextSteps(ctx, infraEnvID, id, time.Now().Unix(), 0); err != nil {
@@ -85,7 +85,7 @@ func (s *service) addHost(t *testing.T, infraEnvID string, inv *v2.Inventory) st
 	if err != nil {
 		t.Fatal(err)
 	}
-	reply := v2.StepReply{StepType: v2.StepTypeInventory, StepID: "inventory-0badc0de", Output: string(b)}
+	reply := wire.StepReply{StepType: wire.StepTypeInventory, StepID: "inventory-0badc0de", Output: string(b)}
 	if err := s.agent.PostStepReply(ctx, infraEnvID, id, reply); err != nil {
 		t.Fatalf("PostStepReply inventory: %v", err)
 	}
@@ -102,7 +102,7 @@ func (s *service) answerChecks(t *testing.T, infraEnvID, hostID string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var c *v2.Cluster
+	var c *wire.Cluster
 	if h.ClusterID != nil {
 		if c, err = s.user.GetCluster(ctx, *h.ClusterID); err != nil {
 			t.Fatal(err)
@@ -118,33 +118,33 @@ const gb = int64(1000 * 1000 * 1000)
 // inventory is a host fit to be a master, with four disks: sda a 120 GB
 // SSD, sdb a 500 GB HDD, nvme0n1 a 1 TB NVMe disk and sdc a 20 GB disk too
 // small to install on.
-func inventory(name, mac string, n int) *v2.Inventory {
-	disk := func(name, model, vendor, serial, hctl, wwn string, size int64, dt v2.DriveType) *v2.Disk {
-		return &v2.Disk{
+func inventory(name, mac string, n int) *wire.Inventory {
+	disk := func(name, model, vendor, serial, hctl, wwn string, size int64, dt wire.DriveType) *wire.Disk {
+		return &wire.Disk{
 			ID: "/dev/disk/by-id/wwn-" + wwn, Name: name, Path: "/dev/" + name, ByID: "/dev/disk/by-id/wwn-" + wwn,
 			ByPath: "/dev/disk/by-path/pci-0000:00:1f.2-ata-" + name, HCTL: hctl, Model: model, Vendor: vendor,
 			Serial: serial, WWN: wwn, SizeBytes: size, DriveType: dt,
-			InstallationEligibility: &v2.DiskInstallationEligibility{Eligible: true},
+			InstallationEligibility: &wire.DiskInstallationEligibility{Eligible: true},
 		}
 	}
-	return &v2.Inventory{
+	return &wire.Inventory{
 		Hostname: name,
-		CPU:      &v2.CPU{Count: 8, Architecture: "x86_64"},
-		Memory:   &v2.Memory{PhysicalBytes: 32 << 30, UsableBytes: 32 << 30, PhysicalBytesMethod: v2.MemoryMethodGhw},
-		Disks: []*v2.Disk{
-			disk("sda", "Samsung SSD 870", "ATA", "S1"+strconv.Itoa(n), "0:0:0:0", "0x5000000000000a0"+strconv.Itoa(n), 120*gb, v2.DriveTypeSSD),
-			disk("sdb", "ST500DM002", "ATA", "Z1"+strconv.Itoa(n), "1:0:0:0", "0x5000000000000b0"+strconv.Itoa(n), 500*gb, v2.DriveTypeHDD),
-			disk("nvme0n1", "Dell Ent NVMe P5600", "", "N1"+strconv.Itoa(n), "", "0x5000000000000c0"+strconv.Itoa(n), 1000*gb, v2.DriveTypeSSD),
-			disk("sdc", "QEMU HARDDISK", "QEMU", "Q1"+strconv.Itoa(n), "2:0:0:0", "0x5000000000000d0"+strconv.Itoa(n), 20*gb, v2.DriveTypeHDD),
+		CPU:      &wire.CPU{Count: 8, Architecture: "x86_64"},
+		Memory:   &wire.Memory{PhysicalBytes: 32 << 30, UsableBytes: 32 << 30, PhysicalBytesMethod: wire.MemoryMethodGhw},
+		Disks: []*wire.Disk{
+			disk("sda", "Samsung SSD 870", "ATA", "S1"+strconv.Itoa(n), "0:0:0:0", "0x5000000000000a0"+strconv.Itoa(n), 120*gb, wire.DriveTypeSSD),
+			disk("sdb", "ST500DM002", "ATA", "Z1"+strconv.Itoa(n), "1:0:0:0", "0x5000000000000b0"+strconv.Itoa(n), 500*gb, wire.DriveTypeHDD),
+			disk("nvme0n1", "Dell Ent NVMe P5600", "", "N1"+strconv.Itoa(n), "", "0x5000000000000c0"+strconv.Itoa(n), 1000*gb, wire.DriveTypeSSD),
+			disk("sdc", "QEMU HARDDISK", "QEMU", "Q1"+strconv.Itoa(n), "2:0:0:0", "0x5000000000000d0"+strconv.Itoa(n), 20*gb, wire.DriveTypeHDD),
 		},
-		Interfaces: []*v2.Interface{{
+		Interfaces: []*wire.Interface{{
 			Name: "eth0", Type: "physical", MACAddress: mac, IPv4Addresses: []string{"192.168.111." + strconv.Itoa(80+n) + "/24"},
 		}},
-		Routes: []*v2.Route{
+		Routes: []*wire.Route{
 			{Destination: "0.0.0.0", Gateway: "192.168.111.1", Interface: "eth0", Family: 2},
 			{Destination: "192.168.111.0", Interface: "eth0", Family: 2},
 		},
-		SystemVendor: &v2.SystemVendor{Manufacturer: "Red Hat", ProductName: "KVM"},
+		SystemVendor: &wire.SystemVendor{Manufacturer: "Red Hat", ProductName: "KVM"},
 	}
 }
 

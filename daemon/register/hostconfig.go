@@ -11,8 +11,8 @@ import (
 
 	"github.com/nodezero/nodezero/configimage/manifests"
 	"github.com/nodezero/nodezero/daemon/atomicfile"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/daemon/validation"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // DefaultFailuresFile is where install-status.sh reads the hosts that
@@ -72,7 +72,7 @@ func (f Failure) String() string { return f.Hostname + ": " + f.Reason }
 // installation disk where they differ from the config. Callers repeat it
 // with a backoff until Result.Done. Errors are for what a retry cannot
 // mend by waiting: unreadable configs, an unreachable service.
-func ApplyHostConfigs(ctx context.Context, c *v2.Client, infraEnvID, dir string) (Result, error) {
+func ApplyHostConfigs(ctx context.Context, c *wire.Client, infraEnvID, dir string) (Result, error) {
 	var res Result
 	configs, err := manifests.LoadHostConfigs(dir)
 	if err != nil {
@@ -87,7 +87,7 @@ func ApplyHostConfigs(ctx context.Context, c *v2.Client, infraEnvID, dir string)
 		if h == nil || h.Inventory == "" {
 			continue // not yet: configs are applied once the inventory is in
 		}
-		var inv v2.Inventory
+		var inv wire.Inventory
 		if err := json.Unmarshal([]byte(h.Inventory), &inv); err != nil {
 			return res, fmt.Errorf("apply host configs: host %s: inventory: %w", h.ID, err)
 		}
@@ -116,9 +116,9 @@ func ApplyHostConfigs(ctx context.Context, c *v2.Client, infraEnvID, dir string)
 }
 
 // applyOne brings one host in line with its config.
-func applyOne(ctx context.Context, c *v2.Client, h *v2.Host, inv *v2.Inventory, hc *manifests.HostConfig) (*HostUpdate, *Failure, error) {
+func applyOne(ctx context.Context, c *wire.Client, h *wire.Host, inv *wire.Inventory, hc *manifests.HostConfig) (*HostUpdate, *Failure, error) {
 	name := hostName(h, inv, hc)
-	var p v2.HostUpdateParams
+	var p wire.HostUpdateParams
 	up := HostUpdate{HostID: h.ID, Hostname: name, Config: hc.Name}
 
 	// Installation disk: keep the current one when the hints accept it,
@@ -136,20 +136,20 @@ func applyOne(ctx context.Context, c *v2.Client, h *v2.Host, inv *v2.Inventory, 
 		if !noMatch {
 			up.DiskID = validation.DiskID(acceptable[0])
 		}
-		p.DisksSelectedConfig = []*v2.DiskConfigParams{{ID: up.DiskID, Role: v2.DiskRoleInstall}}
+		p.DisksSelectedConfig = []*wire.DiskConfigParams{{ID: up.DiskID, Role: wire.DiskRoleInstall}}
 	}
 
 	// Role: set unless the host has it already, explicitly or as the
 	// role the service suggests for an auto-assign host. (The client
 	// compares with suggested_role only, which re-sends a role the user
 	// set differently by hand.)
-	if hc.Role != "" && string(h.Role) != hc.Role && !(h.Role == v2.HostRoleAutoAssign && string(h.SuggestedRole) == hc.Role) {
+	if hc.Role != "" && string(h.Role) != hc.Role && !(h.Role == wire.HostRoleAutoAssign && string(h.SuggestedRole) == hc.Role) {
 		up.Role = hc.Role
-		r := v2.HostUpdateParamsHostRole(hc.Role)
+		r := wire.HostUpdateParamsHostRole(hc.Role)
 		p.HostRole = &r
 	}
 
-	var refused *v2.APIError
+	var refused *wire.APIError
 	if up.DiskID != "" || up.Role != "" {
 		_, err := c.UpdateHost(ctx, h.InfraEnvID, h.ID, p)
 		if err != nil && !errors.As(err, &refused) {
@@ -178,7 +178,7 @@ func applyOne(ctx context.Context, c *v2.Client, h *v2.Host, inv *v2.Inventory, 
 }
 
 // updateRefused is the client's UpdateFailure.DescribeFailure.
-func updateRefused(h *v2.Host, up HostUpdate, err *v2.APIError) string {
+func updateRefused(h *wire.Host, up HostUpdate, err *wire.APIError) string {
 	var changes []string
 	if up.DiskID != "" {
 		changes = append(changes, fmt.Sprintf("installation disk to %s (from %s)", up.DiskID, h.InstallationDiskID))
@@ -195,7 +195,7 @@ func updateRefused(h *v2.Host, up HostUpdate, err *v2.APIError) string {
 
 // hostName names the host as the user knows it: the name the service was
 // given, else the inventory's hostname, else the config's.
-func hostName(h *v2.Host, inv *v2.Inventory, hc *manifests.HostConfig) string {
+func hostName(h *wire.Host, inv *wire.Inventory, hc *manifests.HostConfig) string {
 	switch {
 	case h.RequestedHostname != "":
 		return h.RequestedHostname

@@ -12,8 +12,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/nodezero/nodezero/configimage/manifests"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/daemon/validation"
+	"github.com/nodezero/nodezero/wire"
 )
 
 func TestApplyHostConfigs(t *testing.T) {
@@ -33,7 +33,7 @@ func TestApplyHostConfigs(t *testing.T) {
 		ids[name] = s.addHost(t, ie.ID, inventory(name, macOf(i), i))
 	}
 	// A host that has not sent its inventory yet is left alone.
-	if _, err := s.agent.RegisterHost(ctx, ie.ID, v2.HostCreateParams{HostID: uuid.NewString()}); err != nil {
+	if _, err := s.agent.RegisterHost(ctx, ie.ID, wire.HostCreateParams{HostID: uuid.NewString()}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -71,8 +71,8 @@ func TestApplyHostConfigs(t *testing.T) {
 	}
 	for name, want := range map[string]struct {
 		disk string
-		role v2.HostRole
-	}{"master-0": {sda, ""}, "master-1": {nvme, v2.HostRoleWorker}} {
+		role wire.HostRole
+	}{"master-0": {sda, ""}, "master-1": {nvme, wire.HostRoleWorker}} {
 		h, err := s.user.GetHost(ctx, ie.ID, ids[name])
 		if err != nil {
 			t.Fatal(err)
@@ -167,7 +167,7 @@ func TestApplyHostConfigsBadHints(t *testing.T) {
 // ApplyHostConfigs sees (this package's fixture).
 func TestAcceptableDisks(t *testing.T) {
 	inv := inventory("h", macOf(0), 0)
-	inv.Disks[3].InstallationEligibility = &v2.DiskInstallationEligibility{NotEligibleReasons: []string{"too small"}}
+	inv.Disks[3].InstallationEligibility = &wire.DiskInstallationEligibility{NotEligibleReasons: []string{"too small"}}
 	yes, no := true, false
 	tests := []struct {
 		name  string

@@ -7,14 +7,14 @@ import (
 	"strings"
 
 	"github.com/nodezero/nodezero/configimage/manifests"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // RegisterInfraEnv returns the service's infra-env, registering it from the
 // manifests when there is none yet (agent-installer-client
 // registerInfraEnv). clusterID binds it to the cluster; "" registers it
 // unbound (late binding), as the client does when there is no cluster.
-func RegisterInfraEnv(ctx context.Context, c *v2.Client, set *manifests.Set, clusterID string) (*v2.InfraEnv, error) {
+func RegisterInfraEnv(ctx context.Context, c *wire.Client, set *manifests.Set, clusterID string) (*wire.InfraEnv, error) {
 	list, err := c.ListInfraEnvs(ctx, "")
 	if err != nil {
 		return nil, err
@@ -42,19 +42,19 @@ func RegisterInfraEnv(ctx context.Context, c *v2.Client, set *manifests.Set, clu
 //
 // Each host's static_network_config carries its nmstate YAML and the map
 // from its MACs to the interface names the YAML uses.
-func InfraEnvParams(set *manifests.Set, clusterID string) (*v2.InfraEnvCreateParams, error) {
+func InfraEnvParams(set *manifests.Set, clusterID string) (*wire.InfraEnvCreateParams, error) {
 	if err := complete(set); err != nil {
 		return nil, err
 	}
 	ie := set.InfraEnv
 	sp := ie.Spec
-	p := &v2.InfraEnvCreateParams{
+	p := &wire.InfraEnvCreateParams{
 		Name:                         ie.Metadata.Name,
-		ImageType:                    v2.ImageTypeFullISO,
+		ImageType:                    wire.ImageTypeFullISO,
 		IgnitionConfigOverride:       sp.IgnitionConfigOverride,
 		PullSecret:                   set.PullSecret.PullSecret(),
 		SSHAuthorizedKey:             &sp.SSHAuthorizedKey,
-		CPUArchitecture:              v2.InfraEnvCreateParamsCPUArchitecture(sp.CPUArchitecture),
+		CPUArchitecture:              wire.InfraEnvCreateParamsCPUArchitecture(sp.CPUArchitecture),
 		AdditionalTrustBundle:        sp.AdditionalTrustBundle,
 		NetworkDiscoveryDelaySeconds: sp.NetworkDiscoveryDelaySeconds,
 	}
@@ -62,7 +62,7 @@ func InfraEnvParams(set *manifests.Set, clusterID string) (*v2.InfraEnvCreatePar
 		p.ClusterID = &clusterID
 	}
 	if pr := sp.Proxy; pr != nil {
-		p.Proxy = &v2.Proxy{HTTPProxy: ptr(pr.HTTPProxy), HTTPSProxy: ptr(pr.HTTPSProxy), NoProxy: ptr(pr.NoProxy)}
+		p.Proxy = &wire.Proxy{HTTPProxy: ptr(pr.HTTPProxy), HTTPSProxy: ptr(pr.HTTPSProxy), NoProxy: ptr(pr.NoProxy)}
 	}
 	if len(sp.AdditionalNTPSources) > 0 {
 		p.AdditionalNTPSources = ptr(strings.Join(sp.AdditionalNTPSources, ","))
@@ -71,15 +71,15 @@ func InfraEnvParams(set *manifests.Set, clusterID string) (*v2.InfraEnvCreatePar
 		p.NTPSources = ptr(strings.Join(sp.NTPSources, ","))
 	}
 	for _, k := range sp.KernelArguments {
-		p.KernelArguments = append(p.KernelArguments, &v2.KernelArgument{Operation: v2.KernelArgumentOperation(k.Operation), Value: k.Value})
+		p.KernelArguments = append(p.KernelArguments, &wire.KernelArgument{Operation: wire.KernelArgumentOperation(k.Operation), Value: k.Value})
 	}
 	for _, nm := range set.NMStateConfigs {
 		if err := labelsMatch(nm, ie); err != nil {
 			return nil, err
 		}
-		hc := &v2.HostStaticNetworkConfig{NetworkYaml: string(nm.Spec.Config)}
+		hc := &wire.HostStaticNetworkConfig{NetworkYaml: string(nm.Spec.Config)}
 		for _, itf := range nm.Spec.Interfaces {
-			hc.MACInterfaceMap = append(hc.MACInterfaceMap, &v2.MACInterfaceMapItem{MACAddress: itf.MACAddress, LogicalNicName: itf.Name})
+			hc.MACInterfaceMap = append(hc.MACInterfaceMap, &wire.MACInterfaceMapItem{MACAddress: itf.MACAddress, LogicalNicName: itf.Name})
 		}
 		p.StaticNetworkConfig = append(p.StaticNetworkConfig, hc)
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/nodezero/nodezero/configimage/manifests"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // clusterView is what registration must carry from the manifests into the
@@ -26,7 +26,7 @@ type clusterView struct {
 	HTTPProxy, NoProxy                                       string
 }
 
-func viewCluster(c *v2.Cluster) clusterView {
+func viewCluster(c *wire.Cluster) clusterView {
 	v := clusterView{
 		Name: c.Name, BaseDomain: c.BaseDNSDomain, Version: c.OpenshiftVersion, ReleaseImage: c.OCPReleaseImage,
 		CPUArch: string(c.CPUArchitecture), SSHKey: c.SSHPublicKey, ControlPlane: c.ControlPlaneCount,
@@ -93,7 +93,7 @@ type infraEnvView struct {
 	MACs                                             []string // mac=name per host config
 }
 
-func viewInfraEnv(t *testing.T, ie *v2.InfraEnv) infraEnvView {
+func viewInfraEnv(t *testing.T, ie *wire.InfraEnv) infraEnvView {
 	t.Helper()
 	v := infraEnvView{Name: ie.Name, ClusterID: ie.ClusterID, SSHKey: ie.SSHAuthorizedKey, CPUArch: string(ie.CPUArchitecture),
 		ImageType: string(ie.Type), NTP: ie.AdditionalNTPSources}
@@ -101,7 +101,7 @@ func viewInfraEnv(t *testing.T, ie *v2.InfraEnv) infraEnvView {
 		v.HTTPProxy, v.NoProxy = deref(ie.Proxy.HTTPProxy), deref(ie.Proxy.NoProxy)
 	}
 	if ie.StaticNetworkConfig != "" {
-		var snc []v2.HostStaticNetworkConfig
+		var snc []wire.HostStaticNetworkConfig
 		if err := json.Unmarshal([]byte(ie.StaticNetworkConfig), &snc); err != nil {
 			t.Fatalf("static_network_config %q: %v", ie.StaticNetworkConfig, err)
 		}
@@ -214,7 +214,7 @@ func TestRegisterClusterRefusesSeveral(t *testing.T) {
 	s := newService(t)
 	ctx := context.Background()
 	for _, name := range []string{"one", "two"} {
-		if _, err := s.user.RegisterCluster(ctx, v2.ClusterCreateParams{Name: name, OpenshiftVersion: "4.18", PullSecret: testPullSecret}); err != nil {
+		if _, err := s.user.RegisterCluster(ctx, wire.ClusterCreateParams{Name: name, OpenshiftVersion: "4.18", PullSecret: testPullSecret}); err != nil {
 			t.Fatal(err)
 		}
 	}

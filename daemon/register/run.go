@@ -8,12 +8,12 @@ import (
 	"time"
 
 	"github.com/nodezero/nodezero/configimage/manifests"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // RunConfig is what Run needs on node zero.
 type RunConfig struct {
-	Client        *v2.Client // the user token's client of the local service
+	Client        *wire.Client // the user token's client of the local service
 	Set           *manifests.Set
 	HostConfigDir string // /etc/assisted/hostconfig; "" = no host configs
 	FailuresFile  string // /var/run/agent-installer/host-config-failures; "" = not written
@@ -51,8 +51,8 @@ func Run(ctx context.Context, cfg RunConfig) (string, error) {
 			cfg.Status(s)
 		}
 	}
-	var cluster *v2.Cluster
-	var infraEnv *v2.InfraEnv
+	var cluster *wire.Cluster
+	var infraEnv *wire.InfraEnv
 	var overridesDone, manifestsDone bool
 	// Registration retries until the service answers: on node zero it
 	// starts alongside this loop. Each step is done once: a retry resumes
@@ -91,7 +91,7 @@ func Run(ctx context.Context, cfg RunConfig) (string, error) {
 		if errors.Is(err, ErrMultiple) || errors.Is(err, ErrManifests) || errors.Is(err, ErrManifestExists) {
 			return "", err // retrying cannot fix these
 		}
-		if code := v2.StatusCode(upload); code >= 400 && code < 500 {
+		if code := wire.StatusCode(upload); code >= 400 && code < 500 {
 			// The service refused the overrides or a manifest (invalid, or
 			// the installation has started): sending it again cannot help.
 			return "", err
@@ -128,7 +128,7 @@ func Run(ctx context.Context, cfg RunConfig) (string, error) {
 				case err == nil:
 					say(fmt.Sprintf("Cluster installation started with %d control plane and %d worker hosts", masters, workers))
 					return cluster.ID, nil
-				case v2.IsStatus(err, 409):
+				case wire.IsStatus(err, 409):
 					// The cluster left ready in between: wait for it again,
 					// as start-cluster-installation does.
 					cfg.Logger.Info("install refused, cluster no longer ready", "err", err)

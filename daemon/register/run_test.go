@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/nodezero/nodezero/configimage/manifests"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // TestRunStartsTheInstall: Run registers, applies host configs as hosts
@@ -69,11 +69,11 @@ func TestRunStartsTheInstall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Status != v2.ClusterStatusPreparingForInstallation {
+	if c.Status != wire.ClusterStatusPreparingForInstallation {
 		t.Errorf("cluster is %s after Run, want preparing-for-installation", c.Status)
 	}
 	for _, h := range c.Hosts {
-		if h.Role != v2.HostRoleMaster {
+		if h.Role != wire.HostRoleMaster {
 			t.Errorf("%s role %s, want master from its host config", h.RequestedHostname, h.Role)
 		}
 	}
@@ -124,7 +124,7 @@ func checkUploads(t *testing.T, s *service, clusterID string) {
 	if b, err := s.user.DownloadClusterManifest(ctx, clusterID, "openshift", "99-extra.yaml"); err != nil || string(b) != "kind: ConfigMap\n" {
 		t.Errorf("99-extra.yaml = %q, %v; want the extra manifest", b, err)
 	}
-	evs, err := s.user.ListEvents(ctx, v2.EventsQuery{ClusterID: clusterID})
+	evs, err := s.user.ListEvents(ctx, wire.EventsQuery{ClusterID: clusterID})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/nodezero/nodezero/configimage/manifests"
 	"github.com/nodezero/nodezero/daemon/machine"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // ExpectedHosts returns the hosts the AgentClusterInstall asks for: control
@@ -29,24 +29,24 @@ func ExpectedHosts(set *manifests.Set) (masters, workers int) {
 // the console and the issue files explaining the decision, e.g.
 // "Waiting for 2 of 5 hosts to be known: worker-1 insufficient
 // (has-min-memory), 1 host not registered yet".
-func StartDecision(cluster *v2.Cluster, hosts []*v2.Host, wantMasters, wantWorkers int) (start bool, status string) {
+func StartDecision(cluster *wire.Cluster, hosts []*wire.Host, wantMasters, wantWorkers int) (start bool, status string) {
 	if cluster == nil {
 		return false, "Waiting for the cluster to be registered"
 	}
 	switch cluster.Status {
-	case v2.ClusterStatusPreparingForInstallation, v2.ClusterStatusInstalling,
-		v2.ClusterStatusInstallingPendingUserAction, v2.ClusterStatusFinalizing:
+	case wire.ClusterStatusPreparingForInstallation, wire.ClusterStatusInstalling,
+		wire.ClusterStatusInstallingPendingUserAction, wire.ClusterStatusFinalizing:
 		return false, "Cluster installation in progress"
-	case v2.ClusterStatusInstalled:
+	case wire.ClusterStatusInstalled:
 		return false, "Cluster is installed"
-	case v2.ClusterStatusError, v2.ClusterStatusCancelled:
+	case wire.ClusterStatusError, wire.ClusterStatusCancelled:
 		return false, "Installation cannot proceed: Cluster status: " + string(cluster.Status)
 	}
 	want := wantMasters + wantWorkers
 	var known int
 	var notKnown []string
 	for _, h := range sortedHosts(hosts) {
-		if h.Status == v2.HostStatusKnown {
+		if h.Status == wire.HostStatusKnown {
 			known++
 			continue
 		}
@@ -71,7 +71,7 @@ func StartDecision(cluster *v2.Cluster, hosts []*v2.Host, wantMasters, wantWorke
 	if want == 1 {
 		all = "The host is"
 	}
-	if cluster.Status != v2.ClusterStatusReady {
+	if cluster.Status != wire.ClusterStatusReady {
 		s := fmt.Sprintf("%s known; the cluster is %s", all, cluster.Status)
 		if cluster.StatusInfo != "" {
 			s += ": " + cluster.StatusInfo
@@ -91,8 +91,8 @@ func plural(n int, one, many string) string {
 }
 
 // sortedHosts orders hosts by name then id, so the status line is stable.
-func sortedHosts(hosts []*v2.Host) []*v2.Host {
-	out := make([]*v2.Host, 0, len(hosts))
+func sortedHosts(hosts []*wire.Host) []*wire.Host {
+	out := make([]*wire.Host, 0, len(hosts))
 	for _, h := range hosts {
 		if h != nil {
 			out = append(out, h)
@@ -110,7 +110,7 @@ func sortedHosts(hosts []*v2.Host) []*v2.Host {
 
 // describeHost is "worker-1 insufficient (has-min-memory)": the host's
 // name, status and failing validations.
-func describeHost(h *v2.Host) string {
+func describeHost(h *wire.Host) string {
 	s := displayName(h) + " " + string(h.Status)
 	if ids := failingValidations(h.ValidationsInfo); len(ids) > 0 {
 		s += " (" + strings.Join(ids, ", ") + ")"
@@ -120,7 +120,7 @@ func describeHost(h *v2.Host) string {
 
 // displayName is the host's requested name, its inventory hostname, or
 // the start of its id.
-func displayName(h *v2.Host) string {
+func displayName(h *wire.Host) string {
 	if h.RequestedHostname != "" {
 		return h.RequestedHostname
 	}
@@ -155,7 +155,7 @@ func failingValidations(info string) []string {
 	var ids []string
 	for _, list := range groups {
 		for _, v := range list {
-			if v.Status == "failure" && !machine.Advisory(v2.HostValidationID(v.ID)) {
+			if v.Status == "failure" && !machine.Advisory(wire.HostValidationID(v.ID)) {
 				ids = append(ids, v.ID)
 			}
 		}

@@ -4,11 +4,11 @@ import (
 	"testing"
 
 	"github.com/nodezero/nodezero/configimage/manifests"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
-func host(name string, status v2.HostStatus, failing ...string) *v2.Host {
-	h := &v2.Host{ID: "id-" + name, RequestedHostname: name, Status: status}
+func host(name string, status wire.HostStatus, failing ...string) *wire.Host {
+	h := &wire.Host{ID: "id-" + name, RequestedHostname: name, Status: status}
 	if len(failing) > 0 {
 		info := `{"hardware":[`
 		for i, id := range failing {
@@ -22,21 +22,21 @@ func host(name string, status v2.HostStatus, failing ...string) *v2.Host {
 	return h
 }
 
-func known(names ...string) []*v2.Host {
-	var out []*v2.Host
+func known(names ...string) []*wire.Host {
+	var out []*wire.Host
 	for _, n := range names {
-		out = append(out, host(n, v2.HostStatusKnown))
+		out = append(out, host(n, wire.HostStatusKnown))
 	}
 	return out
 }
 
 func TestStartDecision(t *testing.T) {
-	ready := &v2.Cluster{Status: v2.ClusterStatusReady}
-	insufficient := &v2.Cluster{Status: v2.ClusterStatusInsufficient, StatusInfo: "Cluster is not ready for install"}
+	ready := &wire.Cluster{Status: wire.ClusterStatusReady}
+	insufficient := &wire.Cluster{Status: wire.ClusterStatusInsufficient, StatusInfo: "Cluster is not ready for install"}
 	tests := []struct {
 		name             string
-		cluster          *v2.Cluster
-		hosts            []*v2.Host
+		cluster          *wire.Cluster
+		hosts            []*wire.Host
 		masters, workers int
 		start            bool
 		status           string
@@ -45,26 +45,26 @@ func TestStartDecision(t *testing.T) {
 		{"all known, cluster ready", ready, known("m0", "m1", "m2", "w0", "w1"), 3, 2, true,
 			"All 5 hosts are known and the cluster is ready: starting the installation"},
 		{"one not known, one not registered", insufficient,
-			append(known("m0", "m1", "m2"), host("worker-1", v2.HostStatusInsufficient, "has-min-memory")), 3, 2, false,
+			append(known("m0", "m1", "m2"), host("worker-1", wire.HostStatusInsufficient, "has-min-memory")), 3, 2, false,
 			"Waiting for 2 of 5 hosts to be known: worker-1 insufficient (has-min-memory), 1 host not registered yet"},
 		{"several failing validations, sorted", insufficient,
-			[]*v2.Host{host("m0", v2.HostStatusInsufficient, "ntp-synced", "has-cpu-cores-for-role", "belongs-to-majority-group"), host("m1", v2.HostStatusDiscovering)}, 3, 0, false,
+			[]*wire.Host{host("m0", wire.HostStatusInsufficient, "ntp-synced", "has-cpu-cores-for-role", "belongs-to-majority-group"), host("m1", wire.HostStatusDiscovering)}, 3, 0, false,
 			// ntp-synced is advisory: not a reason the host waits.
 			"Waiting for 3 of 3 hosts to be known: m0 insufficient (belongs-to-majority-group, has-cpu-cores-for-role), m1 discovering, 1 host not registered yet"},
 		{"nothing registered", insufficient, nil, 1, 0, false, "Waiting for 1 of 1 hosts to be known: 1 host not registered yet"},
 		{"extra host registered", insufficient,
-			append(known("m0", "m1", "m2"), host("stray", v2.HostStatusPendingForInput)), 3, 0, false,
+			append(known("m0", "m1", "m2"), host("stray", wire.HostStatusPendingForInput)), 3, 0, false,
 			"4 hosts registered but 3 are expected: remove the extra 1 host; not known: stray pending-for-input"},
 		{"too many known", ready, known("m0", "m1", "m2", "m3"), 3, 0, false,
 			"4 hosts are known but 3 are expected: remove the extra 1 host"},
 		{"all known, cluster not ready", insufficient, known("m0"), 1, 0, false,
 			"The host is known; the cluster is insufficient: Cluster is not ready for install"},
-		{"installing", &v2.Cluster{Status: v2.ClusterStatusInstalling}, known("m0"), 1, 0, false, "Cluster installation in progress"},
-		{"preparing", &v2.Cluster{Status: v2.ClusterStatusPreparingForInstallation}, known("m0"), 1, 0, false, "Cluster installation in progress"},
-		{"installed", &v2.Cluster{Status: v2.ClusterStatusInstalled}, known("m0"), 1, 0, false, "Cluster is installed"},
-		{"error", &v2.Cluster{Status: v2.ClusterStatusError}, known("m0"), 1, 0, false, "Installation cannot proceed: Cluster status: error"},
+		{"installing", &wire.Cluster{Status: wire.ClusterStatusInstalling}, known("m0"), 1, 0, false, "Cluster installation in progress"},
+		{"preparing", &wire.Cluster{Status: wire.ClusterStatusPreparingForInstallation}, known("m0"), 1, 0, false, "Cluster installation in progress"},
+		{"installed", &wire.Cluster{Status: wire.ClusterStatusInstalled}, known("m0"), 1, 0, false, "Cluster is installed"},
+		{"error", &wire.Cluster{Status: wire.ClusterStatusError}, known("m0"), 1, 0, false, "Installation cannot proceed: Cluster status: error"},
 		{"host named by its inventory", insufficient,
-			[]*v2.Host{{ID: "0f1e2d3c-aaaa", Status: v2.HostStatusDisconnected, Inventory: `{"hostname":"master-7"}`}, {ID: "99887766-bbbb", Status: v2.HostStatusDiscovering}}, 2, 0, false,
+			[]*wire.Host{{ID: "0f1e2d3c-aaaa", Status: wire.HostStatusDisconnected, Inventory: `{"hostname":"master-7"}`}, {ID: "99887766-bbbb", Status: wire.HostStatusDiscovering}}, 2, 0, false,
 			"Waiting for 2 of 2 hosts to be known: host 99887766 discovering, master-7 disconnected"},
 	}
 	for _, tt := range tests {

@@ -9,7 +9,7 @@ import (
 	"fmt"
 
 	"github.com/nodezero/nodezero/configimage/manifests"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // After registering the cluster, agent-installer-client applies the
@@ -20,7 +20,7 @@ import (
 
 // ExtraManifestsFolder is the cluster manifests folder extra manifests go
 // to.
-const ExtraManifestsFolder = v2.ManifestFolderOpenshift
+const ExtraManifestsFolder = wire.ManifestFolderOpenshift
 
 // ErrManifestExists is wrapped by the error RegisterExtraManifests returns
 // when the cluster has an extra manifest of the same name with other
@@ -35,7 +35,7 @@ var ErrManifestExists = errors.New("already exists with different content")
 // difference. An AgentClusterInstall without the annotation sends nothing.
 // It reports whether it sent the overrides. Overrides that are not JSON
 // wrap ErrManifests.
-func ApplyInstallConfigOverrides(ctx context.Context, c *v2.Client, cluster *v2.Cluster, set *manifests.Set) (bool, error) {
+func ApplyInstallConfigOverrides(ctx context.Context, c *wire.Client, cluster *wire.Cluster, set *manifests.Set) (bool, error) {
 	if cluster == nil {
 		return false, errors.New("apply install config overrides: no cluster")
 	}
@@ -78,7 +78,7 @@ func normalizeJSON(s string) (string, error) {
 // skipped; one it has with other content is an error that names the file
 // and wraps ErrManifestExists, and nothing after it is uploaded. It returns
 // the names it uploaded.
-func RegisterExtraManifests(ctx context.Context, c *v2.Client, clusterID string, set *manifests.Set) ([]string, error) {
+func RegisterExtraManifests(ctx context.Context, c *wire.Client, clusterID string, set *manifests.Set) ([]string, error) {
 	if set == nil || len(set.ExtraManifests) == 0 {
 		return nil, nil
 	}
@@ -104,7 +104,7 @@ func RegisterExtraManifests(ctx context.Context, c *v2.Client, clusterID string,
 			}
 			continue
 		}
-		_, err := c.CreateClusterManifest(ctx, clusterID, v2.CreateManifestParams{
+		_, err := c.CreateClusterManifest(ctx, clusterID, wire.CreateManifestParams{
 			Folder: ExtraManifestsFolder, FileName: m.Name, Content: base64.StdEncoding.EncodeToString(m.Data),
 		})
 		if err != nil {

@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/nodezero/nodezero/configimage/manifests"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // TestApplyInstallConfigOverrides: the overrides are sent once; overrides
@@ -48,13 +48,13 @@ func TestApplyInstallConfigOverrides(t *testing.T) {
 	}
 	// Other overrides, or overrides that are not JSON, are replaced.
 	for _, have := range []string{`{"fips":false}`, `{not json`} {
-		if sent, err := ApplyInstallConfigOverrides(ctx, s.user, &v2.Cluster{ID: cluster.ID, InstallConfigOverrides: have}, set); err != nil || !sent {
+		if sent, err := ApplyInstallConfigOverrides(ctx, s.user, &wire.Cluster{ID: cluster.ID, InstallConfigOverrides: have}, set); err != nil || !sent {
 			t.Errorf("ApplyInstallConfigOverrides over %q = %v, %v; want sent", have, sent, err)
 		}
 	}
 	// No annotation: nothing to send.
 	delete(set.AgentClusterInstall.Metadata.Annotations, manifests.InstallConfigOverridesAnnotation)
-	if sent, err := ApplyInstallConfigOverrides(ctx, s.user, &v2.Cluster{ID: cluster.ID}, set); err != nil || sent {
+	if sent, err := ApplyInstallConfigOverrides(ctx, s.user, &wire.Cluster{ID: cluster.ID}, set); err != nil || sent {
 		t.Errorf("ApplyInstallConfigOverrides without the annotation = %v, %v; want nothing sent", sent, err)
 	}
 	set.AgentClusterInstall.Metadata.Annotations = map[string]string{manifests.InstallConfigOverridesAnnotation: "{not json"}
@@ -94,10 +94,10 @@ func TestRegisterExtraManifests(t *testing.T) {
 	// the service refuses it (not distinct), which is not ErrManifestExists.
 	other := manifestSet(t, compactSpec())
 	other.ExtraManifests = []manifests.ExtraManifest{{Name: "97-new.yaml", Data: []byte("a: 1\n")}}
-	if _, err := s.user.CreateClusterManifest(ctx, cluster.ID, v2.CreateManifestParams{Folder: v2.ManifestFolderManifests, FileName: "97-new.yaml", Content: base64.StdEncoding.EncodeToString([]byte("a: 1\n"))}); err != nil {
+	if _, err := s.user.CreateClusterManifest(ctx, cluster.ID, wire.CreateManifestParams{Folder: wire.ManifestFolderManifests, FileName: "97-new.yaml", Content: base64.StdEncoding.EncodeToString([]byte("a: 1\n"))}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := RegisterExtraManifests(ctx, s.user, cluster.ID, other); !v2.IsStatus(err, 400) || errors.Is(err, ErrManifestExists) {
+	if _, err := RegisterExtraManifests(ctx, s.user, cluster.ID, other); !wire.IsStatus(err, 400) || errors.Is(err, ErrManifestExists) {
 		t.Errorf("RegisterExtraManifests with the name taken in folder manifests = %v, want the service's 400", err)
 	}
 }
@@ -112,7 +112,7 @@ func TestExtraManifestConflict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.user.CreateClusterManifest(ctx, cluster.ID, v2.CreateManifestParams{
+	if _, err := s.user.CreateClusterManifest(ctx, cluster.ID, wire.CreateManifestParams{
 		Folder: ExtraManifestsFolder, FileName: "99-extra.yaml", Content: base64.StdEncoding.EncodeToString([]byte("kind: Secret\n")),
 	}); err != nil {
 		t.Fatal(err)
@@ -163,7 +163,7 @@ func TestRunRefusedOverrides(t *testing.T) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	_, err = Run(ctx, RunConfig{Client: s.user, Set: set, Interval: 10 * time.Millisecond})
-	if !v2.IsStatus(err, 409) {
+	if !wire.IsStatus(err, 409) {
 		t.Errorf("Run over an installing cluster with new overrides = %v, want the service's 409", err)
 	}
 }

@@ -4,21 +4,21 @@ import (
 	"fmt"
 	"testing"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // thousandHosts is a 1,000-host cluster: 3 masters and 997 workers, each
 // with its own inventory in a /22 machine network.
-func thousandHosts() (*v2.Cluster, []HostEntry) {
+func thousandHosts() (*wire.Cluster, []HostEntry) {
 	c := testCluster()
-	c.MachineNetworks = []*v2.MachineNetwork{{CIDR: "192.168.108.0/22"}}
-	c.APIVIPs = []*v2.APIVIP{{IP: "192.168.108.5"}}
-	c.IngressVIPs = []*v2.IngressVIP{{IP: "192.168.108.4"}}
+	c.MachineNetworks = []*wire.MachineNetwork{{CIDR: "192.168.108.0/22"}}
+	c.APIVIPs = []*wire.APIVIP{{IP: "192.168.108.5"}}
+	c.IngressVIPs = []*wire.IngressVIP{{IP: "192.168.108.4"}}
 	hosts := make([]HostEntry, 1000)
 	for i := range hosts {
-		role, cores, ram := v2.HostRoleWorker, int64(8), int64(16)
+		role, cores, ram := wire.HostRoleWorker, int64(8), int64(16)
 		if i < 3 {
-			role, cores, ram = v2.HostRoleMaster, 16, 64
+			role, cores, ram = wire.HostRoleMaster, 16, 64
 		}
 		addr := fmt.Sprintf("192.168.%d.%d/22", 108+(i+10)/256, (i+10)%256)
 		hosts[i] = HostEntry{

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // Host validations fed by the host-check steps the agent runs
@@ -18,11 +18,11 @@ import (
 // maxHostTimingMetrics is 4: it prints 5, then "and others...").
 const maxNamedPeers = 4
 
-func isDay2Host(h *v2.Host) bool { return h.Kind == v2.HostKindAddToExistingClusterHost }
+func isDay2Host(h *wire.Host) bool { return h.Kind == wire.HostKindAddToExistingClusterHost }
 
 // twoNodeFencing: a two-node cluster without an arbiter (assisted's
 // IsClusterTopologyTwoNodesWithFencing), where majority groups have 2 hosts.
-func twoNodeFencing(c *v2.Cluster) bool { return controlPlaneCount(c) == 2 }
+func twoNodeFencing(c *wire.Cluster) bool { return controlPlaneCount(c) == 2 }
 
 const (
 	msgMajorityOK     = "Host has connectivity to the majority of hosts in the cluster"
@@ -329,7 +329,7 @@ func (c *hostContext) timing(t timingTest) (Status, string) {
 		return statusHidden, ""
 	}
 	limit := t.threshold(c.req)
-	if c.facts.hostCount <= 1 || limit == nil || c.role == v2.HostRoleAutoAssign || isDay2Host(c.host) {
+	if c.facts.hostCount <= 1 || limit == nil || c.role == wire.HostRoleAutoAssign || isDay2Host(c.host) {
 		return StatusSuccess, t.pass
 	}
 	if c.conn == nil {
@@ -414,7 +414,7 @@ func hostNTPSynced(c *hostContext) (Status, string) {
 		return StatusError, "Parse error for NTP sources"
 	}
 	for _, s := range sources {
-		if s != nil && s.SourceState == v2.SourceStateSynced {
+		if s != nil && s.SourceState == wire.SourceStateSynced {
 			return StatusSuccess, "Host NTP is synced"
 		}
 	}
@@ -428,14 +428,14 @@ const imageDownloadRateThreshold = 0.001
 // ParseImagesStatus reads host.images_status: assisted stores a JSON object
 // from image name to its availability; a JSON list of availabilities is
 // accepted too. An empty string is no statuses.
-func ParseImagesStatus(s string) (map[string]*v2.ContainerImageAvailability, error) {
-	out := map[string]*v2.ContainerImageAvailability{}
+func ParseImagesStatus(s string) (map[string]*wire.ContainerImageAvailability, error) {
+	out := map[string]*wire.ContainerImageAvailability{}
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return out, nil
 	}
 	if strings.HasPrefix(s, "[") {
-		var list []*v2.ContainerImageAvailability
+		var list []*wire.ContainerImageAvailability
 		if err := json.Unmarshal([]byte(s), &list); err != nil {
 			return nil, fmt.Errorf("parse images_status: %w", err)
 		}
@@ -465,7 +465,7 @@ func hostContainerImagesAvailable(c *hostContext) (Status, string) {
 
 // failedImages are the names, sorted, of the images in h's images_status
 // that failed or came down slower than assisted's threshold.
-func failedImages(h *v2.Host) ([]string, error) {
+func failedImages(h *wire.Host) ([]string, error) {
 	statuses, err := ParseImagesStatus(h.ImagesStatus)
 	if err != nil {
 		return nil, err
@@ -486,8 +486,8 @@ func failedImages(h *v2.Host) ([]string, error) {
 	return failed, nil
 }
 
-func imageFailed(a *v2.ContainerImageAvailability) bool {
-	return a.Result == v2.ContainerImageAvailabilityResultFailure || (a.SizeBytes > 0 && a.DownloadRate < imageDownloadRateThreshold)
+func imageFailed(a *wire.ContainerImageAvailability) bool {
+	return a.Result == wire.ContainerImageAvailabilityResultFailure || (a.SizeBytes > 0 && a.DownloadRate < imageDownloadRateThreshold)
 }
 
 // Outcome is what a preparation check has shown for a host so far.
@@ -512,7 +512,7 @@ type Preparation struct {
 // RequiredImages are the images a host must pull before installing: the
 // release image (nodezero writes the OS itself, so there is no installer or
 // agent image to pull). Empty while the release image is unknown.
-func (v *Validator) RequiredImages(c *v2.Cluster) []string {
+func (v *Validator) RequiredImages(c *wire.Cluster) []string {
 	if img := v.ReleaseImageOf(c); img != "" {
 		return []string{img}
 	}
@@ -532,7 +532,7 @@ func (c *hostContext) imagesOutcome() Outcome {
 		}
 	}
 	for _, img := range c.v.RequiredImages(c.cluster) {
-		if a := statuses[img]; a == nil || a.Result != v2.ContainerImageAvailabilityResultSuccess {
+		if a := statuses[img]; a == nil || a.Result != wire.ContainerImageAvailabilityResultSuccess {
 			return NotMeasured
 		}
 	}
@@ -558,7 +558,7 @@ type DiskInfo struct {
 // InstallationDiskKey is the key of the installation disk in
 // host.disks_info and the path the disk speed check is asked to measure:
 // its id (a /dev/disk/by-id path), else its path.
-func InstallationDiskKey(h *v2.Host) string {
+func InstallationDiskKey(h *wire.Host) string {
 	if h.InstallationDiskID != "" {
 		return h.InstallationDiskID
 	}

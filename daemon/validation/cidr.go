@@ -6,7 +6,7 @@ import (
 	"net"
 	"sort"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // Cluster topology, as assisted's common helpers read it.
@@ -14,44 +14,44 @@ import (
 // isSNO: a single-node cluster has control_plane_count 1 (assisted's
 // IsSingleNodeCluster); a cluster without a count is single-node when its
 // high_availability_mode is None.
-func isSNO(c *v2.Cluster) bool { return controlPlaneCount(c) == 1 }
+func isSNO(c *wire.Cluster) bool { return controlPlaneCount(c) == 1 }
 
 // controlPlaneCount is control_plane_count, or the default assisted derives
 // from high_availability_mode when it is unset (None → 1, else 3).
-func controlPlaneCount(c *v2.Cluster) int64 {
+func controlPlaneCount(c *wire.Cluster) int64 {
 	if c == nil {
 		return 0
 	}
 	if c.ControlPlaneCount > 0 {
 		return c.ControlPlaneCount
 	}
-	if c.HighAvailabilityMode == v2.ClusterHighAvailabilityModeNone {
+	if c.HighAvailabilityMode == wire.ClusterHighAvailabilityModeNone {
 		return 1
 	}
 	return 3
 }
 
-func isUMN(c *v2.Cluster) bool {
+func isUMN(c *wire.Cluster) bool {
 	return c != nil && c.UserManagedNetworking != nil && *c.UserManagedNetworking
 }
 
-func isDHCP(c *v2.Cluster) bool {
+func isDHCP(c *wire.Cluster) bool {
 	return c != nil && c.VIPDHCPAllocation != nil && *c.VIPDHCPAllocation
 }
 
-func userManagedLB(c *v2.Cluster) bool {
-	return c != nil && c.LoadBalancer != nil && c.LoadBalancer.Type == v2.LoadBalancerTypeUserManaged
+func userManagedLB(c *wire.Cluster) bool {
+	return c != nil && c.LoadBalancer != nil && c.LoadBalancer.Type == wire.LoadBalancerTypeUserManaged
 }
 
-func isDay2(c *v2.Cluster) bool { return c != nil && c.Kind == v2.ClusterKindAddHostsCluster }
+func isDay2(c *wire.Cluster) bool { return c != nil && c.Kind == wire.ClusterKindAddHostsCluster }
 
 // machineNetworkRequired: every cluster but a multi-node one with
 // user-managed networking needs a machine network.
-func machineNetworkRequired(c *v2.Cluster) bool { return !isUMN(c) || isSNO(c) }
+func machineNetworkRequired(c *wire.Cluster) bool { return !isUMN(c) || isSNO(c) }
 
 // The CIDR lists skip entries without a CIDR (assisted counts an entry as
 // present when any of its fields is set).
-func machineNetworkCIDRs(c *v2.Cluster) []string {
+func machineNetworkCIDRs(c *wire.Cluster) []string {
 	var out []string
 	for _, n := range c.MachineNetworks {
 		if n != nil && n.CIDR != "" {
@@ -61,7 +61,7 @@ func machineNetworkCIDRs(c *v2.Cluster) []string {
 	return out
 }
 
-func clusterNetworkCIDRs(c *v2.Cluster) []string {
+func clusterNetworkCIDRs(c *wire.Cluster) []string {
 	var out []string
 	for _, n := range c.ClusterNetworks {
 		if n != nil && n.CIDR != "" {
@@ -71,7 +71,7 @@ func clusterNetworkCIDRs(c *v2.Cluster) []string {
 	return out
 }
 
-func serviceNetworkCIDRs(c *v2.Cluster) []string {
+func serviceNetworkCIDRs(c *wire.Cluster) []string {
 	var out []string
 	for _, n := range c.ServiceNetworks {
 		if n != nil && n.CIDR != "" {
@@ -127,7 +127,7 @@ func sameFamilies(a, b []int) bool {
 }
 
 // dualStack: machine, service or cluster networks hold both families.
-func dualStack(c *v2.Cluster) bool {
+func dualStack(c *wire.Cluster) bool {
 	for _, list := range [][]string{machineNetworkCIDRs(c), serviceNetworkCIDRs(c), clusterNetworkCIDRs(c)} {
 		var v4, v6 bool
 		for _, s := range list {
@@ -149,7 +149,7 @@ func dualStack(c *v2.Cluster) bool {
 
 // effectiveNetworkType is network_type, overridden by
 // install_config_overrides' networking.networkType.
-func effectiveNetworkType(c *v2.Cluster) string {
+func effectiveNetworkType(c *wire.Cluster) string {
 	t := ""
 	if c.NetworkType != nil {
 		t = string(*c.NetworkType)
@@ -270,7 +270,7 @@ func VIPUseFromHosts(hosts []HostEntry) *VIPUse {
 		if h.Host == nil || h.Host.FreeAddresses == "" {
 			continue
 		}
-		var nets v2.FreeNetworksAddresses
+		var nets wire.FreeNetworksAddresses
 		if err := json.Unmarshal([]byte(h.Host.FreeAddresses), &nets); err != nil {
 			continue
 		}
@@ -303,8 +303,8 @@ func VIPUseFromHosts(hosts []HostEntry) *VIPUse {
 // vipFree returns the verification of a VIP: the VIP's own verify-vips
 // result when decided, else the free list for its network; "" when there is
 // no data at all (use == nil).
-func vipFree(use *VIPUse, vip, cidr string, own v2.VIPVerification) v2.VIPVerification {
-	if own == v2.VIPVerificationSucceeded || own == v2.VIPVerificationFailed {
+func vipFree(use *VIPUse, vip, cidr string, own wire.VIPVerification) wire.VIPVerification {
+	if own == wire.VIPVerificationSucceeded || own == wire.VIPVerificationFailed {
 		return own
 	}
 	if use == nil {
@@ -312,25 +312,25 @@ func vipFree(use *VIPUse, vip, cidr string, own v2.VIPVerification) v2.VIPVerifi
 	}
 	free := use.Free[cidr]
 	if len(free) == 0 {
-		return v2.VIPVerificationUnverified
+		return wire.VIPVerificationUnverified
 	}
 	if free[vip] {
-		return v2.VIPVerificationSucceeded
+		return wire.VIPVerificationSucceeded
 	}
-	return v2.VIPVerificationFailed
+	return wire.VIPVerificationFailed
 }
 
 // checkVIP verifies one VIP against one machine network. It returns the
 // verification and, unless it succeeded, the problem. checkUse adds the
 // "not in use" half; unchecked reports that there was no use data for it.
-func checkVIP(hostCount int, cidr, vip, name string, own v2.VIPVerification, use *VIPUse, checkUse bool) (ver v2.VIPVerification, unchecked bool, problem string) {
+func checkVIP(hostCount int, cidr, vip, name string, own wire.VIPVerification, use *VIPUse, checkUse bool) (ver wire.VIPVerification, unchecked bool, problem string) {
 	if cidr == "" {
-		return v2.VIPVerificationUnverified, false, fmt.Sprintf("%s <%s> cannot be set if Machine Network CIDR is empty", name, vip)
+		return wire.VIPVerificationUnverified, false, fmt.Sprintf("%s <%s> cannot be set if Machine Network CIDR is empty", name, vip)
 	}
 	ip := net.ParseIP(vip)
 	_, n, perr := net.ParseCIDR(cidr)
 	if ip == nil || perr != nil || !n.Contains(ip) {
-		return v2.VIPVerificationFailed, false, fmt.Sprintf("%s <%s> does not belong to machine-network-cidr <%s>", name, vip, cidr)
+		return wire.VIPVerificationFailed, false, fmt.Sprintf("%s <%s> does not belong to machine-network-cidr <%s>", name, vip, cidr)
 	}
 	if isIPv4(vip) {
 		ip4 := ip.To4()
@@ -339,30 +339,30 @@ func checkVIP(hostCount int, cidr, vip, name string, own v2.VIPVerification, use
 			bcast[i] = n.IP.To4()[i] | ^n.Mask[len(n.Mask)-4+i]
 		}
 		if ip4.Equal(bcast) {
-			return v2.VIPVerificationFailed, false, fmt.Sprintf("%s <%s> is the broadcast address of machine-network-cidr <%s>", name, vip, cidr)
+			return wire.VIPVerificationFailed, false, fmt.Sprintf("%s <%s> is the broadcast address of machine-network-cidr <%s>", name, vip, cidr)
 		}
 		// Not in assisted: the network address of a /30 or wider subnet is
 		// no more usable as a VIP than its broadcast address.
 		if ones, _ := n.Mask.Size(); ones <= 30 && ip4.Equal(n.IP.To4()) {
-			return v2.VIPVerificationFailed, false, fmt.Sprintf("%s <%s> is the network address of machine-network-cidr <%s>", name, vip, cidr)
+			return wire.VIPVerificationFailed, false, fmt.Sprintf("%s <%s> is the network address of machine-network-cidr <%s>", name, vip, cidr)
 		}
 	}
 	if !checkUse {
-		return v2.VIPVerificationSucceeded, false, ""
+		return wire.VIPVerificationSucceeded, false, ""
 	}
 	switch vipFree(use, vip, cidr, own) {
 	case "":
-		return v2.VIPVerificationSucceeded, true, ""
-	case v2.VIPVerificationSucceeded:
-		return v2.VIPVerificationSucceeded, false, ""
-	case v2.VIPVerificationFailed:
+		return wire.VIPVerificationSucceeded, true, ""
+	case wire.VIPVerificationSucceeded:
+		return wire.VIPVerificationSucceeded, false, ""
+	case wire.VIPVerificationFailed:
 		msg := fmt.Sprintf("%s <%s> is already in use in cidr %s", name, vip, cidr)
 		if !machineNetworkBigEnough(hostCount, n) {
 			msg += ". The machine network range is too small for the cluster. Please redefine the network."
 		}
-		return v2.VIPVerificationFailed, false, msg
+		return wire.VIPVerificationFailed, false, msg
 	default:
-		return v2.VIPVerificationUnverified, false, fmt.Sprintf("%s <%s> are not verified yet.", name, vip)
+		return wire.VIPVerificationUnverified, false, fmt.Sprintf("%s <%s> are not verified yet.", name, vip)
 	}
 }
 
@@ -382,7 +382,7 @@ func machineNetworkBigEnough(hosts int, n *net.IPNet) bool {
 // duplicateVIPs reports, per list, a VIP listed twice and (unless
 // allowCommon) an address used for both API and ingress, which goes into
 // both lists (assisted ValidateNoVIPAddressesDuplicates wording).
-func duplicateVIPs(api []*v2.APIVIP, ingress []*v2.IngressVIP, allowCommon bool) (apiProblems, ingressProblems []string) {
+func duplicateVIPs(api []*wire.APIVIP, ingress []*wire.IngressVIP, allowCommon bool) (apiProblems, ingressProblems []string) {
 	seenAPI, seenIngress := map[string]bool{}, map[string]bool{}
 	for _, v := range api {
 		if v == nil || v.IP == "" {

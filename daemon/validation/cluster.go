@@ -8,12 +8,12 @@ import (
 	"strings"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // clusterRule is one row of the cluster validation table.
 type clusterRule struct {
-	ID       v2.ClusterValidationID
+	ID       wire.ClusterValidationID
 	Category Category
 	Fn       func(*clusterContext) (Status, string)
 }
@@ -22,37 +22,37 @@ type clusterRule struct {
 // internal/cluster/refresh_status_preprocessor.go); results are emitted
 // sorted by ID inside each category.
 var clusterRules = []clusterRule{
-	{v2.ClusterValidationIDMachineCIDRDefined, CategoryNetwork, clusterMachineCIDRDefined},
-	{v2.ClusterValidationIDMachineCIDREqualsToCalculatedCIDR, CategoryNetwork, clusterMachineCIDRCalculated},
-	{v2.ClusterValidationIDAPIVIPsDefined, CategoryNetwork, clusterAPIVIPsDefined},
-	{v2.ClusterValidationIDAPIVIPsValid, CategoryNetwork, clusterAPIVIPsValid},
-	{v2.ClusterValidationIDNetworkTypeValid, CategoryNetwork, clusterNetworkTypeValid},
-	{v2.ClusterValidationIDIngressVIPsDefined, CategoryNetwork, clusterIngressVIPsDefined},
-	{v2.ClusterValidationIDIngressVIPsValid, CategoryNetwork, clusterIngressVIPsValid},
-	{v2.ClusterValidationIDAllHostsAreReadyToInstall, CategoryHostsData, clusterAllHostsReady},
-	{v2.ClusterValidationIDSufficientMastersCount, CategoryHostsData, clusterSufficientMasters},
-	{v2.ClusterValidationIDDNSDomainDefined, CategoryNetwork, clusterDNSDomainDefined},
-	{v2.ClusterValidationIDPullSecretSet, CategoryConfiguration, clusterPullSecretSet},
-	{v2.ClusterValidationIDClusterCIDRDefined, CategoryNetwork, clusterClusterCIDRDefined},
-	{v2.ClusterValidationIDServiceCIDRDefined, CategoryNetwork, clusterServiceCIDRDefined},
-	{v2.ClusterValidationIDNoCidrsOverlapping, CategoryNetwork, clusterNoCIDRsOverlapping},
-	{v2.ClusterValidationIDNetworkPrefixValid, CategoryNetwork, clusterNetworkPrefixValid},
-	{v2.ClusterValidationIDNTPServerConfigured, CategoryNetwork, clusterNTPServerConfigured},
-	{v2.ClusterValidationIDNetworksSameAddressFamilies, CategoryNetwork, clusterSameAddressFamilies},
+	{wire.ClusterValidationIDMachineCIDRDefined, CategoryNetwork, clusterMachineCIDRDefined},
+	{wire.ClusterValidationIDMachineCIDREqualsToCalculatedCIDR, CategoryNetwork, clusterMachineCIDRCalculated},
+	{wire.ClusterValidationIDAPIVIPsDefined, CategoryNetwork, clusterAPIVIPsDefined},
+	{wire.ClusterValidationIDAPIVIPsValid, CategoryNetwork, clusterAPIVIPsValid},
+	{wire.ClusterValidationIDNetworkTypeValid, CategoryNetwork, clusterNetworkTypeValid},
+	{wire.ClusterValidationIDIngressVIPsDefined, CategoryNetwork, clusterIngressVIPsDefined},
+	{wire.ClusterValidationIDIngressVIPsValid, CategoryNetwork, clusterIngressVIPsValid},
+	{wire.ClusterValidationIDAllHostsAreReadyToInstall, CategoryHostsData, clusterAllHostsReady},
+	{wire.ClusterValidationIDSufficientMastersCount, CategoryHostsData, clusterSufficientMasters},
+	{wire.ClusterValidationIDDNSDomainDefined, CategoryNetwork, clusterDNSDomainDefined},
+	{wire.ClusterValidationIDPullSecretSet, CategoryConfiguration, clusterPullSecretSet},
+	{wire.ClusterValidationIDClusterCIDRDefined, CategoryNetwork, clusterClusterCIDRDefined},
+	{wire.ClusterValidationIDServiceCIDRDefined, CategoryNetwork, clusterServiceCIDRDefined},
+	{wire.ClusterValidationIDNoCidrsOverlapping, CategoryNetwork, clusterNoCIDRsOverlapping},
+	{wire.ClusterValidationIDNetworkPrefixValid, CategoryNetwork, clusterNetworkPrefixValid},
+	{wire.ClusterValidationIDNTPServerConfigured, CategoryNetwork, clusterNTPServerConfigured},
+	{wire.ClusterValidationIDNetworksSameAddressFamilies, CategoryNetwork, clusterSameAddressFamilies},
 	// nodezero's own, shown only with host configs (hints.go).
-	{v2.ClusterValidationIDConfiguredHostsRegistered, CategoryHostsData, clusterConfiguredHostsRegistered},
+	{wire.ClusterValidationIDConfiguredHostsRegistered, CategoryHostsData, clusterConfiguredHostsRegistered},
 }
 
 var nonIgnorableCluster = []string{
-	string(v2.ClusterValidationIDAPIVIPsDefined), string(v2.ClusterValidationIDIngressVIPsDefined),
-	string(v2.ClusterValidationIDAllHostsAreReadyToInstall), string(v2.ClusterValidationIDSufficientMastersCount),
-	string(v2.ClusterValidationIDPullSecretSet),
+	string(wire.ClusterValidationIDAPIVIPsDefined), string(wire.ClusterValidationIDIngressVIPsDefined),
+	string(wire.ClusterValidationIDAllHostsAreReadyToInstall), string(wire.ClusterValidationIDSufficientMastersCount),
+	string(wire.ClusterValidationIDPullSecretSet),
 }
 
 // ClusterValidationIDs lists the cluster validations this package
 // evaluates.
-func ClusterValidationIDs() []v2.ClusterValidationID {
-	ids := make([]v2.ClusterValidationID, len(clusterRules))
+func ClusterValidationIDs() []wire.ClusterValidationID {
+	ids := make([]wire.ClusterValidationID, len(clusterRules))
 	for i, r := range clusterRules {
 		ids[i] = r.ID
 	}
@@ -61,7 +61,7 @@ func ClusterValidationIDs() []v2.ClusterValidationID {
 
 // ClusterInput is everything a cluster's validations read.
 type ClusterInput struct {
-	Cluster *v2.Cluster
+	Cluster *wire.Cluster
 	Hosts   []HostEntry // every host of the cluster with its parsed inventory
 	// VIPUse is the hosts' data on addresses in use (see VIPUse); nil until
 	// hosts report it, and then only the address checks apply to VIPs.
@@ -71,7 +71,7 @@ type ClusterInput struct {
 
 type clusterContext struct {
 	v              *Validator
-	c              *v2.Cluster
+	c              *wire.Cluster
 	hosts          []HostEntry
 	use            *VIPUse
 	hasInventories bool
@@ -82,9 +82,9 @@ type clusterContext struct {
 
 // validatedClusterStatuses: assisted evaluates cluster validations only
 // before installation; in other statuses the evaluation is empty.
-var validatedClusterStatuses = map[v2.ClusterStatus]bool{
-	"": true, v2.ClusterStatusInsufficient: true, v2.ClusterStatusReady: true,
-	v2.ClusterStatusPendingForInput: true, v2.ClusterStatusPreparingForInstallation: true,
+var validatedClusterStatuses = map[wire.ClusterStatus]bool{
+	"": true, wire.ClusterStatusInsufficient: true, wire.ClusterStatusReady: true,
+	wire.ClusterStatusPendingForInput: true, wire.ClusterStatusPreparingForInstallation: true,
 }
 
 // ValidateCluster evaluates every cluster validation. A cluster past
@@ -219,7 +219,7 @@ func clusterMachineCIDRCalculated(c *clusterContext) (Status, string) {
 type vipList struct {
 	name  string // "API" or "Ingress"
 	ips   []string
-	verif []v2.VIPVerification
+	verif []wire.VIPVerification
 }
 
 func (c *clusterContext) vips(api bool) vipList {
@@ -313,7 +313,7 @@ func (c *clusterContext) vipsValid(api bool) (Status, string) {
 			cidr = machine[i]
 		}
 		ver, unch, p := checkVIP(len(c.hosts), cidr, ip, name, l.verif[i], c.use, true)
-		failed = failed || ver != v2.VIPVerificationSucceeded
+		failed = failed || ver != wire.VIPVerificationSucceeded
 		unchecked = unchecked || unch
 		if p != "" {
 			problems = append(problems, p)
@@ -343,7 +343,7 @@ func (c *clusterContext) vipValidUserLB(l vipList, dups []string) (Status, strin
 	var problems []string
 	for _, cidr := range machine {
 		ver, _, p := checkVIP(len(c.hosts), cidr, vip, name, l.verif[0], nil, false)
-		if ver == v2.VIPVerificationSucceeded {
+		if ver == wire.VIPVerificationSucceeded {
 			if len(dups) > 0 {
 				return StatusFailure, strings.Join(dups, ";")
 			}

@@ -3,7 +3,7 @@ package validation
 import (
 	"net"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // Network configuration validations of a cluster (assisted
@@ -102,7 +102,7 @@ func clusterNetworkPrefixValid(c *clusterContext) (Status, string) {
 	}
 	// Only OVN-Kubernetes and OpenShiftSDN use hostPrefix.
 	t := effectiveNetworkType(c.c)
-	skip := t != string(v2.ClusterNetworkTypeOVNKubernetes) && t != string(v2.ClusterNetworkTypeOpenShiftSDN)
+	skip := t != string(wire.ClusterNetworkTypeOVNKubernetes) && t != string(wire.ClusterNetworkTypeOpenShiftSDN)
 	for _, n := range c.c.ClusterNetworks {
 		if n == nil || n.CIDR == "" {
 			continue
@@ -127,13 +127,13 @@ func clusterNetworkTypeValid(c *clusterContext) (Status, string) {
 	nt := c.c.NetworkType
 	if nt != nil {
 		switch *nt {
-		case v2.ClusterNetworkTypeOVNKubernetes, v2.ClusterNetworkTypeOpenShiftSDN, v2.ClusterNetworkTypeCilium,
-			v2.ClusterNetworkTypeCalico, v2.ClusterNetworkTypeCiscoACI, v2.ClusterNetworkTypeNone:
+		case wire.ClusterNetworkTypeOVNKubernetes, wire.ClusterNetworkTypeOpenShiftSDN, wire.ClusterNetworkTypeCilium,
+			wire.ClusterNetworkTypeCalico, wire.ClusterNetworkTypeCiscoACI, wire.ClusterNetworkTypeNone:
 		default:
 			return StatusFailure, "The network type is not valid; the valid network types are OpenShiftSDN, OVNKubernetes, Cilium, Calico, CiscoACI, or None"
 		}
 	}
-	sdn := nt != nil && *nt == v2.ClusterNetworkTypeOpenShiftSDN
+	sdn := nt != nil && *nt == wire.ClusterNetworkTypeOpenShiftSDN
 	if sdn {
 		all := append(append(clusterNetworkCIDRs(c.c), serviceNetworkCIDRs(c.c)...), machineNetworkCIDRs(c.c)...)
 		for _, s := range all {
@@ -145,7 +145,7 @@ func clusterNetworkTypeValid(c *clusterContext) (Status, string) {
 			return StatusFailure, "Control Plane Count '1' (SNO) is not supported by OpenShiftSDN; use another network type instead"
 		}
 	}
-	if isDHCP(c.c) && nt != nil && *nt == v2.ClusterNetworkTypeOVNKubernetes {
+	if isDHCP(c.c) && nt != nil && *nt == wire.ClusterNetworkTypeOVNKubernetes {
 		return StatusFailure, "VIP DHCP allocation is not supported when the cluster is configured to use OVNKubernetes."
 	}
 	return StatusSuccess, "The cluster has a valid network type"

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"sync"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // report returns the host's compacted connectivity report: Conn, else its
@@ -42,7 +42,7 @@ var noGroups = &Connectivity{}
 type connInput struct {
 	id   string
 	conn *ConnReport
-	inv  *v2.Inventory
+	inv  *wire.Inventory
 }
 
 func connInputsOf(hosts []HostEntry) []connInput {

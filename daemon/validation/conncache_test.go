@@ -5,14 +5,14 @@ import (
 	"strings"
 	"testing"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 func connText(t *testing.T, peers ...string) string {
 	t.Helper()
-	var r v2.ConnectivityReport
+	var r wire.ConnectivityReport
 	for _, p := range peers {
-		r.RemoteHosts = append(r.RemoteHosts, &v2.ConnectivityRemoteHost{HostID: p})
+		r.RemoteHosts = append(r.RemoteHosts, &wire.ConnectivityRemoteHost{HostID: p})
 	}
 	b, err := json.Marshal(r)
 	if err != nil {
@@ -32,14 +32,14 @@ func peerIDs(r *ConnReport) []string {
 // TestReportFromText: a host given with its report as text (no Conn) has
 // it compacted; bad text gives a broken report.
 func TestReportFromText(t *testing.T) {
-	r := HostEntry{Host: &v2.Host{ID: "h1", Connectivity: connText(t, "peer-1")}}.report()
+	r := HostEntry{Host: &wire.Host{ID: "h1", Connectivity: connText(t, "peer-1")}}.report()
 	if got := peerIDs(r); r.Broken() || len(got) != 1 || got[0] != "peer-1" {
 		t.Fatalf("report = %v (broken %v), want peer-1", got, r.Broken())
 	}
-	if r := (HostEntry{Host: &v2.Host{ID: "h1", Connectivity: "{not json"}}).report(); !r.Broken() {
+	if r := (HostEntry{Host: &wire.Host{ID: "h1", Connectivity: "{not json"}}).report(); !r.Broken() {
 		t.Error("the report of bad JSON is not broken")
 	}
-	if r := (HostEntry{Host: &v2.Host{ID: "h1"}}).report(); r != nil {
+	if r := (HostEntry{Host: &wire.Host{ID: "h1"}}).report(); r != nil {
 		t.Error("a host without a report has one")
 	}
 }
@@ -69,12 +69,12 @@ func TestAggregateMemo(t *testing.T) {
 	var m aggregateMemo[*int]
 	calls := 0
 	compute := func() *int { calls++; n := calls; return &n }
-	inv := &v2.Inventory{Hostname: "a"}
+	inv := &wire.Inventory{Hostname: "a"}
 	r1, r2 := parseConnReport(connText(t, "p1"), keepAll), parseConnReport(connText(t, "p2"), keepAll)
-	hosts := []HostEntry{{Host: &v2.Host{ID: "h1"}, Conn: r1, Inventory: inv}, {Host: &v2.Host{ID: "h2"}}}
+	hosts := []HostEntry{{Host: &wire.Host{ID: "h1"}, Conn: r1, Inventory: inv}, {Host: &wire.Host{ID: "h2"}}}
 	first := m.get(hosts, 3, compute)
 	// Equal inputs, in new values: the last result.
-	same := []HostEntry{{Host: &v2.Host{ID: "h1", Role: v2.HostRoleWorker}, Conn: r1, Inventory: inv}, {Host: &v2.Host{ID: "h2"}}}
+	same := []HostEntry{{Host: &wire.Host{ID: "h1", Role: wire.HostRoleWorker}, Conn: r1, Inventory: inv}, {Host: &wire.Host{ID: "h2"}}}
 	if got := m.get(same, 3, compute); got != first || calls != 1 {
 		t.Fatalf("equal inputs computed again (%d calls)", calls)
 	}
@@ -83,10 +83,10 @@ func TestAggregateMemo(t *testing.T) {
 		hosts []HostEntry
 		extra int64
 	}{
-		{"a new report", []HostEntry{{Host: &v2.Host{ID: "h1"}, Conn: r2, Inventory: inv}, {Host: &v2.Host{ID: "h2"}}}, 3},
-		{"a new inventory", []HostEntry{{Host: &v2.Host{ID: "h1"}, Conn: r2, Inventory: &v2.Inventory{Hostname: "a"}}, {Host: &v2.Host{ID: "h2"}}}, 3},
-		{"a host less", []HostEntry{{Host: &v2.Host{ID: "h2"}}}, 3},
-		{"another setting", []HostEntry{{Host: &v2.Host{ID: "h2"}}}, 1},
+		{"a new report", []HostEntry{{Host: &wire.Host{ID: "h1"}, Conn: r2, Inventory: inv}, {Host: &wire.Host{ID: "h2"}}}, 3},
+		{"a new inventory", []HostEntry{{Host: &wire.Host{ID: "h1"}, Conn: r2, Inventory: &wire.Inventory{Hostname: "a"}}, {Host: &wire.Host{ID: "h2"}}}, 3},
+		{"a host less", []HostEntry{{Host: &wire.Host{ID: "h2"}}}, 3},
+		{"another setting", []HostEntry{{Host: &wire.Host{ID: "h2"}}}, 1},
 	}
 	for i, c := range changes {
 		if m.get(c.hosts, c.extra, compute); calls != i+2 {

@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // Connectivity is what assisted stores in cluster.connectivity_majority_groups
@@ -38,7 +38,7 @@ const (
 //
 // A host whose report does not parse counts as having reported nothing;
 // the result is still complete and err names such hosts, for the log.
-func ConnectivityGroups(c *v2.Cluster, hosts []HostEntry) (*Connectivity, error) {
+func ConnectivityGroups(c *wire.Cluster, hosts []HostEntry) (*Connectivity, error) {
 	r := groupsMemo.get(hosts, controlPlaneCount(c), func() groupsResult {
 		conn, err := connectivityGroups(c, hosts)
 		return groupsResult{conn, err}
@@ -60,14 +60,14 @@ type groupsResult struct {
 // the reports, on the address and name indexes the reports hold
 // (connMesh, connectivity_fast.go): an edge is a bit set, an L3 answer an
 // integer counted.
-func connectivityGroups(c *v2.Cluster, hosts []HostEntry) (*Connectivity, error) {
+func connectivityGroups(c *wire.Cluster, hosts []HostEntry) (*Connectivity, error) {
 	return connectivityGroupsBatched(c, hosts, 0)
 }
 
 // connectivityGroupsBatched is connectivityGroups filling the L2 graphs of
 // at most maxBatch networks per pass over the reports; 0: as many as
 // matrixBudget allows (tests set it low to exercise several passes).
-func connectivityGroupsBatched(c *v2.Cluster, hosts []HostEntry, maxBatch int) (*Connectivity, error) {
+func connectivityGroupsBatched(c *wire.Cluster, hosts []HostEntry, maxBatch int) (*Connectivity, error) {
 	list := make([]HostEntry, 0, len(hosts))
 	for _, h := range hosts {
 		if h.Host != nil {

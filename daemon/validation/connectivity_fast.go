@@ -5,7 +5,7 @@ import (
 	"slices"
 	"sort"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // This file is connectivityGroups' machinery. At a thousand hosts the
@@ -143,7 +143,7 @@ func newConnMesh(list []HostEntry, reports []*ConnReport, nets []*net.IPNet) *co
 // inventoryAddresses appends to texts the distinct addresses of one family
 // of every interface of inv, in Go's canonical text: the text a report's
 // address must have to count as the host's.
-func inventoryAddresses(texts []string, inv *v2.Inventory, v4 bool) []string {
+func inventoryAddresses(texts []string, inv *wire.Inventory, v4 bool) []string {
 	if inv == nil {
 		return texts
 	}

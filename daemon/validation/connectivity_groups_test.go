@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // The ref* functions are connectivityGroups and the helpers it used before
@@ -20,7 +20,7 @@ import (
 // TestConnectivityGroupsMatchesReference holds the rewrite to their
 // results exactly.
 
-func refConnectivityGroups(c *v2.Cluster, hosts []HostEntry) (*Connectivity, error) {
+func refConnectivityGroups(c *wire.Cluster, hosts []HostEntry) (*Connectivity, error) {
 	list := make([]HostEntry, 0, len(hosts))
 	for _, h := range hosts {
 		if h.Host != nil {
@@ -276,7 +276,7 @@ func refL3ConnectedAddresses(list []HostEntry, reports []*ConnReport) map[string
 // not parse, a non-canonical spelling of an address, a report listing a
 // peer twice or its own host, strangers, hosts with no report or a broken
 // one, nil hosts and interfaces, and two-node clusters (minSize 2).
-func randomCluster(rng *rand.Rand, tag int) (*v2.Cluster, []HostEntry) {
+func randomCluster(rng *rand.Rand, tag int) (*wire.Cluster, []HostEntry) {
 	c := testCluster()
 	c.ControlPlaneCount = []int64{1, 2, 3, 3, 5}[rng.Intn(5)]
 	n := 1 + rng.Intn(40)
@@ -315,15 +315,15 @@ func randomCluster(rng *rand.Rand, tag int) (*v2.Cluster, []HostEntry) {
 	hosts := make([]HostEntry, n)
 	for i := range hosts {
 		id := fmt.Sprintf("c%d-h%02d", tag, rng.Intn(3*n)) // duplicates possible
-		h := HostEntry{Host: testHost(id, v2.HostRoleAutoAssign)}
+		h := HostEntry{Host: testHost(id, wire.HostRoleAutoAssign)}
 		if rng.Intn(12) != 0 {
-			inv := &v2.Inventory{}
+			inv := &wire.Inventory{}
 			for k := range 1 + rng.Intn(2) {
 				if rng.Intn(15) == 0 {
 					inv.Interfaces = append(inv.Interfaces, nil)
 					continue
 				}
-				iface := &v2.Interface{Name: fmt.Sprintf("eth%d", k), Type: []string{"physical", "bond", "bridge"}[rng.Intn(3)]}
+				iface := &wire.Interface{Name: fmt.Sprintf("eth%d", k), Type: []string{"physical", "bond", "bridge"}[rng.Intn(3)]}
 				for range 1 + rng.Intn(2) {
 					if stack != 1 || rng.Intn(10) == 0 {
 						iface.IPv4Addresses = append(iface.IPv4Addresses, addr(v4Nets))
@@ -377,7 +377,7 @@ func randomCluster(rng *rand.Rand, tag int) (*v2.Cluster, []HostEntry) {
 			h.Host.Connectivity = "{not json"
 			continue
 		}
-		var r v2.ConnectivityReport
+		var r wire.ConnectivityReport
 		for to, o := range hosts {
 			if (to == from && rng.Intn(20) != 0) || rng.Float64() < pMissing {
 				continue
@@ -387,17 +387,17 @@ func randomCluster(rng *rand.Rand, tag int) (*v2.Cluster, []HostEntry) {
 				copies = 2
 			}
 			for range copies {
-				rh := &v2.ConnectivityRemoteHost{HostID: o.Host.ID}
+				rh := &wire.ConnectivityRemoteHost{HostID: o.Host.ID}
 				for _, a := range probed(o) {
-					rh.L2Connectivity = append(rh.L2Connectivity, &v2.L2Connectivity{RemoteIPAddress: a, Successful: rng.Float64() >= pFail})
-					rh.L3Connectivity = append(rh.L3Connectivity, &v2.L3Connectivity{RemoteIPAddress: a, Successful: rng.Float64() >= pFail})
+					rh.L2Connectivity = append(rh.L2Connectivity, &wire.L2Connectivity{RemoteIPAddress: a, Successful: rng.Float64() >= pFail})
+					rh.L3Connectivity = append(rh.L3Connectivity, &wire.L3Connectivity{RemoteIPAddress: a, Successful: rng.Float64() >= pFail})
 				}
 				r.RemoteHosts = append(r.RemoteHosts, rh)
 			}
 		}
 		if rng.Intn(10) == 0 {
-			r.RemoteHosts = append(r.RemoteHosts, nil, &v2.ConnectivityRemoteHost{HostID: fmt.Sprintf("stranger-%d", rng.Intn(5)),
-				L3Connectivity: []*v2.L3Connectivity{{RemoteIPAddress: "10.0.0.3", Successful: true}}})
+			r.RemoteHosts = append(r.RemoteHosts, nil, &wire.ConnectivityRemoteHost{HostID: fmt.Sprintf("stranger-%d", rng.Intn(5)),
+				L3Connectivity: []*wire.L3Connectivity{{RemoteIPAddress: "10.0.0.3", Successful: true}}})
 		}
 		hosts[from].Conn = compactConnectivity(&r, keepAll)
 	}
@@ -414,7 +414,7 @@ func randomCluster(rng *rand.Rand, tag int) (*v2.Cluster, []HostEntry) {
 func TestConnectivityGroupsMatchesReference(t *testing.T) {
 	rng := rand.New(rand.NewSource(20261122))
 	nonEmpty := map[string]int{}
-	check := func(name string, c *v2.Cluster, hosts []HostEntry) {
+	check := func(name string, c *wire.Cluster, hosts []HostEntry) {
 		t.Helper()
 		want, wantErr := refConnectivityGroups(c, hosts)
 		for _, batch := range []int{0, 1, 2} {
@@ -454,30 +454,30 @@ func TestConnectivityGroupsMatchesReference(t *testing.T) {
 
 // fullMesh1000 is a 1,000-host cluster on one /16 whose hosts all reach
 // each other over L2 and L3, with its reports compacted.
-func fullMesh1000() (*v2.Cluster, []HostEntry) {
+func fullMesh1000() (*wire.Cluster, []HostEntry) {
 	c := testCluster()
-	c.MachineNetworks = []*v2.MachineNetwork{{CIDR: "10.20.0.0/16"}}
+	c.MachineNetworks = []*wire.MachineNetwork{{CIDR: "10.20.0.0/16"}}
 	const n = 1000
 	hosts := make([]HostEntry, n)
 	ips := make([]string, n)
 	for i := range hosts {
 		ips[i] = fmt.Sprintf("10.20.%d.%d", 1+i/250, 1+i%250)
 		hosts[i] = HostEntry{
-			Host:      testHost(fmt.Sprintf("mesh-%04d", i), v2.HostRoleWorker),
+			Host:      testHost(fmt.Sprintf("mesh-%04d", i), wire.HostRoleWorker),
 			Inventory: testInventory(fmt.Sprintf("node-%04d", i), 8, 16, ips[i]+"/16"),
 		}
 	}
 	v := &Validator{}
 	for from := range hosts {
-		var r v2.ConnectivityReport
+		var r wire.ConnectivityReport
 		for to, o := range hosts {
 			if to == from {
 				continue
 			}
-			r.RemoteHosts = append(r.RemoteHosts, &v2.ConnectivityRemoteHost{
+			r.RemoteHosts = append(r.RemoteHosts, &wire.ConnectivityRemoteHost{
 				HostID:         o.Host.ID,
-				L2Connectivity: []*v2.L2Connectivity{{OutgoingNic: "eth0", RemoteIPAddress: ips[to], RemoteMAC: "52:54:00:aa:bb:01", Successful: true}},
-				L3Connectivity: []*v2.L3Connectivity{{OutgoingNic: "eth0", RemoteIPAddress: ips[to], Successful: true, AverageRTTMs: 1}},
+				L2Connectivity: []*wire.L2Connectivity{{OutgoingNic: "eth0", RemoteIPAddress: ips[to], RemoteMAC: "52:54:00:aa:bb:01", Successful: true}},
+				L3Connectivity: []*wire.L3Connectivity{{OutgoingNic: "eth0", RemoteIPAddress: ips[to], Successful: true, AverageRTTMs: 1}},
 			})
 		}
 		hosts[from].Conn = compactConnectivity(&r, v.timingFloor())

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 func TestConnectivityGroups(t *testing.T) {
@@ -91,19 +91,19 @@ func TestConnectivityGroupsBadReport(t *testing.T) {
 
 func TestIPCollisionsFromReports(t *testing.T) {
 	hosts := testHosts()
-	var r v2.ConnectivityReport
+	var r wire.ConnectivityReport
 	if err := json.Unmarshal([]byte(hosts[0].Host.Connectivity), &r); err != nil {
 		t.Fatal(err)
 	}
 	r.RemoteHosts[0].L2Connectivity = append(r.RemoteHosts[0].L2Connectivity,
-		&v2.L2Connectivity{OutgoingNic: "eth0", RemoteIPAddress: "192.168.111.11", RemoteMAC: "52:54:00:00:00:99"},
+		&wire.L2Connectivity{OutgoingNic: "eth0", RemoteIPAddress: "192.168.111.11", RemoteMAC: "52:54:00:00:00:99"},
 		// Another interface may see another MAC: not a collision.
-		&v2.L2Connectivity{OutgoingNic: "eth1", RemoteIPAddress: "192.168.111.12", RemoteMAC: "52:54:00:00:00:98"},
+		&wire.L2Connectivity{OutgoingNic: "eth1", RemoteIPAddress: "192.168.111.12", RemoteMAC: "52:54:00:00:00:98"},
 		// The same address written another way is the same address.
-		&v2.L2Connectivity{OutgoingNic: "eth0", RemoteIPAddress: "::ffff:192.168.111.11", RemoteMAC: "52:54:00:00:00:97"},
+		&wire.L2Connectivity{OutgoingNic: "eth0", RemoteIPAddress: "::ffff:192.168.111.11", RemoteMAC: "52:54:00:00:00:97"},
 		// Loopback is left out.
-		&v2.L2Connectivity{OutgoingNic: "eth0", RemoteIPAddress: "127.0.0.1", RemoteMAC: "52:54:00:00:00:96"},
-		&v2.L2Connectivity{OutgoingNic: "eth0", RemoteIPAddress: "127.0.0.1", RemoteMAC: "52:54:00:00:00:95"})
+		&wire.L2Connectivity{OutgoingNic: "eth0", RemoteIPAddress: "127.0.0.1", RemoteMAC: "52:54:00:00:00:96"},
+		&wire.L2Connectivity{OutgoingNic: "eth0", RemoteIPAddress: "127.0.0.1", RemoteMAC: "52:54:00:00:00:95"})
 	b, _ := json.Marshal(r)
 	hosts[0].Host.Connectivity = string(b)
 	got := IPCollisions(hosts)
@@ -127,22 +127,22 @@ func FuzzHostFields(f *testing.F) {
 		s.in.Cluster.UserManagedNetworking = ptr(field&8 != 0)
 		s.in.Host.InstallationDiskPath = "/dev/sda"
 		h := s.in.Host
-		var id v2.HostValidationID
+		var id wire.HostValidationID
 		switch field % 7 {
 		case 0:
-			h.Connectivity, id = text, v2.HostValidationIDSufficientNetworkLatencyRequirementForRole
+			h.Connectivity, id = text, wire.HostValidationIDSufficientNetworkLatencyRequirementForRole
 		case 1:
-			h.NTPSources, id = text, v2.HostValidationIDNTPSynced
+			h.NTPSources, id = text, wire.HostValidationIDNTPSynced
 		case 2:
-			h.DomainNameResolutions, id = text, v2.HostValidationIDDNSWildcardNotConfigured
+			h.DomainNameResolutions, id = text, wire.HostValidationIDDNSWildcardNotConfigured
 		case 3:
-			h.ImagesStatus, id = text, v2.HostValidationIDContainerImagesAvailable
+			h.ImagesStatus, id = text, wire.HostValidationIDContainerImagesAvailable
 		case 4:
-			h.DisksInfo, id = text, v2.HostValidationIDSufficientInstallationDiskSpeed
+			h.DisksInfo, id = text, wire.HostValidationIDSufficientInstallationDiskSpeed
 		case 5:
-			s.in.Cluster.ConnectivityMajorityGroups, id = text, v2.HostValidationIDBelongsToMajorityGroup
+			s.in.Cluster.ConnectivityMajorityGroups, id = text, wire.HostValidationIDBelongsToMajorityGroup
 		case 6:
-			s.others[0].Host.Connectivity, id = text, v2.HostValidationIDNoIPCollisionsInNetwork
+			s.others[0].Host.Connectivity, id = text, wire.HostValidationIDNoIPCollisionsInNetwork
 			all := append([]HostEntry{{Host: h, Inventory: s.in.Inventory}}, s.others...)
 			if _, err := ConnectivityGroups(s.in.Cluster, all); err == nil && text != "" && !json.Valid([]byte(text)) {
 				t.Errorf("ConnectivityGroups accepted invalid report %q", text)

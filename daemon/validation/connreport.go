@@ -6,7 +6,7 @@ import (
 	"strings"
 	"sync"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // ConnReport is a host's connectivity-check report reduced to what the
@@ -118,7 +118,7 @@ func (t *internTable) insertLocked(s string, parse bool) uint32 {
 	if i, ok := t.index[s]; ok {
 		return i
 	}
-	// s may be a substring of a large text (v2.ScanConnectivity): the
+	// s may be a substring of a large text (wire.ScanConnectivity): the
 	// table keeps a copy.
 	s = strings.Clone(s)
 	i := uint32(len(t.vals))
@@ -212,25 +212,25 @@ func parseConnReport(text string, floor timingFloor) *ConnReport {
 
 // decodeConnReport reads the text once, straight into the compact form and
 // the stored document, when it is in the form agents write
-// (v2.ScanConnectivity); any other text is decoded by encoding/json, for
+// (wire.ScanConnectivity); any other text is decoded by encoding/json, for
 // its meaning or its error, compacted the same way and encoded again.
 func decodeConnReport(text string, floor timingFloor) (*ConnReport, string, error) {
 	b := newConnBuilder(floor)
-	if doc, ok := v2.ScanConnectivity(text, b.add); ok {
+	if doc, ok := wire.ScanConnectivity(text, b.add); ok {
 		return b.out, doc, nil
 	}
-	var r v2.ConnectivityReport
-	if err := v2.DecodeEmbedded(text, &r); err != nil {
+	var r wire.ConnectivityReport
+	if err := wire.DecodeEmbedded(text, &r); err != nil {
 		return nil, "", err
 	}
-	doc, err := v2.EncodeEmbedded(&r)
+	doc, err := wire.EncodeEmbedded(&r)
 	if err != nil {
 		return nil, "", err
 	}
 	return compactConnectivity(&r, floor), doc, nil
 }
 
-func compactConnectivity(r *v2.ConnectivityReport, floor timingFloor) *ConnReport {
+func compactConnectivity(r *wire.ConnectivityReport, floor timingFloor) *ConnReport {
 	b := newConnBuilder(floor)
 	b.out.peers = make([]connPeer, 0, len(r.RemoteHosts))
 	for _, rh := range r.RemoteHosts {
@@ -256,7 +256,7 @@ func newConnBuilder(floor timingFloor) *connBuilder {
 	return &connBuilder{out: &ConnReport{}, floor: floor, seenMAC: map[string]map[uint32]string{}}
 }
 
-func (b *connBuilder) add(rh *v2.ConnectivityRemoteHost) {
+func (b *connBuilder) add(rh *wire.ConnectivityRemoteHost) {
 	out := b.out
 	peer := names.id(rh.HostID, false)
 	start := len(out.reached)
@@ -302,7 +302,7 @@ func (b *connBuilder) add(rh *v2.ConnectivityRemoteHost) {
 // noteMAC records an address answering from a second MAC on the same
 // outgoing interface (assisted's getCollidingIPs). Loopback and link-local
 // addresses are left out.
-func (r *ConnReport) noteMAC(seen map[string]map[uint32]string, l2 *v2.L2Connectivity) {
+func (r *ConnReport) noteMAC(seen map[string]map[uint32]string, l2 *wire.L2Connectivity) {
 	if l2.RemoteMAC == "" || l2.RemoteIPAddress == "" {
 		return
 	}

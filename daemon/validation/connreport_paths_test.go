@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // TestDecodeConnReportPaths: a report read by the fast reader compacts to
@@ -14,27 +14,27 @@ import (
 // document; one the fast reader leaves alone (an escaped character) is
 // still read, by encoding/json; text that is no report is an error.
 func TestDecodeConnReportPaths(t *testing.T) {
-	r := v2.ConnectivityReport{RemoteHosts: []*v2.ConnectivityRemoteHost{
+	r := wire.ConnectivityReport{RemoteHosts: []*wire.ConnectivityRemoteHost{
 		{
 			HostID: "peer-a",
-			L2Connectivity: []*v2.L2Connectivity{
+			L2Connectivity: []*wire.L2Connectivity{
 				{OutgoingNic: "eth0", RemoteIPAddress: "10.1.0.2", RemoteMAC: "52:54:00:00:00:02", Successful: true},
 				{OutgoingNic: "eth0", RemoteIPAddress: "10.1.0.2", RemoteMAC: "52:54:00:00:00:99", Successful: true}, // a collision
 			},
-			L3Connectivity: []*v2.L3Connectivity{
+			L3Connectivity: []*wire.L3Connectivity{
 				{OutgoingNic: "eth0", RemoteIPAddress: "10.1.0.2", Successful: true, AverageRTTMs: 250, PacketLossPercentage: 20},
 				{OutgoingNic: "eth0", RemoteIPAddress: "fd00::2", Successful: true, AverageRTTMs: 0.2},
 			},
-			MTUReport: []*v2.MTUReport{{OutgoingNic: "eth0", RemoteIPAddress: "10.1.0.2"}},
+			MTUReport: []*wire.MTUReport{{OutgoingNic: "eth0", RemoteIPAddress: "10.1.0.2"}},
 		},
-		{HostID: "peer-b", L3Connectivity: []*v2.L3Connectivity{{RemoteIPAddress: "10.1.0.3"}}},
+		{HostID: "peer-b", L3Connectivity: []*wire.L3Connectivity{{RemoteIPAddress: "10.1.0.3"}}},
 	}}
 	b, err := json.Marshal(&r)
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := string(b)
-	if _, ok := v2.ScanConnectivity(text, func(*v2.ConnectivityRemoteHost) {}); !ok {
+	if _, ok := wire.ScanConnectivity(text, func(*wire.ConnectivityRemoteHost) {}); !ok {
 		t.Fatal("the fast reader refused an agent's report; this test proves nothing")
 	}
 	for _, floor := range []timingFloor{keepAll, {latency: 100, loss: 0}} {
@@ -55,7 +55,7 @@ func TestDecodeConnReportPaths(t *testing.T) {
 	}
 
 	escaped := strings.Replace(text, `"peer-b"`, `"peer-\u0062"`, 1)
-	if _, ok := v2.ScanConnectivity(escaped, func(*v2.ConnectivityRemoteHost) {}); ok {
+	if _, ok := wire.ScanConnectivity(escaped, func(*wire.ConnectivityRemoteHost) {}); ok {
 		t.Fatal("the fast reader took an escaped host id")
 	}
 	got, doc, err := decodeConnReport(escaped, keepAll)

@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // Service-side not-eligible reasons, in assisted's wording
@@ -66,7 +66,7 @@ func isServiceReason(reason string) bool {
 // followed by the service's size, drive-type, multipath and iSCSI rules.
 // minSizeGB is the role's disk_size_gb; openshiftVersion gates RAID (4.14)
 // and iSCSI (4.15). An empty result means eligible.
-func DiskNotEligibleReasons(disk *v2.Disk, inv *v2.Inventory, minSizeGB int64, openshiftVersion string) []string {
+func DiskNotEligibleReasons(disk *wire.Disk, inv *wire.Inventory, minSizeGB int64, openshiftVersion string) []string {
 	var reasons []string
 	if disk.InstallationEligibility != nil {
 		for _, r := range disk.InstallationEligibility.NotEligibleReasons {
@@ -94,24 +94,24 @@ func DiskNotEligibleReasons(disk *v2.Disk, inv *v2.Inventory, minSizeGB int64, o
 			strings.Join(validDriveTypes(arch, openshiftVersion), ", ")))
 	}
 
-	var all []*v2.Disk
+	var all []*wire.Disk
 	if inv != nil {
 		all = inv.Disks
 	}
-	if disk.DriveType == v2.DriveTypeFC || disk.DriveType == v2.DriveTypeISCSI {
+	if disk.DriveType == wire.DriveTypeFC || disk.DriveType == wire.DriveTypeISCSI {
 		if holder := multipathHolder(disk, all); holder != "" {
 			reasons = append(reasons, fmt.Sprintf(diskIsMultipathMemberTemplate, holder))
 		}
 	}
 
-	if disk.DriveType == v2.DriveTypeMultipath {
+	if disk.DriveType == wire.DriveTypeMultipath {
 		paths := disksOfHolder(all, disk)
-		var fc, iscsi []*v2.Disk
+		var fc, iscsi []*wire.Disk
 		for _, p := range paths {
 			switch p.DriveType {
-			case v2.DriveTypeFC:
+			case wire.DriveTypeFC:
 				fc = append(fc, p)
-			case v2.DriveTypeISCSI:
+			case wire.DriveTypeISCSI:
 				iscsi = append(iscsi, p)
 			}
 		}
@@ -129,7 +129,7 @@ func DiskNotEligibleReasons(disk *v2.Disk, inv *v2.Inventory, minSizeGB int64, o
 		}
 	}
 
-	if disk.DriveType == v2.DriveTypeISCSI {
+	if disk.DriveType == wire.DriveTypeISCSI {
 		if p := iscsiNetworkProblem(disk, inv); p != "" {
 			reasons = append(reasons, p)
 		}
@@ -141,23 +141,23 @@ func DiskNotEligibleReasons(disk *v2.Disk, inv *v2.Inventory, minSizeGB int64, o
 // assisted's order: HDD, SSD, Multipath always; RAID from 4.14; iSCSI from
 // 4.15; FC, ECKD (ESE), ECKD, FBA on s390x; FC on x86_64.
 func validDriveTypes(arch, openshiftVersion string) []string {
-	t := []string{string(v2.DriveTypeHDD), string(v2.DriveTypeSSD), string(v2.DriveTypeMultipath)}
+	t := []string{string(wire.DriveTypeHDD), string(wire.DriveTypeSSD), string(wire.DriveTypeMultipath)}
 	if versionAtLeast(openshiftVersion, "4.14.0") {
-		t = append(t, string(v2.DriveTypeRAID))
+		t = append(t, string(wire.DriveTypeRAID))
 	}
 	if versionAtLeast(openshiftVersion, "4.15.0") {
-		t = append(t, string(v2.DriveTypeISCSI))
+		t = append(t, string(wire.DriveTypeISCSI))
 	}
 	switch arch {
 	case "s390x":
-		t = append(t, string(v2.DriveTypeFC), string(v2.DriveTypeECKDESE), string(v2.DriveTypeECKD), string(v2.DriveTypeFBA))
+		t = append(t, string(wire.DriveTypeFC), string(wire.DriveTypeECKDESE), string(wire.DriveTypeECKD), string(wire.DriveTypeFBA))
 	case "x86_64":
-		t = append(t, string(v2.DriveTypeFC))
+		t = append(t, string(wire.DriveTypeFC))
 	}
 	return t
 }
 
-func validDriveType(dt v2.DriveType, arch, openshiftVersion string) bool {
+func validDriveType(dt wire.DriveType, arch, openshiftVersion string) bool {
 	for _, t := range validDriveTypes(arch, openshiftVersion) {
 		if string(dt) == t {
 			return true
@@ -168,13 +168,13 @@ func validDriveType(dt v2.DriveType, arch, openshiftVersion string) bool {
 
 // multipathHolder returns the name of a multipath device among disk's
 // holders, or "".
-func multipathHolder(disk *v2.Disk, all []*v2.Disk) string {
+func multipathHolder(disk *wire.Disk, all []*wire.Disk) string {
 	if disk.Holders == "" {
 		return ""
 	}
 	mpath := map[string]bool{}
 	for _, d := range all {
-		if d.DriveType == v2.DriveTypeMultipath {
+		if d.DriveType == wire.DriveTypeMultipath {
 			mpath[d.Name] = true
 		}
 	}
@@ -188,8 +188,8 @@ func multipathHolder(disk *v2.Disk, all []*v2.Disk) string {
 
 // disksOfHolder returns the disks whose holders mention holder's name
 // (assisted matches by substring).
-func disksOfHolder(all []*v2.Disk, holder *v2.Disk) []*v2.Disk {
-	var out []*v2.Disk
+func disksOfHolder(all []*wire.Disk, holder *wire.Disk) []*wire.Disk {
+	var out []*wire.Disk
 	for _, d := range all {
 		if strings.Contains(d.Holders, holder.Name) {
 			out = append(out, d)
@@ -201,7 +201,7 @@ func disksOfHolder(all []*v2.Disk, holder *v2.Disk) []*v2.Disk {
 // iscsiNetworkProblem returns why an iSCSI disk's host address is unusable:
 // it must be known, and it must not be an address of the interface behind
 // the default route of its family. "" means no problem.
-func iscsiNetworkProblem(disk *v2.Disk, inv *v2.Inventory) string {
+func iscsiNetworkProblem(disk *wire.Disk, inv *wire.Inventory) string {
 	if disk.ISCSI == nil || disk.ISCSI.HostIPAddress == "" {
 		return iscsiHostIPNotAvailable
 	}
@@ -216,7 +216,7 @@ func iscsiNetworkProblem(disk *v2.Disk, inv *v2.Inventory) string {
 	if route == nil {
 		return ""
 	}
-	var nic *v2.Interface
+	var nic *wire.Interface
 	for _, i := range inv.Interfaces {
 		if i.Name == route.Interface {
 			nic = i
@@ -243,10 +243,10 @@ func iscsiNetworkProblem(disk *v2.Disk, inv *v2.Inventory) string {
 // gave no verdict is taken as eligible by the agent (older agents), then the
 // service's reasons are added and eligible = no reasons. Disks without an id
 // get one (DiskID).
-func ApplyDiskEligibility(inv *v2.Inventory, minSizeGB int64, openshiftVersion string) {
+func ApplyDiskEligibility(inv *wire.Inventory, minSizeGB int64, openshiftVersion string) {
 	for _, d := range inv.Disks {
 		if d.InstallationEligibility == nil {
-			d.InstallationEligibility = &v2.DiskInstallationEligibility{}
+			d.InstallationEligibility = &wire.DiskInstallationEligibility{}
 		}
 		e := d.InstallationEligibility
 		if !e.Eligible && len(e.NotEligibleReasons) == 0 {
@@ -255,7 +255,7 @@ func ApplyDiskEligibility(inv *v2.Inventory, minSizeGB int64, openshiftVersion s
 	}
 	for _, d := range inv.Disks {
 		reasons := DiskNotEligibleReasons(d, inv, minSizeGB, openshiftVersion)
-		d.InstallationEligibility = &v2.DiskInstallationEligibility{Eligible: len(reasons) == 0, NotEligibleReasons: reasons}
+		d.InstallationEligibility = &wire.DiskInstallationEligibility{Eligible: len(reasons) == 0, NotEligibleReasons: reasons}
 		if d.ID == "" {
 			d.ID = DiskID(d)
 		}
@@ -265,8 +265,8 @@ func ApplyDiskEligibility(inv *v2.Inventory, minSizeGB int64, openshiftVersion s
 // EligibleDisks returns the eligible disks in installation preference order
 // (assisted ListEligibleDisks): bootable first, non-NVMe before NVMe, drive
 // type name ascending (HDD before SSD), smaller first, then HCTL.
-func EligibleDisks(disks []*v2.Disk) []*v2.Disk {
-	var out []*v2.Disk
+func EligibleDisks(disks []*wire.Disk) []*wire.Disk {
+	var out []*wire.Disk
 	for _, d := range disks {
 		if d.InstallationEligibility != nil && d.InstallationEligibility.Eligible {
 			out = append(out, d)
@@ -295,7 +295,7 @@ func EligibleDisks(disks []*v2.Disk) []*v2.Disk {
 // (matched by id, by-path or /dev/<name>) while it is still eligible, else
 // the first eligible disk, else nil. Set installation_disk_id to DiskID and
 // installation_disk_path to DiskPath of the result.
-func SelectInstallationDisk(disks []*v2.Disk, current string) *v2.Disk {
+func SelectInstallationDisk(disks []*wire.Disk, current string) *wire.Disk {
 	eligible := EligibleDisks(disks)
 	if len(eligible) == 0 {
 		return nil
@@ -312,7 +312,7 @@ func SelectInstallationDisk(disks []*v2.Disk, current string) *v2.Disk {
 
 // DiskID is the identifier assisted stores as installation_disk_id: the
 // disk's id, or /dev/<name> for inventories without one.
-func DiskID(d *v2.Disk) string {
+func DiskID(d *wire.Disk) string {
 	if d.ID != "" {
 		return d.ID
 	}
@@ -320,7 +320,7 @@ func DiskID(d *v2.Disk) string {
 }
 
 // DiskPath is installation_disk_path: /dev/<name>.
-func DiskPath(d *v2.Disk) string { return "/dev/" + d.Name }
+func DiskPath(d *wire.Disk) string { return "/dev/" + d.Name }
 
 // siBytes formats a size in decimal units, rounded up to three decimals, as
 // assisted's preciseHumanizeBytes does for disk sizes ("100 GB", "99.999 GB").

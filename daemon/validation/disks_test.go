@@ -4,13 +4,13 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
-func disk(name string, dt v2.DriveType, sizeGB int64, reasons ...string) *v2.Disk {
-	return &v2.Disk{
+func disk(name string, dt wire.DriveType, sizeGB int64, reasons ...string) *wire.Disk {
+	return &wire.Disk{
 		Name: name, Path: "/dev/" + name, DriveType: dt, SizeBytes: sizeGB * 1000 * 1000 * 1000,
-		InstallationEligibility: &v2.DiskInstallationEligibility{Eligible: len(reasons) == 0, NotEligibleReasons: reasons},
+		InstallationEligibility: &wire.DiskInstallationEligibility{Eligible: len(reasons) == 0, NotEligibleReasons: reasons},
 	}
 }
 
@@ -18,31 +18,31 @@ func TestDiskNotEligibleReasons(t *testing.T) {
 	inv := testInventory("h", 4, 16, "192.168.111.10/24")
 	tests := []struct {
 		name    string
-		disk    *v2.Disk
+		disk    *wire.Disk
 		arch    string
 		version string
 		want    []string
 	}{
-		{"large HDD", disk("sda", v2.DriveTypeHDD, 200), "x86_64", "4.18.0", nil},
-		{"too small", disk("sda", v2.DriveTypeSSD, 50), "x86_64", "4.18.0",
+		{"large HDD", disk("sda", wire.DriveTypeHDD, 200), "x86_64", "4.18.0", nil},
+		{"too small", disk("sda", wire.DriveTypeSSD, 50), "x86_64", "4.18.0",
 			[]string{"Disk is too small (disk only has 50 GB, but 100 GB are required)"}},
-		{"short by bytes", &v2.Disk{Name: "sdb", DriveType: v2.DriveTypeHDD, SizeBytes: 99_999_999_900,
-			InstallationEligibility: &v2.DiskInstallationEligibility{Eligible: true}}, "x86_64", "4.18.0",
+		{"short by bytes", &wire.Disk{Name: "sdb", DriveType: wire.DriveTypeHDD, SizeBytes: 99_999_999_900,
+			InstallationEligibility: &wire.DiskInstallationEligibility{Eligible: true}}, "x86_64", "4.18.0",
 			[]string{"Disk is too small (disk only has 100 GB (short by 100 B), but 100 GB are required)"}},
-		{"odd size", &v2.Disk{Name: "sdb", DriveType: v2.DriveTypeHDD, SizeBytes: 68_719_476_736,
-			InstallationEligibility: &v2.DiskInstallationEligibility{Eligible: true}}, "x86_64", "4.18.0",
+		{"odd size", &wire.Disk{Name: "sdb", DriveType: wire.DriveTypeHDD, SizeBytes: 68_719_476_736,
+			InstallationEligibility: &wire.DiskInstallationEligibility{Eligible: true}}, "x86_64", "4.18.0",
 			[]string{"Disk is too small (disk only has 68.72 GB, but 100 GB are required)"}},
-		{"optical drive, agent reason kept", disk("sr0", v2.DriveTypeODD, 200, "Disk appears to be an ISO installation media (has partition with mountpoint suffix iso)"), "x86_64", "4.18.0",
+		{"optical drive, agent reason kept", disk("sr0", wire.DriveTypeODD, 200, "Disk appears to be an ISO installation media (has partition with mountpoint suffix iso)"), "x86_64", "4.18.0",
 			[]string{
 				"Disk appears to be an ISO installation media (has partition with mountpoint suffix iso)",
 				"Drive type is ODD, it must be one of HDD, SSD, Multipath, RAID, iSCSI, FC.",
 			}},
-		{"old service reasons are replaced", disk("sda", v2.DriveTypeHDD, 200, "Disk is too small (disk only has 1 GB, but 100 GB are required)"), "x86_64", "4.18.0", nil},
-		{"RAID before 4.14", disk("md0", v2.DriveTypeRAID, 200), "x86_64", "4.13.0",
+		{"old service reasons are replaced", disk("sda", wire.DriveTypeHDD, 200, "Disk is too small (disk only has 1 GB, but 100 GB are required)"), "x86_64", "4.18.0", nil},
+		{"RAID before 4.14", disk("md0", wire.DriveTypeRAID, 200), "x86_64", "4.13.0",
 			[]string{"Drive type is RAID, it must be one of HDD, SSD, Multipath, FC."}},
-		{"FC on arm", disk("sdc", v2.DriveTypeFC, 200), "aarch64", "4.18.0",
+		{"FC on arm", disk("sdc", wire.DriveTypeFC, 200), "aarch64", "4.18.0",
 			[]string{"Drive type is FC, it must be one of HDD, SSD, Multipath, RAID, iSCSI."}},
-		{"ECKD on s390x", disk("dasda", v2.DriveTypeECKD, 200), "s390x", "4.18.0", nil},
+		{"ECKD on s390x", disk("dasda", wire.DriveTypeECKD, 200), "s390x", "4.18.0", nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -57,10 +57,10 @@ func TestDiskNotEligibleReasons(t *testing.T) {
 
 func TestDiskMultipath(t *testing.T) {
 	inv := testInventory("h", 4, 16, "192.168.111.10/24")
-	mpath := disk("dm-0", v2.DriveTypeMultipath, 200)
-	fc1, fc2 := disk("sdb", v2.DriveTypeFC, 200), disk("sdc", v2.DriveTypeFC, 200)
+	mpath := disk("dm-0", wire.DriveTypeMultipath, 200)
+	fc1, fc2 := disk("sdb", wire.DriveTypeFC, 200), disk("sdc", wire.DriveTypeFC, 200)
 	fc1.Holders, fc2.Holders = "dm-0", "dm-0"
-	inv.Disks = []*v2.Disk{mpath, fc1, fc2}
+	inv.Disks = []*wire.Disk{mpath, fc1, fc2}
 	ApplyDiskEligibility(inv, 100, "4.18.0")
 	if !mpath.InstallationEligibility.Eligible {
 		t.Errorf("FC multipath device not eligible: %v", mpath.InstallationEligibility.NotEligibleReasons)
@@ -69,7 +69,7 @@ func TestDiskMultipath(t *testing.T) {
 	if diff := cmp.Diff(want, fc1.InstallationEligibility.NotEligibleReasons); diff != "" {
 		t.Errorf("FC path reasons mismatch (-want +got):\n%s", diff)
 	}
-	fc2.DriveType = v2.DriveTypeHDD
+	fc2.DriveType = wire.DriveTypeHDD
 	got := DiskNotEligibleReasons(mpath, inv, 100, "4.18.0")
 	if diff := cmp.Diff([]string{mixedTypesInMultipath}, got); diff != "" {
 		t.Errorf("mixed multipath reasons mismatch (-want +got):\n%s", diff)
@@ -78,8 +78,8 @@ func TestDiskMultipath(t *testing.T) {
 
 func TestISCSIOnDefaultRouteInterface(t *testing.T) {
 	inv := testInventory("h", 4, 16, "192.168.111.10/24")
-	d := disk("sdd", v2.DriveTypeISCSI, 200)
-	d.ISCSI = &v2.ISCSI{HostIPAddress: "192.168.111.10"}
+	d := disk("sdd", wire.DriveTypeISCSI, 200)
+	d.ISCSI = &wire.ISCSI{HostIPAddress: "192.168.111.10"}
 	got := DiskNotEligibleReasons(d, inv, 100, "4.18.0")
 	want := []string{"iSCSI host IP 192.168.111.10 is the same as host IP, they must be different"}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -88,16 +88,16 @@ func TestISCSIOnDefaultRouteInterface(t *testing.T) {
 }
 
 func TestInstallationDiskOrder(t *testing.T) {
-	nvmeBig := disk("nvme0n1", v2.DriveTypeSSD, 1000)
-	ssd := disk("sdb", v2.DriveTypeSSD, 300)
-	hddBig := disk("sdc", v2.DriveTypeHDD, 900)
-	hddSmall := disk("sdd", v2.DriveTypeHDD, 400)
-	hddSmallHCTL := disk("sde", v2.DriveTypeHDD, 400)
+	nvmeBig := disk("nvme0n1", wire.DriveTypeSSD, 1000)
+	ssd := disk("sdb", wire.DriveTypeSSD, 300)
+	hddBig := disk("sdc", wire.DriveTypeHDD, 900)
+	hddSmall := disk("sdd", wire.DriveTypeHDD, 400)
+	hddSmallHCTL := disk("sde", wire.DriveTypeHDD, 400)
 	hddSmall.HCTL, hddSmallHCTL.HCTL = "1:0:0:0", "0:0:0:0"
-	bootable := disk("sdf", v2.DriveTypeSSD, 2000)
+	bootable := disk("sdf", wire.DriveTypeSSD, 2000)
 	bootable.Bootable = true
-	bad := disk("sdg", v2.DriveTypeHDD, 100, "Disk is an LVM logical volume")
-	disks := []*v2.Disk{nvmeBig, ssd, hddBig, hddSmall, bad, hddSmallHCTL, bootable}
+	bad := disk("sdg", wire.DriveTypeHDD, 100, "Disk is an LVM logical volume")
+	disks := []*wire.Disk{nvmeBig, ssd, hddBig, hddSmall, bad, hddSmallHCTL, bootable}
 
 	var got []string
 	for _, d := range EligibleDisks(disks) {
@@ -117,7 +117,7 @@ func TestInstallationDiskOrder(t *testing.T) {
 	if d := SelectInstallationDisk(disks, "/dev/sdg"); d != bootable {
 		t.Errorf("SelectInstallationDisk(ineligible sdg) = %s, want sdf", d.Name)
 	}
-	if d := SelectInstallationDisk([]*v2.Disk{bad}, ""); d != nil {
+	if d := SelectInstallationDisk([]*wire.Disk{bad}, ""); d != nil {
 		t.Errorf("SelectInstallationDisk(no eligible) = %s, want nil", d.Name)
 	}
 }
@@ -125,10 +125,10 @@ func TestInstallationDiskOrder(t *testing.T) {
 func TestProcessInventory(t *testing.T) {
 	v := &Validator{}
 	c := testCluster()
-	h := testHost("h0", v2.HostRoleMaster)
+	h := testHost("h0", wire.HostRoleMaster)
 	inv := testInventory("master-0", 8, 32, "192.168.111.10/24")
-	inv.Interfaces = append(inv.Interfaces, &v2.Interface{Name: "lo", Type: "device", IPv4Addresses: []string{"127.0.0.1/8"}})
-	small := disk("sdb", v2.DriveTypeSSD, 60)
+	inv.Interfaces = append(inv.Interfaces, &wire.Interface{Name: "lo", Type: "device", IPv4Addresses: []string{"127.0.0.1/8"}})
+	small := disk("sdb", wire.DriveTypeSSD, 60)
 	small.InstallationEligibility = nil // an old agent gave no verdict
 	inv.Disks = append(inv.Disks, small)
 
@@ -144,7 +144,7 @@ func TestProcessInventory(t *testing.T) {
 	}
 
 	// An arbiter needs only 50 GB, so the 60 GB disk becomes eligible.
-	h.Role = v2.HostRoleArbiter
+	h.Role = wire.HostRoleArbiter
 	v.ProcessInventory(c, h, inv)
 	if !small.InstallationEligibility.Eligible {
 		t.Errorf("60 GB disk for an arbiter not eligible: %v", small.InstallationEligibility.NotEligibleReasons)

@@ -5,7 +5,7 @@ import (
 	"net"
 	"strings"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // Domain names the agent resolves for a cluster (assisted
@@ -25,7 +25,7 @@ const (
 // and, except for a day-2 cluster, the release image's registry host when
 // it is a name and not an address. It returns nil while the cluster has
 // no name or base domain (assisted sends no step then).
-func DomainsToResolve(c *v2.Cluster, releaseImage string) []string {
+func DomainsToResolve(c *wire.Cluster, releaseImage string) []string {
 	if c == nil || c.Name == "" || c.BaseDNSDomain == "" {
 		return nil
 	}
@@ -59,7 +59,7 @@ func ReleaseImageHost(image string) string {
 	return strings.Trim(first, "[]")
 }
 
-func clusterDomain(c *v2.Cluster, sub string) string {
+func clusterDomain(c *wire.Cluster, sub string) string {
 	return fmt.Sprintf("%s.%s.%s", sub, c.Name, c.BaseDNSDomain)
 }
 
@@ -70,7 +70,7 @@ func (c *hostContext) releaseImage() string { return c.v.ReleaseImageOf(c.cluste
 // ReleaseImageOf is the release image whose registry host the hosts of c
 // must resolve: the validator's, else the cluster's. The service asks the
 // agents to resolve the same host (DomainsToResolve).
-func (v *Validator) ReleaseImageOf(c *v2.Cluster) string {
+func (v *Validator) ReleaseImageOf(c *wire.Cluster) string {
 	if v.ReleaseImage != "" || c == nil {
 		return v.ReleaseImage
 	}
@@ -140,7 +140,7 @@ func (c *hostContext) domainResolved(domain, printable, target string) (Status, 
 
 // ownAddress returns the first resolved address that is one of this
 // host's inventory addresses.
-func (c *hostContext) ownAddress(r *v2.DomainResolutionResponseResolutionsItem) string {
+func (c *hostContext) ownAddress(r *wire.DomainResolutionResponseResolutionsItem) string {
 	if c.inv == nil {
 		return ""
 	}
@@ -204,8 +204,8 @@ func hostDNSWildcardNotConfigured(c *hostContext) (Status, string) {
 	return st, msg
 }
 
-func (c *hostContext) unexpectedDomain(resp v2.DomainResolutionResponse, domain, format string) (Status, string) {
-	var r *v2.DomainResolutionResponseResolutionsItem
+func (c *hostContext) unexpectedDomain(resp wire.DomainResolutionResponse, domain, format string) (Status, string) {
+	var r *wire.DomainResolutionResponseResolutionsItem
 	for _, x := range resp.Resolutions {
 		if x != nil && x.DomainName == domain {
 			r = x

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"sync"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // The validations read some documents, kept as JSON text, on every
@@ -46,7 +46,7 @@ func (c *docCache[T]) parse(text string) (T, error) {
 }
 
 var (
-	resolutionDocs     docCache[v2.DomainResolutionResponse]
-	ntpDocs            docCache[[]*v2.NTPSource]
+	resolutionDocs     docCache[wire.DomainResolutionResponse]
+	ntpDocs            docCache[[]*wire.NTPSource]
 	majorityGroupsDocs docCache[*Connectivity]
 )

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/nodezero/nodezero/configimage/manifests"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // Host configs are the config image's /etc/assisted/hostconfig/<name>/
@@ -35,7 +35,7 @@ const NotFoundByHints = "/dev/not-found-by-hints"
 // substrings; hctl, serialNumber and wwn are exact; the size is counted in
 // decimal gigabytes, rounded down; rotational means drive type HDD. The WWN
 // extensions are ignored, as there. Nil hints match every disk.
-func HintsMatch(h *manifests.RootDeviceHints, d *v2.Disk) bool {
+func HintsMatch(h *manifests.RootDeviceHints, d *wire.Disk) bool {
 	if h == nil {
 		return true
 	}
@@ -47,7 +47,7 @@ func HintsMatch(h *manifests.RootDeviceHints, d *v2.Disk) bool {
 	case h.SerialNumber != "" && h.SerialNumber != d.Serial:
 	case h.MinSizeGigabytes != 0 && d.SizeBytes/1_000_000_000 < int64(h.MinSizeGigabytes):
 	case h.WWN != "" && h.WWN != d.WWN:
-	case h.Rotational != nil && *h.Rotational != (d.DriveType == v2.DriveTypeHDD):
+	case h.Rotational != nil && *h.Rotational != (d.DriveType == wire.DriveTypeHDD):
 	default:
 		return true
 	}
@@ -55,14 +55,14 @@ func HintsMatch(h *manifests.RootDeviceHints, d *v2.Disk) bool {
 }
 
 // diskEligible reports whether the disk is fit to install on.
-func diskEligible(d *v2.Disk) bool {
+func diskEligible(d *wire.Disk) bool {
 	return d != nil && d.InstallationEligibility != nil && d.InstallationEligibility.Eligible
 }
 
 // AcceptableDisks returns the eligible disks that match h, in inventory
 // order; nil hints accept every eligible disk.
-func AcceptableDisks(disks []*v2.Disk, h *manifests.RootDeviceHints) []*v2.Disk {
-	var out []*v2.Disk
+func AcceptableDisks(disks []*wire.Disk, h *manifests.RootDeviceHints) []*wire.Disk {
+	var out []*wire.Disk
 	for _, d := range disks {
 		if diskEligible(d) && HintsMatch(h, d) {
 			out = append(out, d)
@@ -73,7 +73,7 @@ func AcceptableDisks(disks []*v2.Disk, h *manifests.RootDeviceHints) []*v2.Disk 
 
 // DescribeDisk names a disk for a message: its path and what hints can
 // select it by.
-func DescribeDisk(d *v2.Disk) string {
+func DescribeDisk(d *wire.Disk) string {
 	var attrs []string
 	for _, a := range []struct{ k, v string }{
 		{"by-path", d.ByPath}, {"hctl", d.HCTL}, {"model", d.Model}, {"vendor", d.Vendor},
@@ -89,7 +89,7 @@ func DescribeDisk(d *v2.Disk) string {
 
 // EligibleDiskDescriptions describes each of the inventory's eligible
 // disks (DescribeDisk), in inventory order.
-func EligibleDiskDescriptions(inv *v2.Inventory) []string {
+func EligibleDiskDescriptions(inv *wire.Inventory) []string {
 	var out []string
 	for _, d := range AcceptableDisks(inv.Disks, nil) {
 		out = append(out, DescribeDisk(d))
@@ -99,7 +99,7 @@ func EligibleDiskDescriptions(inv *v2.Inventory) []string {
 
 // DescribeEligibleDisks lists the inventory's eligible disks for a
 // message, "none" when there are none.
-func DescribeEligibleDisks(inv *v2.Inventory) string {
+func DescribeEligibleDisks(inv *wire.Inventory) string {
 	if out := EligibleDiskDescriptions(inv); len(out) > 0 {
 		return strings.Join(out, ", ")
 	}
@@ -108,13 +108,13 @@ func DescribeEligibleDisks(inv *v2.Inventory) string {
 
 // NoDiskMatchesHints is the message for a host whose eligible disks match
 // none of its hints.
-func NoDiskMatchesHints(h *manifests.RootDeviceHints, inv *v2.Inventory) string {
+func NoDiskMatchesHints(h *manifests.RootDeviceHints, inv *wire.Inventory) string {
 	return fmt.Sprintf("No eligible disk matches root device hints (%s); eligible disks: %s", h, DescribeEligibleDisks(inv))
 }
 
 // MatchHostConfig returns the index of the first config holding one of the
 // inventory's MACs (compared case-insensitively), -1 when none does.
-func MatchHostConfig(configs []manifests.HostConfig, inv *v2.Inventory) int {
+func MatchHostConfig(configs []manifests.HostConfig, inv *wire.Inventory) int {
 	if inv == nil {
 		return -1
 	}
@@ -134,7 +134,7 @@ func MatchHostConfig(configs []manifests.HostConfig, inv *v2.Inventory) int {
 }
 
 // hostConfig returns the host config of an inventory, nil when none.
-func (v *Validator) hostConfig(inv *v2.Inventory) *manifests.HostConfig {
+func (v *Validator) hostConfig(inv *wire.Inventory) *manifests.HostConfig {
 	if i := MatchHostConfig(v.HostConfigs, inv); i >= 0 {
 		return &v.HostConfigs[i]
 	}

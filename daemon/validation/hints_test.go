@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/nodezero/nodezero/configimage/manifests"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // withMACs gives every test host its own MAC, 52:54:00:aa:bb:0<i>, as
@@ -28,7 +28,7 @@ func configs(n int, hints *manifests.RootDeviceHints) []manifests.HostConfig {
 }
 
 func TestHostDiskMatchesHints(t *testing.T) {
-	id := string(v2.HostValidationIDInstallationDiskMatchesHints)
+	id := string(wire.HostValidationIDInstallationDiskMatchesHints)
 	tests := []struct {
 		name    string
 		configs []manifests.HostConfig
@@ -79,7 +79,7 @@ func TestHostDiskMatchesHints(t *testing.T) {
 }
 
 func TestConfiguredHostsRegistered(t *testing.T) {
-	id := string(v2.ClusterValidationIDConfiguredHostsRegistered)
+	id := string(wire.ClusterValidationIDConfiguredHostsRegistered)
 	tests := []struct {
 		name    string
 		configs []manifests.HostConfig
@@ -127,13 +127,13 @@ func TestConfiguredHostsRegistered(t *testing.T) {
 
 func TestProcessInventoryHonoursHints(t *testing.T) {
 	inv := testInventory("master-0", 8, 32, "192.168.111.10/24")
-	inv.Disks = append(inv.Disks, &v2.Disk{
-		ID: "/dev/disk/by-id/wwn-0x2", Name: "sdb", Path: "/dev/sdb", DriveType: v2.DriveTypeSSD,
+	inv.Disks = append(inv.Disks, &wire.Disk{
+		ID: "/dev/disk/by-id/wwn-0x2", Name: "sdb", Path: "/dev/sdb", DriveType: wire.DriveTypeSSD,
 		SizeBytes: 400 * 1000 * 1000 * 1000, HCTL: "1:0:0:0",
 	})
 	v := &Validator{HostConfigs: []manifests.HostConfig{{Name: "master-0", MACs: []string{"52:54:00:aa:bb:01"},
 		Hints: &manifests.RootDeviceHints{HCTL: "1:0:0:0"}}}}
-	h := testHost("h0", v2.HostRoleMaster)
+	h := testHost("h0", wire.HostRoleMaster)
 	h.InstallationDiskID = "/dev/disk/by-id/wwn-0x1" // chosen before the hints were known
 	got := v.ProcessInventory(testCluster(), h, inv)
 	if got == nil || got.Name != "sdb" {

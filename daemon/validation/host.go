@@ -5,75 +5,75 @@ import (
 	"strings"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // hostRule is one row of the host validation table.
 type hostRule struct {
-	ID       v2.HostValidationID
+	ID       wire.HostValidationID
 	Category Category
 	Fn       func(*hostContext) (Status, string)
 	// Skip lists install stages during which the result is left out of
 	// validations_info (it still counts as a condition).
-	Skip []v2.HostStage
+	Skip []wire.HostStage
 }
 
 // manualRebootStages: once a host reboots into the installed system its
 // agent is gone, so liveness-type results are hidden (assisted common.go).
-var manualRebootStages = []v2.HostStage{
-	v2.HostStageRebooting, v2.HostStageWaitingForIgnition, v2.HostStageConfiguring,
-	v2.HostStageJoined, v2.HostStageDone,
+var manualRebootStages = []wire.HostStage{
+	wire.HostStageRebooting, wire.HostStageWaitingForIgnition, wire.HostStageConfiguring,
+	wire.HostStageJoined, wire.HostStageDone,
 }
 
 // hostRules is the host validation table, in assisted's emission order
 // (internal/host/refresh_status_preprocessor.go newValidations).
 var hostRules = []hostRule{
-	{v2.HostValidationIDConnected, CategoryNetwork, hostConnected, manualRebootStages},
-	{v2.HostValidationIDMediaConnected, CategoryNetwork, hostMediaConnected, manualRebootStages},
-	{v2.HostValidationIDHasInventory, CategoryHardware, hostHasInventory, nil},
-	{v2.HostValidationIDInventoryNotPartiallyTruncated, CategoryHardware, hostNotPartiallyTruncated, nil},
-	{v2.HostValidationIDInventoryNotFullyTruncated, CategoryHardware, hostNotFullyTruncated, nil},
-	{v2.HostValidationIDHasMinCPUCores, CategoryHardware, hostMinCPUCores, nil},
-	{v2.HostValidationIDHasMinMemory, CategoryHardware, hostMinMemory, nil},
-	{v2.HostValidationIDHasMinValidDisks, CategoryHardware, hostMinValidDisks, nil},
-	{v2.HostValidationIDMachineCIDRDefined, CategoryNetwork, hostMachineCIDRDefined, nil},
-	{v2.HostValidationIDHasCPUCoresForRole, CategoryHardware, hostCPUCoresForRole, nil},
-	{v2.HostValidationIDHasMemoryForRole, CategoryHardware, hostMemoryForRole, nil},
-	{v2.HostValidationIDHostnameUnique, CategoryHardware, hostHostnameUnique, nil},
-	{v2.HostValidationIDBelongsToMachineCIDR, CategoryNetwork, hostBelongsToMachineCIDR, nil},
-	{v2.HostValidationIDHostnameValid, CategoryHardware, hostHostnameValid, nil},
-	{v2.HostValidationIDBelongsToMajorityGroup, CategoryNetwork, hostBelongsToMajorityGroup, nil},
-	{v2.HostValidationIDMTUValid, CategoryNetwork, hostMTUValid, nil},
-	{v2.HostValidationIDNTPSynced, CategoryNetwork, hostNTPSynced, manualRebootStages},
-	{v2.HostValidationIDTimeSyncedBetweenHostAndService, CategoryNetwork, hostTimeSynced, manualRebootStages},
-	{v2.HostValidationIDContainerImagesAvailable, CategoryNetwork, hostContainerImagesAvailable, nil},
-	{v2.HostValidationIDSufficientInstallationDiskSpeed, CategoryHardware, hostInstallationDiskSpeed, nil},
-	{v2.HostValidationIDSufficientNetworkLatencyRequirementForRole, CategoryNetwork, hostNetworkLatency, nil},
-	{v2.HostValidationIDSufficientPacketLossRequirementForRole, CategoryNetwork, hostPacketLoss, nil},
-	{v2.HostValidationIDHasDefaultRoute, CategoryNetwork, hostDefaultRoute, nil},
-	{v2.HostValidationIDAPIDomainNameResolvedCorrectly, CategoryNetwork, hostAPIDomainResolved, nil},
-	{v2.HostValidationIDAPIIntDomainNameResolvedCorrectly, CategoryNetwork, hostAPIIntDomainResolved, nil},
-	{v2.HostValidationIDAppsDomainNameResolvedCorrectly, CategoryNetwork, hostAppsDomainResolved, nil},
+	{wire.HostValidationIDConnected, CategoryNetwork, hostConnected, manualRebootStages},
+	{wire.HostValidationIDMediaConnected, CategoryNetwork, hostMediaConnected, manualRebootStages},
+	{wire.HostValidationIDHasInventory, CategoryHardware, hostHasInventory, nil},
+	{wire.HostValidationIDInventoryNotPartiallyTruncated, CategoryHardware, hostNotPartiallyTruncated, nil},
+	{wire.HostValidationIDInventoryNotFullyTruncated, CategoryHardware, hostNotFullyTruncated, nil},
+	{wire.HostValidationIDHasMinCPUCores, CategoryHardware, hostMinCPUCores, nil},
+	{wire.HostValidationIDHasMinMemory, CategoryHardware, hostMinMemory, nil},
+	{wire.HostValidationIDHasMinValidDisks, CategoryHardware, hostMinValidDisks, nil},
+	{wire.HostValidationIDMachineCIDRDefined, CategoryNetwork, hostMachineCIDRDefined, nil},
+	{wire.HostValidationIDHasCPUCoresForRole, CategoryHardware, hostCPUCoresForRole, nil},
+	{wire.HostValidationIDHasMemoryForRole, CategoryHardware, hostMemoryForRole, nil},
+	{wire.HostValidationIDHostnameUnique, CategoryHardware, hostHostnameUnique, nil},
+	{wire.HostValidationIDBelongsToMachineCIDR, CategoryNetwork, hostBelongsToMachineCIDR, nil},
+	{wire.HostValidationIDHostnameValid, CategoryHardware, hostHostnameValid, nil},
+	{wire.HostValidationIDBelongsToMajorityGroup, CategoryNetwork, hostBelongsToMajorityGroup, nil},
+	{wire.HostValidationIDMTUValid, CategoryNetwork, hostMTUValid, nil},
+	{wire.HostValidationIDNTPSynced, CategoryNetwork, hostNTPSynced, manualRebootStages},
+	{wire.HostValidationIDTimeSyncedBetweenHostAndService, CategoryNetwork, hostTimeSynced, manualRebootStages},
+	{wire.HostValidationIDContainerImagesAvailable, CategoryNetwork, hostContainerImagesAvailable, nil},
+	{wire.HostValidationIDSufficientInstallationDiskSpeed, CategoryHardware, hostInstallationDiskSpeed, nil},
+	{wire.HostValidationIDSufficientNetworkLatencyRequirementForRole, CategoryNetwork, hostNetworkLatency, nil},
+	{wire.HostValidationIDSufficientPacketLossRequirementForRole, CategoryNetwork, hostPacketLoss, nil},
+	{wire.HostValidationIDHasDefaultRoute, CategoryNetwork, hostDefaultRoute, nil},
+	{wire.HostValidationIDAPIDomainNameResolvedCorrectly, CategoryNetwork, hostAPIDomainResolved, nil},
+	{wire.HostValidationIDAPIIntDomainNameResolvedCorrectly, CategoryNetwork, hostAPIIntDomainResolved, nil},
+	{wire.HostValidationIDAppsDomainNameResolvedCorrectly, CategoryNetwork, hostAppsDomainResolved, nil},
 	// Switched off in assisted (MGMT-15213); shown here, gating nothing.
-	{v2.HostValidationIDReleaseDomainNameResolvedCorrectly, CategoryNetwork, hostReleaseDomainResolved, nil},
-	{v2.HostValidationIDCompatibleWithClusterPlatform, CategoryHardware, hostCompatibleWithPlatform, nil},
-	{v2.HostValidationIDDNSWildcardNotConfigured, CategoryNetwork, hostDNSWildcardNotConfigured, nil},
-	{v2.HostValidationIDNoIPCollisionsInNetwork, CategoryNetwork, hostNoIPCollisions, nil},
+	{wire.HostValidationIDReleaseDomainNameResolvedCorrectly, CategoryNetwork, hostReleaseDomainResolved, nil},
+	{wire.HostValidationIDCompatibleWithClusterPlatform, CategoryHardware, hostCompatibleWithPlatform, nil},
+	{wire.HostValidationIDDNSWildcardNotConfigured, CategoryNetwork, hostDNSWildcardNotConfigured, nil},
+	{wire.HostValidationIDNoIPCollisionsInNetwork, CategoryNetwork, hostNoIPCollisions, nil},
 	// nodezero's own, shown only with host configs (hints.go).
-	{v2.HostValidationIDInstallationDiskMatchesHints, CategoryHardware, hostDiskMatchesHints, nil},
+	{wire.HostValidationIDInstallationDiskMatchesHints, CategoryHardware, hostDiskMatchesHints, nil},
 }
 
 // nonIgnorableHost may not be forced by a cluster's ignore list.
 var nonIgnorableHost = []string{
-	string(v2.HostValidationIDConnected), string(v2.HostValidationIDHasInventory),
-	string(v2.HostValidationIDInventoryNotFullyTruncated), string(v2.HostValidationIDMachineCIDRDefined),
-	string(v2.HostValidationIDHostnameUnique), string(v2.HostValidationIDHostnameValid),
+	string(wire.HostValidationIDConnected), string(wire.HostValidationIDHasInventory),
+	string(wire.HostValidationIDInventoryNotFullyTruncated), string(wire.HostValidationIDMachineCIDRDefined),
+	string(wire.HostValidationIDHostnameUnique), string(wire.HostValidationIDHostnameValid),
 }
 
 // HostValidationIDs lists the host validations this package evaluates, in
 // emission order.
-func HostValidationIDs() []v2.HostValidationID {
-	ids := make([]v2.HostValidationID, len(hostRules))
+func HostValidationIDs() []wire.HostValidationID {
+	ids := make([]wire.HostValidationID, len(hostRules))
 	for i, r := range hostRules {
 		ids[i] = r.ID
 	}
@@ -83,14 +83,14 @@ func HostValidationIDs() []v2.HostValidationID {
 // hostContext is what a host validation reads.
 type hostContext struct {
 	v       *Validator
-	host    *v2.Host
-	inv     *v2.Inventory // nil when absent or unusable
-	invBad  string        // why a present inventory is unusable
-	cluster *v2.Cluster
+	host    *wire.Host
+	inv     *wire.Inventory // nil when absent or unusable
+	invBad  string          // why a present inventory is unusable
+	cluster *wire.Cluster
 	facts   *ClusterFacts
 	now     time.Time
 	sno     bool
-	role    v2.HostRole
+	role    wire.HostRole
 	req     RoleRequirements // for the host's effective role
 	minCPU  int64            // for any role
 	minRAM  int64            // MiB, for any role
@@ -160,14 +160,14 @@ func (v *Validator) ValidateHost(in HostInput) Report {
 	return rep
 }
 
-func currentStage(h *v2.Host) v2.HostStage {
+func currentStage(h *wire.Host) wire.HostStage {
 	if h.Progress == nil {
 		return ""
 	}
 	return h.Progress.CurrentStage
 }
 
-func stageIn(s v2.HostStage, list []v2.HostStage) bool {
+func stageIn(s wire.HostStage, list []wire.HostStage) bool {
 	for _, x := range list {
 		if s == x {
 			return true
@@ -178,10 +178,10 @@ func stageIn(s v2.HostStage, list []v2.HostStage) bool {
 
 // preRebootStages are the bootstrap stages before Rebooting: while a host
 // is in one (or not installing), it must keep checking in.
-var preRebootStages = []v2.HostStage{
-	v2.HostStageStartingInstallation, v2.HostStageInstalling, v2.HostStageWritingImageToDisk,
-	v2.HostStageCopyingRegistryDataToDisk, v2.HostStageWaitingForControlPlane,
-	v2.HostStageWaitingForBootkube, v2.HostStageWaitingForController,
+var preRebootStages = []wire.HostStage{
+	wire.HostStageStartingInstallation, wire.HostStageInstalling, wire.HostStageWritingImageToDisk,
+	wire.HostStageCopyingRegistryDataToDisk, wire.HostStageWaitingForControlPlane,
+	wire.HostStageWaitingForBootkube, wire.HostStageWaitingForController,
 }
 
 func hostConnected(c *hostContext) (Status, string) {
@@ -198,7 +198,7 @@ func hostConnected(c *hostContext) (Status, string) {
 }
 
 func hostMediaConnected(c *hostContext) (Status, string) {
-	if c.host.MediaStatus == nil || *c.host.MediaStatus != v2.HostMediaStatusDisconnected {
+	if c.host.MediaStatus == nil || *c.host.MediaStatus != wire.HostMediaStatusDisconnected {
 		return StatusSuccess, "Media device is connected"
 	}
 	return StatusFailure, "Unable to read from the discovery media. It was either disconnected or poor network conditions prevented it from being read. Try using the minimal ISO option and be sure to keep the media connected until the installation is completed"
@@ -216,7 +216,7 @@ func hostHasInventory(c *hostContext) (Status, string) {
 	return StatusFailure, "Inventory has not been received for the host"
 }
 
-func truncationReason(t *v2.InventoryTruncation) string {
+func truncationReason(t *wire.InventoryTruncation) string {
 	s := fmt.Sprintf("Inventory is truncated (%s)", t.Type)
 	if len(t.Reasons) > 0 {
 		s += ": " + strings.Join(t.Reasons, "; ")
@@ -232,9 +232,9 @@ func hostNotPartiallyTruncated(c *hostContext) (Status, string) {
 	switch {
 	case t == nil:
 		return StatusSuccess, "Inventory is not truncated"
-	case t.Type == v2.InventoryTruncationTypePartial:
+	case t.Type == wire.InventoryTruncationTypePartial:
 		return StatusFailure, truncationReason(t)
-	case t.Type == v2.InventoryTruncationTypeFull:
+	case t.Type == wire.InventoryTruncationTypeFull:
 		return StatusSuccess, "Inventory is not partially truncated (inventory fully truncated)"
 	}
 	return StatusError, "Unexpected inventory truncation type"
@@ -248,9 +248,9 @@ func hostNotFullyTruncated(c *hostContext) (Status, string) {
 	switch {
 	case t == nil:
 		return StatusSuccess, "Inventory is not truncated"
-	case t.Type == v2.InventoryTruncationTypePartial:
+	case t.Type == wire.InventoryTruncationTypePartial:
 		return StatusSuccess, "Inventory is partially truncated"
-	case t.Type == v2.InventoryTruncationTypeFull:
+	case t.Type == wire.InventoryTruncationTypeFull:
 		return StatusFailure, truncationReason(t)
 	}
 	return StatusError, "Unexpected inventory truncation type"
@@ -280,7 +280,7 @@ func hostMinMemory(c *hostContext) (Status, string) {
 		return StatusPending, "Missing inventory"
 	}
 	tolerance := int64(memoryToleranceMiB)
-	if c.inv.Memory.PhysicalBytesMethod == v2.MemoryMethodMeminfo {
+	if c.inv.Memory.PhysicalBytesMethod == wire.MemoryMethodMeminfo {
 		tolerance += c.minRAM / 50
 	}
 	if c.inv.Memory.PhysicalBytes >= (c.minRAM-tolerance)*mib {
@@ -458,7 +458,7 @@ func hostCompatibleWithPlatform(c *hostContext) (Status, string) {
 	if c.cluster == nil {
 		return statusHidden, ""
 	}
-	var pt v2.PlatformType
+	var pt wire.PlatformType
 	if c.cluster.Platform != nil {
 		pt = c.cluster.Platform.Type
 	}
@@ -471,13 +471,13 @@ func hostCompatibleWithPlatform(c *hostContext) (Status, string) {
 	}
 	var ok bool
 	switch pt {
-	case v2.PlatformTypeBaremetal, v2.PlatformTypeNone:
+	case wire.PlatformTypeBaremetal, wire.PlatformTypeNone:
 		ok = true
-	case v2.PlatformTypeVsphere:
+	case wire.PlatformTypeVsphere:
 		ok = manufacturer == vmwareManufacturer
-	case v2.PlatformTypeNutanix:
+	case wire.PlatformTypeNutanix:
 		ok = manufacturer == nutanixManufacturer
-	case v2.PlatformTypeExternal:
+	case wire.PlatformTypeExternal:
 		ok = !isOCI(c.cluster.Platform) || manufacturer == ociManufacturer
 	default:
 		return StatusError, "Validation error"
@@ -488,7 +488,7 @@ func hostCompatibleWithPlatform(c *hostContext) (Status, string) {
 	return StatusFailure, fmt.Sprintf("Host is not compatible with cluster platform %s; either disable this host or discover a new compatible host.", pt)
 }
 
-func isOCI(p *v2.Platform) bool {
-	return p != nil && p.Type == v2.PlatformTypeExternal && p.External != nil &&
+func isOCI(p *wire.Platform) bool {
+	return p != nil && p.Type == wire.PlatformTypeExternal && p.External != nil &&
 		p.External.PlatformName != nil && *p.External.PlatformName == "oci"
 }

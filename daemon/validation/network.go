@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // ErrNoMatchingCIDR is returned when no host interface holds an address
@@ -19,7 +19,7 @@ var ErrNoMatchingCIDR = errors.New("no suitable matching CIDR found")
 // types physical, vlan, bond and "" (older agents) are kept; any other type
 // (a bridge, a tun, the loopback "device") only when virtual interfaces are
 // allowed (assisted's ENABLE_VIRTUAL_INTERFACES; transcript §7.1).
-func UsableInterface(i *v2.Interface, allowVirtual bool) bool {
+func UsableInterface(i *wire.Interface, allowVirtual bool) bool {
 	if i == nil {
 		return false
 	}
@@ -32,8 +32,8 @@ func UsableInterface(i *v2.Interface, allowVirtual bool) bool {
 
 // FilterInterfaces returns the interfaces UsableInterface keeps. The
 // service stores an inventory with only these.
-func FilterInterfaces(ifaces []*v2.Interface, allowVirtual bool) []*v2.Interface {
-	out := make([]*v2.Interface, 0, len(ifaces))
+func FilterInterfaces(ifaces []*wire.Interface, allowVirtual bool) []*wire.Interface {
+	out := make([]*wire.Interface, 0, len(ifaces))
 	for _, i := range ifaces {
 		if UsableInterface(i, allowVirtual) {
 			out = append(out, i)
@@ -48,7 +48,7 @@ func isIPv4(s string) bool { return strings.Contains(s, ".") }
 func isIPv6(s string) bool { return strings.Contains(s, ":") }
 
 // familyAddresses returns the interface's addresses of one family.
-func familyAddresses(i *v2.Interface, v4 bool) []string {
+func familyAddresses(i *wire.Interface, v4 bool) []string {
 	if v4 {
 		return i.IPv4Addresses
 	}
@@ -124,7 +124,7 @@ func inventoryNetworks(hosts []HostEntry, allowVirtual bool) []string {
 
 // isDefaultRoute: a gateway that is set and specified, to an unspecified
 // destination. A destination that does not parse is an error, as in assisted.
-func isDefaultRoute(r *v2.Route) (bool, error) {
+func isDefaultRoute(r *wire.Route) (bool, error) {
 	gw := net.ParseIP(r.Gateway)
 	if gw == nil {
 		return false, nil
@@ -144,12 +144,12 @@ const (
 
 // defaultRouteByFamily returns the default route of one family with the
 // lowest metric (the last of equals, as assisted), or nil.
-func defaultRouteByFamily(routes []*v2.Route, ipv6 bool) *v2.Route {
+func defaultRouteByFamily(routes []*wire.Route, ipv6 bool) *wire.Route {
 	fam := int32(familyInet)
 	if ipv6 {
 		fam = familyInet6
 	}
-	var best *v2.Route
+	var best *wire.Route
 	for _, r := range routes {
 		if r.Family != fam {
 			continue
@@ -183,8 +183,8 @@ func defaultRouteByFamily(routes []*v2.Route, ipv6 bool) *v2.Route {
 //     never; the user sets the networks.
 //   - Otherwise: the network derived from the first API/ingress VIP pair by
 //     CalculateMachineNetworkCIDR, and from the second pair for dual stack.
-func (v *Validator) AutoAssignMachineNetworks(c *v2.Cluster, hosts []HostEntry) (networks []string, changed bool, err error) {
-	if c.Status != v2.ClusterStatusPendingForInput && c.Status != v2.ClusterStatusInsufficient {
+func (v *Validator) AutoAssignMachineNetworks(c *wire.Cluster, hosts []HostEntry) (networks []string, changed bool, err error) {
+	if c.Status != wire.ClusterStatusPendingForInput && c.Status != wire.ClusterStatusInsufficient {
 		return nil, false, nil
 	}
 	current := machineNetworkCIDRs(c)
@@ -229,7 +229,7 @@ func (v *Validator) AutoAssignMachineNetworks(c *v2.Cluster, hosts []HostEntry) 
 	return networks, true, nil
 }
 
-func (v *Validator) snoMachineNetworks(c *v2.Cluster, hosts []HostEntry) ([]string, bool, error) {
+func (v *Validator) snoMachineNetworks(c *wire.Cluster, hosts []HostEntry) ([]string, bool, error) {
 	if len(machineNetworkCIDRs(c)) > 0 {
 		return nil, false, nil
 	}
@@ -273,8 +273,8 @@ func (v *Validator) snoMachineNetworks(c *v2.Cluster, hosts []HostEntry) ([]stri
 
 // defaultRouteNetwork returns the network among cidrs that holds the
 // gateway of the host's lowest-metric default route of the family.
-func defaultRouteNetwork(inv *v2.Inventory, cidrs []string, ipv6 bool) (string, error) {
-	best := &v2.Route{Metric: math.MaxInt32}
+func defaultRouteNetwork(inv *wire.Inventory, cidrs []string, ipv6 bool) (string, error) {
+	best := &wire.Route{Metric: math.MaxInt32}
 	found := false
 	for _, r := range inv.Routes {
 		ok, err := isDefaultRoute(r)
@@ -304,7 +304,7 @@ func defaultRouteNetwork(inv *v2.Inventory, cidrs []string, ipv6 bool) (string, 
 
 // belongsToNetwork reports whether a usable interface of inv has an address
 // of the network's family inside it.
-func belongsToNetwork(inv *v2.Inventory, n *net.IPNet, allowVirtual bool) bool {
+func belongsToNetwork(inv *wire.Inventory, n *net.IPNet, allowVirtual bool) bool {
 	v4 := n.IP.To4() != nil
 	for _, i := range inv.Interfaces {
 		if !UsableInterface(i, allowVirtual) {
@@ -322,7 +322,7 @@ func belongsToNetwork(inv *v2.Inventory, n *net.IPNet, allowVirtual bool) bool {
 // parseMachineNetworks parses the cluster's machine networks; ok is false
 // when there are none or one does not parse (assisted then treats a host as
 // belonging to none).
-func parseMachineNetworks(c *v2.Cluster) (nets []*net.IPNet, ok bool) {
+func parseMachineNetworks(c *wire.Cluster) (nets []*net.IPNet, ok bool) {
 	cidrs := machineNetworkCIDRs(c)
 	if len(cidrs) == 0 {
 		return nil, false
@@ -337,14 +337,14 @@ func parseMachineNetworks(c *v2.Cluster) (nets []*net.IPNet, ok bool) {
 	return nets, true
 }
 
-func vipAt(v []*v2.APIVIP, i int) string {
+func vipAt(v []*wire.APIVIP, i int) string {
 	if i < len(v) && v[i] != nil {
 		return string(v[i].IP)
 	}
 	return ""
 }
 
-func ingressAt(v []*v2.IngressVIP, i int) string {
+func ingressAt(v []*wire.IngressVIP, i int) string {
 	if i < len(v) && v[i] != nil {
 		return string(v[i].IP)
 	}

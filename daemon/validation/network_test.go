@@ -5,16 +5,16 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 func TestCalculateMachineNetworkCIDR(t *testing.T) {
 	v4 := testHosts()
-	v6 := []HostEntry{{Host: testHost("h6", v2.HostRoleMaster), Inventory: testInventory("six", 8, 32, "10.0.0.1/24")}}
-	v6[0].Inventory.Interfaces = append(v6[0].Inventory.Interfaces, &v2.Interface{
+	v6 := []HostEntry{{Host: testHost("h6", wire.HostRoleMaster), Inventory: testInventory("six", 8, 32, "10.0.0.1/24")}}
+	v6[0].Inventory.Interfaces = append(v6[0].Inventory.Interfaces, &wire.Interface{
 		Name: "eth1", Type: "vlan", IPv6Addresses: []string{"fd2e:6f44:5dd8:c956::14/64"},
 	})
-	virt := []HostEntry{{Host: testHost("hv", v2.HostRoleMaster), Inventory: testInventory("virt", 8, 32, "192.168.111.30/24")}}
+	virt := []HostEntry{{Host: testHost("hv", wire.HostRoleMaster), Inventory: testInventory("virt", 8, 32, "192.168.111.30/24")}}
 	virt[0].Inventory.Interfaces[0].Type = "tun"
 
 	tests := []struct {
@@ -52,52 +52,52 @@ func TestCalculateMachineNetworkCIDR(t *testing.T) {
 func TestAutoAssignMachineNetworks(t *testing.T) {
 	tests := []struct {
 		name    string
-		setup   func(c *v2.Cluster, hosts *[]HostEntry)
+		setup   func(c *wire.Cluster, hosts *[]HostEntry)
 		want    []string
 		changed bool
 	}{
 		{"already equal", nil, nil, false},
-		{"derived from the API VIP", func(c *v2.Cluster, _ *[]HostEntry) { c.MachineNetworks = nil },
+		{"derived from the API VIP", func(c *wire.Cluster, _ *[]HostEntry) { c.MachineNetworks = nil },
 			[]string{"192.168.111.0/24"}, true},
-		{"user value replaced by the derived one", func(c *v2.Cluster, _ *[]HostEntry) {
-			c.MachineNetworks = []*v2.MachineNetwork{{CIDR: "192.168.0.0/16"}}
+		{"user value replaced by the derived one", func(c *wire.Cluster, _ *[]HostEntry) {
+			c.MachineNetworks = []*wire.MachineNetwork{{CIDR: "192.168.0.0/16"}}
 		}, []string{"192.168.111.0/24"}, true},
-		{"no host in the VIP subnet clears the networks", func(c *v2.Cluster, hosts *[]HostEntry) { *hosts = nil },
+		{"no host in the VIP subnet clears the networks", func(c *wire.Cluster, hosts *[]HostEntry) { *hosts = nil },
 			nil, true},
-		{"dual stack without hosts keeps the networks", func(c *v2.Cluster, hosts *[]HostEntry) {
+		{"dual stack without hosts keeps the networks", func(c *wire.Cluster, hosts *[]HostEntry) {
 			*hosts = nil
-			c.MachineNetworks = append(c.MachineNetworks, &v2.MachineNetwork{CIDR: "fd00::/64"})
+			c.MachineNetworks = append(c.MachineNetworks, &wire.MachineNetwork{CIDR: "fd00::/64"})
 		}, nil, false},
-		{"user-managed networking", func(c *v2.Cluster, _ *[]HostEntry) {
+		{"user-managed networking", func(c *wire.Cluster, _ *[]HostEntry) {
 			c.MachineNetworks, c.UserManagedNetworking = nil, ptr(true)
 		}, nil, false},
-		{"user-managed load balancer", func(c *v2.Cluster, _ *[]HostEntry) {
+		{"user-managed load balancer", func(c *wire.Cluster, _ *[]HostEntry) {
 			c.MachineNetworks = nil
-			c.LoadBalancer = &v2.LoadBalancer{Type: v2.LoadBalancerTypeUserManaged}
+			c.LoadBalancer = &wire.LoadBalancer{Type: wire.LoadBalancerTypeUserManaged}
 		}, nil, false},
-		{"not before install", func(c *v2.Cluster, _ *[]HostEntry) {
-			c.MachineNetworks, c.Status = nil, v2.ClusterStatusReady
+		{"not before install", func(c *wire.Cluster, _ *[]HostEntry) {
+			c.MachineNetworks, c.Status = nil, wire.ClusterStatusReady
 		}, nil, false},
-		{"DHCP with one host network", func(c *v2.Cluster, _ *[]HostEntry) {
+		{"DHCP with one host network", func(c *wire.Cluster, _ *[]HostEntry) {
 			c.MachineNetworks, c.APIVIPs, c.IngressVIPs, c.VIPDHCPAllocation = nil, nil, nil, ptr(true)
 		}, []string{"192.168.111.0/24"}, true},
-		{"DHCP with two host networks", func(c *v2.Cluster, hosts *[]HostEntry) {
+		{"DHCP with two host networks", func(c *wire.Cluster, hosts *[]HostEntry) {
 			c.MachineNetworks, c.VIPDHCPAllocation = nil, ptr(true)
 			(*hosts)[0].Inventory.Interfaces[0].IPv4Addresses = []string{"10.1.0.5/24"}
 		}, nil, false},
-		{"SNO with one host network", func(c *v2.Cluster, hosts *[]HostEntry) {
+		{"SNO with one host network", func(c *wire.Cluster, hosts *[]HostEntry) {
 			c.MachineNetworks, c.APIVIPs, c.IngressVIPs, c.ControlPlaneCount = nil, nil, nil, 1
 			*hosts = (*hosts)[:1]
 		}, []string{"192.168.111.0/24"}, true},
-		{"SNO picks the default route network", func(c *v2.Cluster, hosts *[]HostEntry) {
+		{"SNO picks the default route network", func(c *wire.Cluster, hosts *[]HostEntry) {
 			c.MachineNetworks, c.ControlPlaneCount = nil, 1
 			*hosts = (*hosts)[:1]
 			inv := (*hosts)[0].Inventory
-			inv.Interfaces = append(inv.Interfaces, &v2.Interface{Name: "eth1", Type: "physical", IPv4Addresses: []string{"10.1.0.5/24"}})
+			inv.Interfaces = append(inv.Interfaces, &wire.Interface{Name: "eth1", Type: "physical", IPv4Addresses: []string{"10.1.0.5/24"}})
 		}, []string{"192.168.111.0/24"}, true},
-		{"SNO keeps a user network", func(c *v2.Cluster, hosts *[]HostEntry) {
+		{"SNO keeps a user network", func(c *wire.Cluster, hosts *[]HostEntry) {
 			c.ControlPlaneCount = 1
-			c.MachineNetworks = []*v2.MachineNetwork{{CIDR: "10.1.0.0/24"}}
+			c.MachineNetworks = []*wire.MachineNetwork{{CIDR: "10.1.0.0/24"}}
 		}, nil, false},
 	}
 	for _, tc := range tests {
@@ -122,7 +122,7 @@ func TestAutoAssignMachineNetworks(t *testing.T) {
 }
 
 func TestFilterInterfaces(t *testing.T) {
-	in := []*v2.Interface{{Name: "eth0", Type: "physical"}, {Name: "old"}, {Name: "br0", Type: "bridge"},
+	in := []*wire.Interface{{Name: "eth0", Type: "physical"}, {Name: "old"}, {Name: "br0", Type: "bridge"},
 		{Name: "bond0", Type: "bond"}, {Name: "eth0.10", Type: "vlan"}, {Name: "lo", Type: "device"}}
 	var got []string
 	for _, i := range FilterInterfaces(in, false) {

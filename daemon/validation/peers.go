@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // peer is what the connectivity validations read of one host of the
@@ -15,7 +15,7 @@ import (
 type peer struct {
 	id     string
 	name   string
-	role   v2.HostRole
+	role   wire.HostRole
 	addrs  []net.IP
 	report *ConnReport // nil: none yet, or it does not parse
 }

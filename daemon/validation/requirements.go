@@ -10,7 +10,7 @@ import (
 	"strings"
 	"sync"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // defaultRequirementsJSON is a copy of assisted-service's
@@ -268,14 +268,14 @@ func (r *Requirements) ForVersion(openshiftVersion string) VersionRequirements {
 // ForRole returns the requirements of role. A master (or bootstrap) of a
 // single-node cluster gets the SNO values; auto-assign gets worker values,
 // as assisted does for a host whose role is not decided yet.
-func (vr VersionRequirements) ForRole(role v2.HostRole, sno bool) RoleRequirements {
+func (vr VersionRequirements) ForRole(role wire.HostRole, sno bool) RoleRequirements {
 	switch role {
-	case v2.HostRoleMaster, v2.HostRoleBootstrap:
+	case wire.HostRoleMaster, wire.HostRoleBootstrap:
 		if sno {
 			return vr.SNO
 		}
 		return vr.Master
-	case v2.HostRoleArbiter:
+	case wire.HostRoleArbiter:
 		return vr.Arbiter
 	default:
 		return vr.Worker
@@ -285,10 +285,10 @@ func (vr VersionRequirements) ForRole(role v2.HostRole, sno bool) RoleRequiremen
 // ForHost returns the requirements of a host in a cluster by its effective
 // role (role, or suggested role for auto-assign). A worker that is an edge
 // device (aarch64 BlueField SoC) gets the edge-worker values.
-func (vr VersionRequirements) ForHost(h *v2.Host, inv *v2.Inventory, sno bool) RoleRequirements {
+func (vr VersionRequirements) ForHost(h *wire.Host, inv *wire.Inventory, sno bool) RoleRequirements {
 	role := EffectiveRole(h)
 	switch role {
-	case v2.HostRoleMaster, v2.HostRoleBootstrap, v2.HostRoleArbiter:
+	case wire.HostRoleMaster, wire.HostRoleBootstrap, wire.HostRoleArbiter:
 		return vr.ForRole(role, sno)
 	}
 	if isEdgeWorker(inv) {
@@ -301,7 +301,7 @@ func (vr VersionRequirements) ForHost(h *v2.Host, inv *v2.Inventory, sno bool) R
 // the master (SNO when single-node) and worker values, used by
 // has-min-cpu-cores and has-min-memory.
 func (vr VersionRequirements) Minimum(sno bool) (cpuCores, ramMiB int64) {
-	m := vr.ForRole(v2.HostRoleMaster, sno)
+	m := vr.ForRole(wire.HostRoleMaster, sno)
 	return min(m.CPUCores, vr.Worker.CPUCores), min(m.RAMMiB, vr.Worker.RAMMiB)
 }
 
@@ -323,7 +323,7 @@ func (vr VersionRequirements) Unbound() RoleRequirements {
 // lowercased without spaces.
 var edgeWorkerProducts = []string{"bluefieldsoc"}
 
-func isEdgeWorker(inv *v2.Inventory) bool {
+func isEdgeWorker(inv *wire.Inventory) bool {
 	if inv == nil || inv.CPU == nil || inv.SystemVendor == nil || inv.CPU.Architecture != "aarch64" {
 		return false
 	}

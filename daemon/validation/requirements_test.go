@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 func TestDefaultRequirements(t *testing.T) {
@@ -14,27 +14,27 @@ func TestDefaultRequirements(t *testing.T) {
 	}
 	tests := []struct {
 		version string
-		role    v2.HostRole
+		role    wire.HostRole
 		sno     bool
 		cpu     int64
 		ramMiB  int64
 		diskGB  int64
 	}{
-		{"4.18.0", v2.HostRoleMaster, false, 4, 16384, 100},
-		{"4.18.0", v2.HostRoleBootstrap, false, 4, 16384, 100},
-		{"4.18.0", v2.HostRoleArbiter, false, 2, 8192, 50},
-		{"4.18.0", v2.HostRoleWorker, false, 2, 8192, 100},
-		{"4.18.0", v2.HostRoleAutoAssign, false, 2, 8192, 100},
-		{"4.18.0", v2.HostRoleMaster, true, 8, 16384, 100},
-		{"", v2.HostRoleMaster, true, 8, 16384, 100},
-		{"4.21.9", v2.HostRoleMaster, true, 8, 16384, 100},
+		{"4.18.0", wire.HostRoleMaster, false, 4, 16384, 100},
+		{"4.18.0", wire.HostRoleBootstrap, false, 4, 16384, 100},
+		{"4.18.0", wire.HostRoleArbiter, false, 2, 8192, 50},
+		{"4.18.0", wire.HostRoleWorker, false, 2, 8192, 100},
+		{"4.18.0", wire.HostRoleAutoAssign, false, 2, 8192, 100},
+		{"4.18.0", wire.HostRoleMaster, true, 8, 16384, 100},
+		{"", wire.HostRoleMaster, true, 8, 16384, 100},
+		{"4.21.9", wire.HostRoleMaster, true, 8, 16384, 100},
 		// The 4.22 min_version entry lowers SNO cores and inherits the rest.
-		{"4.22", v2.HostRoleMaster, true, 4, 16384, 100},
-		{"4.22.0", v2.HostRoleMaster, true, 4, 16384, 100},
-		{"4.22.0-ec.3", v2.HostRoleMaster, true, 4, 16384, 100},
-		{"4.23.1", v2.HostRoleMaster, true, 4, 16384, 100},
-		{"4.22.0", v2.HostRoleMaster, false, 4, 16384, 100},
-		{"not-a-version", v2.HostRoleMaster, true, 8, 16384, 100},
+		{"4.22", wire.HostRoleMaster, true, 4, 16384, 100},
+		{"4.22.0", wire.HostRoleMaster, true, 4, 16384, 100},
+		{"4.22.0-ec.3", wire.HostRoleMaster, true, 4, 16384, 100},
+		{"4.23.1", wire.HostRoleMaster, true, 4, 16384, 100},
+		{"4.22.0", wire.HostRoleMaster, false, 4, 16384, 100},
+		{"not-a-version", wire.HostRoleMaster, true, 8, 16384, 100},
 	}
 	for _, tc := range tests {
 		t.Run(tc.version+"/"+string(tc.role), func(t *testing.T) {
@@ -69,10 +69,10 @@ func TestRequirementsMinimumAndUnbound(t *testing.T) {
 	edge := testInventory("dpu", 8, 16, "192.168.111.9/24")
 	edge.CPU.Architecture = "aarch64"
 	edge.SystemVendor.ProductName = "BlueField SoC"
-	if got := vr.ForHost(&v2.Host{Role: v2.HostRoleWorker}, edge, false); got.DiskSizeGB != 15 {
+	if got := vr.ForHost(&wire.Host{Role: wire.HostRoleWorker}, edge, false); got.DiskSizeGB != 15 {
 		t.Errorf("edge worker disk = %d GB, want 15", got.DiskSizeGB)
 	}
-	if got := vr.ForHost(&v2.Host{Role: v2.HostRoleAutoAssign, SuggestedRole: v2.HostRoleMaster}, edge, false); got.CPUCores != 4 {
+	if got := vr.ForHost(&wire.Host{Role: wire.HostRoleAutoAssign, SuggestedRole: wire.HostRoleMaster}, edge, false); got.CPUCores != 4 {
 		t.Errorf("suggested master cores = %d, want 4", got.CPUCores)
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -52,8 +52,8 @@ func TestValidationsInfoGolden(t *testing.T) {
 	golden(t, "host_validations_info.json", info)
 
 	cs := newClusterScene()
-	cs.in.Hosts[2].Host.Role = v2.HostRoleWorker
-	cs.in.Hosts[0].Host.Status = v2.HostStatusInsufficient
+	cs.in.Hosts[2].Host.Role = wire.HostRoleWorker
+	cs.in.Hosts[0].Host.Status = wire.HostStatusInsufficient
 	info, err = MarshalInfo(cs.v.ValidateCluster(cs.in).Results)
 	if err != nil {
 		t.Fatal(err)
@@ -138,11 +138,11 @@ func TestDiffOnRealEvaluations(t *testing.T) {
 	s.in.Inventory.CPU.Count = 2
 	after := s.run().Results
 	ch := Diff(before, after)
-	if len(ch.Failed) != 1 || ch.Failed[0].ID != string(v2.HostValidationIDHasCPUCoresForRole) {
+	if len(ch.Failed) != 1 || ch.Failed[0].ID != string(wire.HostValidationIDHasCPUCoresForRole) {
 		t.Fatalf("Failed = %+v, want has-cpu-cores-for-role", ch.Failed)
 	}
 	ch = Diff(after, before)
-	if len(ch.Fixed) != 1 || ch.Fixed[0].ID != string(v2.HostValidationIDHasCPUCoresForRole) {
+	if len(ch.Fixed) != 1 || ch.Fixed[0].ID != string(wire.HostValidationIDHasCPUCoresForRole) {
 		t.Fatalf("Fixed = %+v, want has-cpu-cores-for-role", ch.Fixed)
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"sort"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // Host roles, cluster host counts and the auto-assign rule (assisted
@@ -16,9 +16,9 @@ import (
 // auto-assign (or already role; a bootstrap host counts as master) and it
 // has the CPU cores and memory the role needs. Operator requirements are not
 // part of this package.
-func (v *Validator) IsValidCandidate(c *v2.Cluster, h HostEntry, role v2.HostRole) bool {
-	if h.Host.Role != v2.HostRoleAutoAssign && h.Host.Role != role &&
-		!(role == v2.HostRoleMaster && h.Host.Role == v2.HostRoleBootstrap) {
+func (v *Validator) IsValidCandidate(c *wire.Cluster, h HostEntry, role wire.HostRole) bool {
+	if h.Host.Role != wire.HostRoleAutoAssign && h.Host.Role != role &&
+		!(role == wire.HostRoleMaster && h.Host.Role == wire.HostRoleBootstrap) {
 		return false
 	}
 	inv := h.Inventory
@@ -43,7 +43,7 @@ const (
 	weightDisk        = 0.004
 )
 
-func hostWeight(inv *v2.Inventory) float64 {
+func hostWeight(inv *wire.Inventory) float64 {
 	var cores, memGiB, diskGiB int64
 	if inv.CPU != nil {
 		cores = inv.CPU.Count
@@ -96,7 +96,7 @@ func SortHostsForRoles(hosts []HostEntry) []HostEntry {
 // control_plane_count; with a two-node control plane the first valid
 // arbiter candidate becomes arbiter when there is none; everything else,
 // and every day-2 host, is a worker. The result maps host id to role.
-func (v *Validator) SuggestRoles(c *v2.Cluster, hosts []HostEntry) (roles map[string]v2.HostRole, ok bool) {
+func (v *Validator) SuggestRoles(c *wire.Cluster, hosts []HostEntry) (roles map[string]wire.HostRole, ok bool) {
 	for _, h := range hosts {
 		if h.Inventory == nil {
 			return nil, false
@@ -106,28 +106,28 @@ func (v *Validator) SuggestRoles(c *v2.Cluster, hosts []HostEntry) (roles map[st
 	masters, arbiters := 0, 0
 	for _, h := range hosts {
 		switch h.Host.Role {
-		case v2.HostRoleMaster, v2.HostRoleBootstrap:
+		case wire.HostRoleMaster, wire.HostRoleBootstrap:
 			masters++
-		case v2.HostRoleArbiter:
+		case wire.HostRoleArbiter:
 			arbiters++
 		}
 	}
-	roles = map[string]v2.HostRole{}
+	roles = map[string]wire.HostRole{}
 	for _, h := range SortHostsForRoles(hosts) {
-		if h.Host.Role != v2.HostRoleAutoAssign {
+		if h.Host.Role != wire.HostRoleAutoAssign {
 			continue
 		}
 		switch {
-		case h.Host.Kind == v2.HostKindAddToExistingClusterHost:
-			roles[h.Host.ID] = v2.HostRoleWorker
-		case masters < cpc && v.IsValidCandidate(c, h, v2.HostRoleMaster):
-			roles[h.Host.ID] = v2.HostRoleMaster
+		case h.Host.Kind == wire.HostKindAddToExistingClusterHost:
+			roles[h.Host.ID] = wire.HostRoleWorker
+		case masters < cpc && v.IsValidCandidate(c, h, wire.HostRoleMaster):
+			roles[h.Host.ID] = wire.HostRoleMaster
 			masters++
-		case cpc == 2 && arbiters == 0 && v.IsValidCandidate(c, h, v2.HostRoleArbiter):
-			roles[h.Host.ID] = v2.HostRoleArbiter
+		case cpc == 2 && arbiters == 0 && v.IsValidCandidate(c, h, wire.HostRoleArbiter):
+			roles[h.Host.ID] = wire.HostRoleArbiter
 			arbiters++
 		default:
-			roles[h.Host.ID] = v2.HostRoleWorker
+			roles[h.Host.ID] = wire.HostRoleWorker
 		}
 	}
 	return roles, true
@@ -135,8 +135,8 @@ func (v *Validator) SuggestRoles(c *v2.Cluster, hosts []HostEntry) (roles map[st
 
 // readyToInstallStatuses are the host statuses all-hosts-are-ready-to-install
 // accepts.
-var readyToInstallStatuses = map[v2.HostStatus]bool{
-	v2.HostStatusKnown: true, v2.HostStatusPreparingForInstallation: true, v2.HostStatusPreparingSuccessful: true,
+var readyToInstallStatuses = map[wire.HostStatus]bool{
+	wire.HostStatusKnown: true, wire.HostStatusPreparingForInstallation: true, wire.HostStatusPreparingSuccessful: true,
 }
 
 func clusterAllHostsReady(c *clusterContext) (Status, string) {
@@ -154,12 +154,12 @@ func (c *clusterContext) twoNodesWithFencing() bool {
 	if c.cpc != 2 {
 		return false
 	}
-	var masters []*v2.Host
+	var masters []*wire.Host
 	for _, h := range c.hosts {
 		switch EffectiveRole(h.Host) {
-		case v2.HostRoleArbiter:
+		case wire.HostRoleArbiter:
 			return false
-		case v2.HostRoleMaster:
+		case wire.HostRoleMaster:
 			masters = append(masters, h.Host)
 		}
 	}
@@ -179,23 +179,23 @@ func clusterSufficientMasters(c *clusterContext) (Status, string) {
 	var auto []HostEntry
 	for _, h := range c.hosts {
 		switch EffectiveRole(h.Host) {
-		case v2.HostRoleMaster, v2.HostRoleBootstrap:
+		case wire.HostRoleMaster, wire.HostRoleBootstrap:
 			masters++
-		case v2.HostRoleArbiter:
+		case wire.HostRoleArbiter:
 			arbiters++
-		case v2.HostRoleWorker:
+		case wire.HostRoleWorker:
 			workers++
-		case v2.HostRoleAutoAssign:
+		case wire.HostRoleAutoAssign:
 			auto = append(auto, h)
 		}
 	}
 	cpc := int(c.cpc)
 	for _, h := range auto {
-		if masters < cpc && c.v.IsValidCandidate(c.c, h, v2.HostRoleMaster) {
+		if masters < cpc && c.v.IsValidCandidate(c.c, h, wire.HostRoleMaster) {
 			masters++
 			continue
 		}
-		if cpc == 2 && arbiters == 0 && c.v.IsValidCandidate(c.c, h, v2.HostRoleArbiter) {
+		if cpc == 2 && arbiters == 0 && c.v.IsValidCandidate(c.c, h, wire.HostRoleArbiter) {
 			arbiters++
 			continue
 		}
@@ -236,7 +236,7 @@ func clusterNTPServerConfigured(c *clusterContext) (Status, string) {
 	var lo, hi int64
 	for _, h := range c.hosts {
 		switch h.Host.Status {
-		case v2.HostStatusDisconnected, v2.HostStatusResettingPendingUserAction, v2.HostStatusDiscovering:
+		case wire.HostStatusDisconnected, wire.HostStatusResettingPendingUserAction, wire.HostStatusDiscovering:
 			continue
 		}
 		ts := h.Host.Timestamp

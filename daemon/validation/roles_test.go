@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 func TestSuggestRoles(t *testing.T) {
@@ -13,9 +13,9 @@ func TestSuggestRoles(t *testing.T) {
 		hosts := testHosts()
 		autoAssign(hosts)
 		roles, ok := (&Validator{}).SuggestRoles(testCluster(), hosts)
-		want := map[string]v2.HostRole{
-			"h0": v2.HostRoleMaster, "h1": v2.HostRoleMaster, "h2": v2.HostRoleMaster,
-			"h3": v2.HostRoleWorker, "h4": v2.HostRoleWorker,
+		want := map[string]wire.HostRole{
+			"h0": wire.HostRoleMaster, "h1": wire.HostRoleMaster, "h2": wire.HostRoleMaster,
+			"h3": wire.HostRoleWorker, "h4": wire.HostRoleWorker,
 		}
 		if !ok {
 			t.Fatal("SuggestRoles() ok = false")
@@ -30,12 +30,12 @@ func TestSuggestRoles(t *testing.T) {
 		var hosts []HostEntry
 		for i, cores := range []int64{32, 8, 16, 12} {
 			hosts = append(hosts, HostEntry{
-				Host:      testHost(fmt.Sprintf("h%d", i), v2.HostRoleAutoAssign),
+				Host:      testHost(fmt.Sprintf("h%d", i), wire.HostRoleAutoAssign),
 				Inventory: testInventory(fmt.Sprintf("n%d", i), cores, 32, fmt.Sprintf("192.168.111.%d/24", 20+i)),
 			})
 		}
 		roles, _ := (&Validator{}).SuggestRoles(testCluster(), hosts)
-		want := map[string]v2.HostRole{"h0": v2.HostRoleWorker, "h1": v2.HostRoleMaster, "h2": v2.HostRoleMaster, "h3": v2.HostRoleMaster}
+		want := map[string]wire.HostRole{"h0": wire.HostRoleWorker, "h1": wire.HostRoleMaster, "h2": wire.HostRoleMaster, "h3": wire.HostRoleMaster}
 		if diff := cmp.Diff(want, roles); diff != "" {
 			t.Errorf("roles mismatch (-want +got):\n%s", diff)
 		}
@@ -47,7 +47,7 @@ func TestSuggestRoles(t *testing.T) {
 		if _, has := roles["h0"]; has {
 			t.Error("a host with an explicit role got a suggestion")
 		}
-		if roles["h1"] != v2.HostRoleMaster || roles["h2"] != v2.HostRoleMaster {
+		if roles["h1"] != wire.HostRoleMaster || roles["h2"] != wire.HostRoleMaster {
 			t.Errorf("roles = %v, want h1 and h2 masters", roles)
 		}
 	})
@@ -60,7 +60,7 @@ func TestSuggestRoles(t *testing.T) {
 		roles, _ := (&Validator{}).SuggestRoles(c, hosts)
 		// h3 (4 cores, 8 GiB) is lighter than h2 and comes first: it is the
 		// arbiter and the heavier remaining master-class host a worker.
-		want := map[string]v2.HostRole{"h3": v2.HostRoleArbiter, "h0": v2.HostRoleMaster, "h1": v2.HostRoleMaster, "h2": v2.HostRoleWorker}
+		want := map[string]wire.HostRole{"h3": wire.HostRoleArbiter, "h0": wire.HostRoleMaster, "h1": wire.HostRoleMaster, "h2": wire.HostRoleWorker}
 		if diff := cmp.Diff(want, roles); diff != "" {
 			t.Errorf("roles mismatch (-want +got):\n%s", diff)
 		}
@@ -75,7 +75,7 @@ func TestSuggestRoles(t *testing.T) {
 	})
 	t.Run("GPU hosts last", func(t *testing.T) {
 		hosts := testHosts()[:3]
-		hosts[0].Inventory.GPUs = []*v2.GPU{{Vendor: "NVIDIA"}}
+		hosts[0].Inventory.GPUs = []*wire.GPU{{Vendor: "NVIDIA"}}
 		hosts[1].Inventory.CPU.Count = 64
 		var got []string
 		for _, h := range SortHostsForRoles(hosts) {

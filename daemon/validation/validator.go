@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/nodezero/nodezero/configimage/manifests"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // DefaultDisconnectionTimeout is assisted's HOST_MAX_DISCONNECTION_TIME.
@@ -47,16 +47,16 @@ type Validator struct {
 // and its compacted connectivity report (nil: none yet, or, with
 // Host.Connectivity set, compact that text).
 type HostEntry struct {
-	Host      *v2.Host
-	Inventory *v2.Inventory
+	Host      *wire.Host
+	Inventory *wire.Inventory
 	Conn      *ConnReport
 }
 
 // HostInput is everything one host's validations read.
 type HostInput struct {
-	Host      *v2.Host
-	Inventory *v2.Inventory // parsed host.inventory; nil when none has arrived
-	Cluster   *v2.Cluster   // nil for a host bound to no cluster
+	Host      *wire.Host
+	Inventory *wire.Inventory // parsed host.inventory; nil when none has arrived
+	Cluster   *wire.Cluster   // nil for a host bound to no cluster
 	// Conn is the host's compacted connectivity report
 	// (Validator.DecodeConnectivity); nil: none yet, or, with
 	// Host.Connectivity set, compact that text.
@@ -101,7 +101,7 @@ type hostnameUse struct {
 // connectivity report, and the addresses seen on two MACs. Recompute them
 // when a host's name, role, inventory or connectivity or the cluster's
 // networks or version change.
-func (v *Validator) Facts(c *v2.Cluster, hosts []HostEntry) *ClusterFacts {
+func (v *Validator) Facts(c *wire.Cluster, hosts []HostEntry) *ClusterFacts {
 	f := &ClusterFacts{hostnames: make(map[string]hostnameUse, len(hosts))}
 	f.addPeers(hosts)
 	for _, h := range hosts {
@@ -127,7 +127,7 @@ func (v *Validator) Facts(c *v2.Cluster, hosts []HostEntry) *ClusterFacts {
 
 // RealHostname is the name a host goes by: requested_hostname when set,
 // else the inventory's hostname.
-func RealHostname(h *v2.Host, inv *v2.Inventory) string {
+func RealHostname(h *wire.Host, inv *wire.Inventory) string {
 	if h.RequestedHostname != "" {
 		return h.RequestedHostname
 	}
@@ -139,8 +139,8 @@ func RealHostname(h *v2.Host, inv *v2.Inventory) string {
 
 // EffectiveRole is the host's role, or its suggested role while the role is
 // auto-assign (assisted GetEffectiveRole).
-func EffectiveRole(h *v2.Host) v2.HostRole {
-	if h.Role == v2.HostRoleAutoAssign && h.SuggestedRole != "" {
+func EffectiveRole(h *wire.Host) wire.HostRole {
+	if h.Role == wire.HostRoleAutoAssign && h.SuggestedRole != "" {
 		return h.SuggestedRole
 	}
 	return h.Role
@@ -169,7 +169,7 @@ func (v *Validator) disconnectionTimeout() time.Duration {
 // HostRequirements returns the requirements that apply to a host: by its
 // effective role in a cluster (SNO values for the master of a single-node
 // cluster), or the unbound values when c is nil.
-func (v *Validator) HostRequirements(c *v2.Cluster, h *v2.Host, inv *v2.Inventory) RoleRequirements {
+func (v *Validator) HostRequirements(c *wire.Cluster, h *wire.Host, inv *wire.Inventory) RoleRequirements {
 	if c == nil {
 		return v.requirements().ForVersion("").Unbound()
 	}
@@ -183,7 +183,7 @@ func (v *Validator) HostRequirements(c *v2.Cluster, h *v2.Host, inv *v2.Inventor
 // install on (SelectInstallationDisk against the host's current choice), or
 // nil: store DiskID and DiskPath of it as installation_disk_id and
 // installation_disk_path.
-func (v *Validator) ProcessInventory(c *v2.Cluster, h *v2.Host, inv *v2.Inventory) *v2.Disk {
+func (v *Validator) ProcessInventory(c *wire.Cluster, h *wire.Host, inv *wire.Inventory) *wire.Disk {
 	if !v.AllowVirtualInterfaces {
 		inv.Interfaces = FilterInterfaces(inv.Interfaces, false)
 	}

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/testbed"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // The test binary doubles as the step runner inside a bed host: with
@@ -134,14 +134,14 @@ func newDHCPBed(t *testing.T) *dhcpBed {
 }
 
 // run runs the step in the host's namespace.
-func (d *dhcpBed) run(t *testing.T, req v2.DHCPAllocationRequest, mode Mode, timeout time.Duration) stepResult {
+func (d *dhcpBed) run(t *testing.T, req wire.DHCPAllocationRequest, mode Mode, timeout time.Duration) stepResult {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := d.host.Command(t.Context(), exe)
-	cmd.Env = append(os.Environ(), helperEnv+"=1", helperArgEnv+"="+v2.MustEncodeEmbedded(req),
+	cmd.Env = append(os.Environ(), helperEnv+"=1", helperArgEnv+"="+wire.MustEncodeEmbedded(req),
 		helperModeEnv+"="+string(mode), helperTimeoutEnv+"="+timeout.String(),
 		"GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	var stderr strings.Builder
@@ -157,14 +157,14 @@ func (d *dhcpBed) run(t *testing.T, req v2.DHCPAllocationRequest, mode Mode, tim
 	return r
 }
 
-func (d *dhcpBed) mustAllocate(t *testing.T, req v2.DHCPAllocationRequest, mode Mode) v2.DHCPAllocationResponse {
+func (d *dhcpBed) mustAllocate(t *testing.T, req wire.DHCPAllocationRequest, mode Mode) wire.DHCPAllocationResponse {
 	t.Helper()
 	r := d.run(t, req, mode, 0)
 	if r.ExitCode != 0 {
 		t.Fatalf("step exit %d: %s", r.ExitCode, r.Stderr)
 	}
-	var resp v2.DHCPAllocationResponse
-	if err := v2.DecodeEmbedded(r.Output, &resp); err != nil {
+	var resp wire.DHCPAllocationResponse
+	if err := wire.DecodeEmbedded(r.Output, &resp); err != nil {
 		t.Fatalf("step output %q: %v", r.Output, err)
 	}
 	return resp
@@ -253,7 +253,7 @@ func (d *dhcpBed) assertNoMacvlans(t *testing.T) {
 
 func TestAllocateInBed(t *testing.T) {
 	d := newDHCPBed(t)
-	req := v2.DHCPAllocationRequest{Interface: d.host.NIC, APIVIPMAC: testAPIMAC, IngressVIPMAC: testIngressMAC}
+	req := wire.DHCPAllocationRequest{Interface: d.host.NIC, APIVIPMAC: testAPIMAC, IngressVIPMAC: testIngressMAC}
 
 	first := d.mustAllocate(t, req, ModePrivate)
 	api, ingress := netip.MustParseAddr(first.APIVIPAddress), netip.MustParseAddr(first.IngressVIPAddress)
@@ -318,7 +318,7 @@ func TestAllocateInBed(t *testing.T) {
 // Bridge mode works as well (the mode only concerns sibling macvlans).
 func TestAllocateBridgeMode(t *testing.T) {
 	d := newDHCPBed(t)
-	req := v2.DHCPAllocationRequest{Interface: d.host.NIC, APIVIPMAC: "00:1a:4a:01:02:03", IngressVIPMAC: "00:1a:4a:01:02:04"}
+	req := wire.DHCPAllocationRequest{Interface: d.host.NIC, APIVIPMAC: "00:1a:4a:01:02:03", IngressVIPMAC: "00:1a:4a:01:02:04"}
 	resp := d.mustAllocate(t, req, ModeBridge)
 	d.waitLease(t, req.APIVIPMAC, resp.APIVIPAddress, 0)
 	d.waitLease(t, req.IngressVIPMAC, resp.IngressVIPAddress, 0)
@@ -330,14 +330,14 @@ func TestAllocateRefusesAndCleansUp(t *testing.T) {
 	linksBefore := d.links(t)
 
 	// An interface the host does not have: not run, nothing made.
-	r := d.run(t, v2.DHCPAllocationRequest{Interface: "nosuch0", APIVIPMAC: testAPIMAC, IngressVIPMAC: testIngressMAC}, "", 0)
+	r := d.run(t, wire.DHCPAllocationRequest{Interface: "nosuch0", APIVIPMAC: testAPIMAC, IngressVIPMAC: testIngressMAC}, "", 0)
 	if r.ExitCode != exitNotRun || !strings.Contains(r.Stderr, ErrNoInterface.Error()) {
 		t.Errorf("step on a missing interface = exit %d, %q; want %d, %q", r.ExitCode, r.Stderr, exitNotRun, ErrNoInterface)
 	}
 
 	// A server that never answers: the step gives up at its timeout and
 	// still deletes the macvlan.
-	r = d.run(t, v2.DHCPAllocationRequest{Interface: d.host.NIC, APIVIPMAC: d.ignored, IngressVIPMAC: testIngressMAC}, "", 3*time.Second)
+	r = d.run(t, wire.DHCPAllocationRequest{Interface: d.host.NIC, APIVIPMAC: d.ignored, IngressVIPMAC: testIngressMAC}, "", 3*time.Second)
 	if r.ExitCode != 1 || !strings.Contains(r.Stderr, "deadline exceeded") {
 		t.Errorf("step with no answer = exit %d, %q; want 1 and a deadline error", r.ExitCode, r.Stderr)
 	}
@@ -347,7 +347,7 @@ func TestAllocateRefusesAndCleansUp(t *testing.T) {
 	if out, err := exec.Command("ip", "-n", d.host.NS, "link", "add", "api", "type", "bridge").CombinedOutput(); err != nil {
 		t.Fatalf("add bridge api link: %v: %s", err, out)
 	}
-	r = d.run(t, v2.DHCPAllocationRequest{Interface: d.host.NIC, APIVIPMAC: testAPIMAC, IngressVIPMAC: testIngressMAC}, "", 0)
+	r = d.run(t, wire.DHCPAllocationRequest{Interface: d.host.NIC, APIVIPMAC: testAPIMAC, IngressVIPMAC: testIngressMAC}, "", 0)
 	if r.ExitCode != 1 || !strings.Contains(r.Stderr, ErrNameInUse.Error()) {
 		t.Errorf("step with a foreign api link = exit %d, %q; want 1, %q", r.ExitCode, r.Stderr, ErrNameInUse)
 	}

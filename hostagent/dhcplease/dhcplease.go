@@ -8,7 +8,7 @@
 //
 // It touches only the interface the request names and the macvlans it
 // makes there, in the network namespace it runs in. It imports no project
-// package but daemon/v2.
+// package but wire.
 package dhcplease
 
 import (
@@ -23,7 +23,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // Mode is the macvlan mode of the lease interfaces. Either works for
@@ -103,7 +103,7 @@ const (
 // format). A previous lease text in req makes it ask for that address
 // again; the server then normally ACKs it with a fresh expiry. The
 // macvlans it makes are deleted before it returns, on every path.
-func Allocate(ctx context.Context, req v2.DHCPAllocationRequest, opts Options) (*v2.DHCPAllocationResponse, error) {
+func Allocate(ctx context.Context, req wire.DHCPAllocationRequest, opts Options) (*wire.DHCPAllocationResponse, error) {
 	opts = opts.withDefaults()
 	if err := Validate(req); err != nil {
 		return nil, err
@@ -130,7 +130,7 @@ func Allocate(ctx context.Context, req v2.DHCPAllocationRequest, opts Options) (
 	if err != nil {
 		return nil, err
 	}
-	return &v2.DHCPAllocationResponse{
+	return &wire.DHCPAllocationResponse{
 		APIVIPAddress:     api.Address.String(),
 		IngressVIPAddress: ingress.Address.String(),
 		APIVIPLease:       api.String(),
@@ -142,7 +142,7 @@ func Allocate(ctx context.Context, req v2.DHCPAllocationRequest, opts Options) (
 // kernel could hold and two distinct unicast Ethernet MACs. Its errors wrap
 // ErrInvalidRequest. Lease texts are not checked: one that does not parse
 // is ignored, as dhclient ignores a garbled lease file.
-func Validate(req v2.DHCPAllocationRequest) error {
+func Validate(req wire.DHCPAllocationRequest) error {
 	var problems []string
 	if err := checkIfName(req.Interface); err != nil {
 		problems = append(problems, "interface: "+err.Error())

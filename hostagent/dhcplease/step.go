@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // exitNotRun is hostagent.ExitNotRun (-1), repeated here because this
-// package may import only daemon/v2.
+// package may import only wire.
 const exitNotRun = -1
 
 // Step returns the dhcp-lease-allocate step in hostagent.StepFunc's shape.
@@ -30,7 +30,7 @@ func Step(opts Options) func(ctx context.Context, args []string) (output, stderr
 			}
 			return "", err.Error(), 1
 		}
-		out, err := v2.EncodeEmbedded(resp)
+		out, err := wire.EncodeEmbedded(resp)
 		if err != nil {
 			return "", err.Error(), 1
 		}
@@ -40,13 +40,13 @@ func Step(opts Options) func(ctx context.Context, args []string) (output, stderr
 
 // DecodeArgs decodes and validates the step's args: exactly one, a
 // DHCPAllocationRequest as JSON text. Errors wrap ErrInvalidRequest.
-func DecodeArgs(args []string) (v2.DHCPAllocationRequest, error) {
-	var req v2.DHCPAllocationRequest
-	if err := v2.DecodeStepArg(v2.StepTypeDHCPLeaseAllocate, args, &req); err != nil {
-		return v2.DHCPAllocationRequest{}, errors.Join(ErrInvalidRequest, err)
+func DecodeArgs(args []string) (wire.DHCPAllocationRequest, error) {
+	var req wire.DHCPAllocationRequest
+	if err := wire.DecodeStepArg(wire.StepTypeDHCPLeaseAllocate, args, &req); err != nil {
+		return wire.DHCPAllocationRequest{}, errors.Join(ErrInvalidRequest, err)
 	}
 	if err := Validate(req); err != nil {
-		return v2.DHCPAllocationRequest{}, err
+		return wire.DHCPAllocationRequest{}, err
 	}
 	return req, nil
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 const (
@@ -85,7 +85,7 @@ func FuzzDHCPArgs(f *testing.F) {
 		if err := Validate(req); err != nil {
 			t.Fatalf("DecodeArgs(%q) accepted %+v, which Validate refuses: %v", arg, req, err)
 		}
-		again, err := DecodeArgs([]string{v2.MustEncodeEmbedded(req)})
+		again, err := DecodeArgs([]string{wire.MustEncodeEmbedded(req)})
 		if err != nil || again != req {
 			t.Fatalf("round trip of %+v = %+v, %v", req, again, err)
 		}

@@ -5,7 +5,7 @@
 // milliseconds, the worst of two concurrent runs. The write is destructive
 // for the region it covers, as fio's is.
 //
-// diskspeed imports only the wire-types package daemon/v2.
+// diskspeed imports only the wire package.
 package diskspeed
 
 import (
@@ -20,7 +20,7 @@ import (
 	"syscall"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // exitNotRun is the exit code of a step whose args are invalid, and of one
@@ -71,8 +71,8 @@ func DecodeArgs(args []string) (Args, error) {
 	if len(args) != 2 {
 		return Args{}, fmt.Errorf("disk performance cmd accepts 2 params in args, given args %v", args)
 	}
-	var req v2.DiskSpeedCheckRequest
-	if err := v2.DecodeEmbedded(args[0], &req); err != nil {
+	var req wire.DiskSpeedCheckRequest
+	if err := wire.DecodeEmbedded(args[0], &req); err != nil {
 		return Args{}, fmt.Errorf("disk performance args: %w", err)
 	}
 	if req.Path == "" {
@@ -110,14 +110,14 @@ func Step(opts Options) func(ctx context.Context, args []string) (output, stderr
 		if err == nil {
 			p99, err = Check(ctx, target, opts)
 		}
-		resp := v2.DiskSpeedCheckResponse{Path: a.Path}
+		resp := wire.DiskSpeedCheckResponse{Path: a.Path}
 		code := 0
 		if err != nil {
 			code = exitNotRun
 		} else {
 			resp.IOSyncDuration = p99.Milliseconds()
 		}
-		out, encErr := v2.EncodeEmbedded(resp)
+		out, encErr := wire.EncodeEmbedded(resp)
 		if encErr != nil {
 			return "", encErr.Error(), 1
 		}

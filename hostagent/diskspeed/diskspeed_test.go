@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 func TestPercentile(t *testing.T) {
@@ -132,8 +132,8 @@ func TestStep(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("step exit %d, stderr %q", code, stderr)
 	}
-	var got v2.DiskSpeedCheckResponse
-	if err := v2.DecodeEmbedded(out, &got); err != nil {
+	var got wire.DiskSpeedCheckResponse
+	if err := wire.DecodeEmbedded(out, &got); err != nil {
 		t.Fatal(err)
 	}
 	// The duration depends on the machine; that it is a number of ms at

@@ -3,7 +3,7 @@
 // resolver and reports its IPv4 and IPv6 addresses and CNAME. A name that
 // does not exist is an answer, not an error.
 //
-// dnscheck imports only the wire-types package daemon/v2.
+// dnscheck imports only the wire package.
 package dnscheck
 
 import (
@@ -15,7 +15,7 @@ import (
 	"sync"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // exitNotRun is the exit code of a step whose args are invalid
@@ -58,7 +58,7 @@ func Step(opts Options) func(ctx context.Context, args []string) (output, stderr
 			return "", err.Error(), exitNotRun
 		}
 		resp := Resolve(ctx, opts, names)
-		out, err := v2.EncodeEmbedded(resp)
+		out, err := wire.EncodeEmbedded(resp)
 		if err != nil {
 			return "", err.Error(), 1
 		}
@@ -72,8 +72,8 @@ func DecodeArgs(args []string) ([]string, error) {
 	if len(args) != 1 {
 		return nil, fmt.Errorf("domain resolution cmd accepts 1 params in args, given args %v", args)
 	}
-	var req v2.DomainResolutionRequest
-	if err := v2.DecodeEmbedded(args[0], &req); err != nil {
+	var req wire.DomainResolutionRequest
+	if err := wire.DecodeEmbedded(args[0], &req); err != nil {
 		return nil, fmt.Errorf("domain resolution args: %w", err)
 	}
 	names := make([]string, 0, len(req.Domains))
@@ -90,12 +90,12 @@ func DecodeArgs(args []string) ([]string, error) {
 // Resolve looks up every name at once and returns the resolutions in the
 // order given. A lookup that fails leaves that name's lists empty, as the
 // agent does; the service judges the empty answer.
-func Resolve(ctx context.Context, opts Options, names []string) *v2.DomainResolutionResponse {
+func Resolve(ctx context.Context, opts Options, names []string) *wire.DomainResolutionResponse {
 	if opts.Timeout == 0 {
 		opts.Timeout = DefaultTimeout
 	}
 	r := opts.resolver()
-	resp := &v2.DomainResolutionResponse{Resolutions: make([]*v2.DomainResolutionResponseResolutionsItem, len(names))}
+	resp := &wire.DomainResolutionResponse{Resolutions: make([]*wire.DomainResolutionResponseResolutionsItem, len(names))}
 	var wg sync.WaitGroup
 	for i, name := range names {
 		wg.Add(1)
@@ -112,8 +112,8 @@ func Resolve(ctx context.Context, opts Options, names []string) *v2.DomainResolu
 
 // resolveOne resolves one name: its addresses and, when the name is an
 // alias, the canonical name it points at.
-func resolveOne(ctx context.Context, r *net.Resolver, name string) *v2.DomainResolutionResponseResolutionsItem {
-	res := &v2.DomainResolutionResponseResolutionsItem{DomainName: name}
+func resolveOne(ctx context.Context, r *net.Resolver, name string) *wire.DomainResolutionResponseResolutionsItem {
+	res := &wire.DomainResolutionResponseResolutionsItem{DomainName: name}
 	ips, err := r.LookupIP(ctx, "ip", name)
 	if err != nil {
 		// Not found is the expected answer for a missing record; other

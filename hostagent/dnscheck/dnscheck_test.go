@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // needTool is testbed.NeedTool: fail under CI=true, skip elsewhere.
@@ -103,11 +103,11 @@ func TestStepDnsmasq(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("step exit %d, stderr %q", code, stderr)
 	}
-	var got v2.DomainResolutionResponse
-	if err := v2.DecodeEmbedded(out, &got); err != nil {
+	var got wire.DomainResolutionResponse
+	if err := wire.DecodeEmbedded(out, &got); err != nil {
 		t.Fatal(err)
 	}
-	want := v2.DomainResolutionResponse{Resolutions: []*v2.DomainResolutionResponseResolutionsItem{
+	want := wire.DomainResolutionResponse{Resolutions: []*wire.DomainResolutionResponseResolutionsItem{
 		{DomainName: "api.c.test", IPv4Addresses: []string{"10.1.2.3"}, IPv6Addresses: []string{"fd00::3"}},
 		{DomainName: "www.c.test", IPv4Addresses: []string{"10.1.2.3"}, IPv6Addresses: []string{"fd00::3"}, Cnames: []string{"api.c.test"}},
 		{DomainName: "v4.c.test", IPv4Addresses: []string{"10.1.2.4"}},
@@ -123,7 +123,7 @@ func TestResolveNoServer(t *testing.T) {
 	// Nothing listens on the port: the name gets empty lists, no error.
 	port := freePort(t)
 	got := Resolve(context.Background(), Options{Server: fmt.Sprintf("127.0.0.1:%d", port), Timeout: 5 * time.Second}, []string{"api.c.test"})
-	want := &v2.DomainResolutionResponse{Resolutions: []*v2.DomainResolutionResponseResolutionsItem{{DomainName: "api.c.test"}}}
+	want := &wire.DomainResolutionResponse{Resolutions: []*wire.DomainResolutionResponseResolutionsItem{{DomainName: "api.c.test"}}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Resolve (-want +got):\n%s", diff)
 	}

@@ -23,8 +23,8 @@ import (
 	"testing"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/testbed"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // needTool is testbed.NeedTool: fail under CI=true, skip elsewhere.
@@ -238,7 +238,7 @@ func TestStepDockerRegistry(t *testing.T) {
 
 	stop()
 	resp, code = runStep(t, opts, name)
-	if code != exitSomeFailed || len(resp.Images) != 1 || resp.Images[0].Result != v2.ContainerImageAvailabilityResultFailure {
+	if code != exitSomeFailed || len(resp.Images) != 1 || resp.Images[0].Result != wire.ContainerImageAvailabilityResultFailure {
 		t.Errorf("step with the registry stopped = %+v, %d; want a failure, %d", resp, code, exitSomeFailed)
 	}
 }
@@ -271,7 +271,7 @@ func TestStepDockerRegistryTrustBundle(t *testing.T) {
 	}
 
 	resp, code := runStep(t, Options{}, name)
-	if code != exitSomeFailed || len(resp.Images) != 1 || resp.Images[0].Result != v2.ContainerImageAvailabilityResultFailure {
+	if code != exitSomeFailed || len(resp.Images) != 1 || resp.Images[0].Result != wire.ContainerImageAvailabilityResultFailure {
 		t.Errorf("step without the bundle = %+v, %d; want a failure, %d", resp, code, exitSomeFailed)
 	}
 	var unknown x509.UnknownAuthorityError

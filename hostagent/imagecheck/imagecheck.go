@@ -5,7 +5,7 @@
 // realm), and reports whether that worked, the bytes, the seconds and the
 // rate. Blobs are read and discarded: nothing is stored on the host.
 //
-// imagecheck imports only the wire-types package daemon/v2.
+// imagecheck imports only the wire package.
 package imagecheck
 
 import (
@@ -20,7 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // exitNotRun is the exit code of a step whose args are invalid
@@ -81,12 +81,12 @@ func Step(opts Options) func(ctx context.Context, args []string) (output, stderr
 		if err != nil {
 			return "", err.Error(), 1
 		}
-		out, err := v2.EncodeEmbedded(resp)
+		out, err := wire.EncodeEmbedded(resp)
 		if err != nil {
 			return "", err.Error(), 1
 		}
 		for _, im := range resp.Images {
-			if im.Result != v2.ContainerImageAvailabilityResultSuccess {
+			if im.Result != wire.ContainerImageAvailabilityResultSuccess {
 				return out, "", exitSomeFailed
 			}
 		}
@@ -95,12 +95,12 @@ func Step(opts Options) func(ctx context.Context, args []string) (output, stderr
 }
 
 // DecodeArgs decodes the step's single arg.
-func DecodeArgs(args []string) (*v2.ContainerImageAvailabilityRequest, error) {
+func DecodeArgs(args []string) (*wire.ContainerImageAvailabilityRequest, error) {
 	if len(args) != 1 {
 		return nil, fmt.Errorf("image availability cmd accepts 1 params in args, given args %v", args)
 	}
-	var req v2.ContainerImageAvailabilityRequest
-	if err := v2.DecodeEmbedded(args[0], &req); err != nil {
+	var req wire.ContainerImageAvailabilityRequest
+	if err := wire.DecodeEmbedded(args[0], &req); err != nil {
 		return nil, fmt.Errorf("image availability args: %w", err)
 	}
 	if req.Timeout < 0 {
@@ -111,7 +111,7 @@ func DecodeArgs(args []string) (*v2.ContainerImageAvailabilityRequest, error) {
 
 // Check pulls every image of req within req.Timeout seconds in all (none
 // when 0) and reports each one. A bad pull secret fails the whole check.
-func Check(ctx context.Context, opts Options, req *v2.ContainerImageAvailabilityRequest) (*v2.ContainerImageAvailabilityResponse, error) {
+func Check(ctx context.Context, opts Options, req *wire.ContainerImageAvailabilityRequest) (*wire.ContainerImageAvailabilityResponse, error) {
 	p, err := newPuller(opts)
 	if err != nil {
 		return nil, err
@@ -121,9 +121,9 @@ func Check(ctx context.Context, opts Options, req *v2.ContainerImageAvailability
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(req.Timeout)*time.Second)
 		defer cancel()
 	}
-	resp := &v2.ContainerImageAvailabilityResponse{}
+	resp := &wire.ContainerImageAvailabilityResponse{}
 	for _, name := range req.Images {
-		im := &v2.ContainerImageAvailability{Name: name, Result: v2.ContainerImageAvailabilityResultFailure}
+		im := &wire.ContainerImageAvailability{Name: name, Result: wire.ContainerImageAvailabilityResultFailure}
 		resp.Images = append(resp.Images, im)
 		start := time.Now()
 		size, err := p.pull(ctx, name)
@@ -131,7 +131,7 @@ func Check(ctx context.Context, opts Options, req *v2.ContainerImageAvailability
 			continue
 		}
 		secs := time.Since(start).Seconds()
-		im.Result = v2.ContainerImageAvailabilityResultSuccess
+		im.Result = wire.ContainerImageAvailabilityResultSuccess
 		im.SizeBytes = float64(size)
 		im.Time = secs
 		if secs > 0 {

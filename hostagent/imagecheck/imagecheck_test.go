@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"testing"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // TestTrustBundleInvalid: a bundle with no certificate, or with one that
@@ -27,11 +27,11 @@ func TestTrustBundleInvalid(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := Options{TrustBundle: []byte(tc.bundle)}
-			req := &v2.ContainerImageAvailabilityRequest{Images: []string{"registry.c.test:5000/ocp/release:4.18"}}
+			req := &wire.ContainerImageAvailabilityRequest{Images: []string{"registry.c.test:5000/ocp/release:4.18"}}
 			if resp, err := Check(context.Background(), opts, req); !errors.Is(err, ErrTrustBundle) {
 				t.Errorf("Check = %+v, %v; want ErrTrustBundle", resp, err)
 			}
-			arg, err := v2.EncodeEmbedded(req)
+			arg, err := wire.EncodeEmbedded(req)
 			if err != nil {
 				t.Fatal(err)
 			}

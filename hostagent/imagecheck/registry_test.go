@@ -15,7 +15,7 @@ import (
 	"sync"
 	"testing"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 func digestOf(b []byte) string {
@@ -171,9 +171,9 @@ func (r *fakeRegistry) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	http.NotFound(w, req)
 }
 
-func runStep(t *testing.T, opts Options, images ...string) (v2.ContainerImageAvailabilityResponse, int) {
+func runStep(t *testing.T, opts Options, images ...string) (wire.ContainerImageAvailabilityResponse, int) {
 	t.Helper()
-	arg, err := v2.EncodeEmbedded(v2.ContainerImageAvailabilityRequest{Images: images, Timeout: 60})
+	arg, err := wire.EncodeEmbedded(wire.ContainerImageAvailabilityRequest{Images: images, Timeout: 60})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,16 +181,16 @@ func runStep(t *testing.T, opts Options, images ...string) (v2.ContainerImageAva
 	if code != 0 && code != exitSomeFailed {
 		t.Fatalf("step exit %d, stderr %q", code, stderr)
 	}
-	var resp v2.ContainerImageAvailabilityResponse
-	if err := v2.DecodeEmbedded(out, &resp); err != nil {
+	var resp wire.ContainerImageAvailabilityResponse
+	if err := wire.DecodeEmbedded(out, &resp); err != nil {
 		t.Fatalf("step output %q: %v", out, err)
 	}
 	return resp, code
 }
 
-func checkSuccess(t *testing.T, got *v2.ContainerImageAvailability, name string, size int64) {
+func checkSuccess(t *testing.T, got *wire.ContainerImageAvailability, name string, size int64) {
 	t.Helper()
-	if got.Name != name || got.Result != v2.ContainerImageAvailabilityResultSuccess || got.SizeBytes != float64(size) {
+	if got.Name != name || got.Result != wire.ContainerImageAvailabilityResultSuccess || got.SizeBytes != float64(size) {
 		t.Errorf("image = %+v, want %s success with %d bytes", got, name, size)
 	}
 	if got.Time <= 0 || got.DownloadRate <= 0 {
@@ -221,7 +221,7 @@ func TestStepAuth(t *testing.T) {
 			}
 			checkSuccess(t, resp.Images[0], byTag, im.size)
 			checkSuccess(t, resp.Images[1], byDigest, im.size)
-			if got := resp.Images[2]; got.Result != v2.ContainerImageAvailabilityResultFailure || got.SizeBytes != 0 {
+			if got := resp.Images[2]; got.Result != wire.ContainerImageAvailabilityResultFailure || got.SizeBytes != 0 {
 				t.Errorf("missing image = %+v, want failure", got)
 			}
 		})

@@ -1,6 +1,6 @@
 package installer
 
-import v2 "github.com/nodezero/nodezero/daemon/v2"
+import "github.com/nodezero/nodezero/wire"
 
 // After the reboot, OpenShift's in-cluster controller reports a host's last
 // stages. A sandbox or load-test host has no OpenShift: once it has booted
@@ -17,7 +17,7 @@ const (
 // Settle marks the stages a real node stays in for a while (applying its
 // machine config, becoming Ready).
 type BootedStep struct {
-	Stage  v2.HostStage
+	Stage  wire.HostStage
 	Info   string
 	Settle bool
 }
@@ -25,14 +25,14 @@ type BootedStep struct {
 // BootedSteps are the stages, in order, a host of role reports after
 // booting its installed disk: a worker first reads its Ignition from the
 // machine-config server; a single node has no Configuring.
-func BootedSteps(role v2.HostRole, controlPlaneCount int64) []BootedStep {
+func BootedSteps(role wire.HostRole, controlPlaneCount int64) []BootedStep {
 	var steps []BootedStep
-	if role == v2.HostRoleWorker {
-		steps = append(steps, BootedStep{v2.HostStageWaitingForIgnition, BootedInfoIgnition, false})
+	if role == wire.HostRoleWorker {
+		steps = append(steps, BootedStep{wire.HostStageWaitingForIgnition, BootedInfoIgnition, false})
 	}
 	if controlPlaneCount != 1 {
-		steps = append(steps, BootedStep{v2.HostStageConfiguring, BootedInfoConfiguring, true})
+		steps = append(steps, BootedStep{wire.HostStageConfiguring, BootedInfoConfiguring, true})
 	}
-	return append(steps, BootedStep{v2.HostStageJoined, BootedInfoJoined, true},
-		BootedStep{v2.HostStageDone, BootedInfoDone, false})
+	return append(steps, BootedStep{wire.HostStageJoined, BootedInfoJoined, true},
+		BootedStep{wire.HostStageDone, BootedInfoDone, false})
 }

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // coreosStandIn is a recording coreos-installer: it appends its argv to
@@ -34,7 +34,7 @@ func coreosConfig(t *testing.T, bin string, installerArgs string) (Config, *fake
 	svc := &fakeService{}
 	w := &fakeWriter{}
 	rb := &fakeRebooter{}
-	req := testRequest(v2.HostRoleMaster, 3)
+	req := testRequest(wire.HostRoleMaster, 3)
 	req.InstallerArgs = installerArgs
 	cfg := testConfig(t, req, svc, w, rb)
 	cfg.CoreOSInstaller = bin
@@ -65,7 +65,7 @@ func TestCoreOSInstallerContract(t *testing.T) {
 	}
 	var infos []string
 	for _, r := range svc.Reports() {
-		if r.Stage == v2.HostStageWritingImageToDisk {
+		if r.Stage == wire.HostStageWritingImageToDisk {
 			infos = append(infos, r.Info)
 		}
 	}
@@ -90,7 +90,7 @@ func TestCoreOSInstallerRetries(t *testing.T) {
 	if n := len(recordedCalls(t, filepath.Join(dir, "calls"))); n != 3 {
 		t.Errorf("coreos-installer ran %d times, want 3", n)
 	}
-	if got := svc.last(t); got.Stage != v2.HostStageRebooting {
+	if got := svc.last(t); got.Stage != wire.HostStageRebooting {
 		t.Errorf("last report = %v, want Rebooting", got)
 	}
 	if len(rb.Calls()) != 1 {
@@ -111,7 +111,7 @@ func TestCoreOSInstallerFails(t *testing.T) {
 		t.Errorf("coreos-installer ran %d times, want %d", n, coreosAttempts)
 	}
 	last := svc.last(t)
-	if last.Stage != v2.HostStageFailed {
+	if last.Stage != wire.HostStageFailed {
 		t.Fatalf("last report = %v, want Failed", last)
 	}
 	// The command's own words reach the service.
@@ -151,7 +151,7 @@ func TestCoreOSInstallerStopped(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run = %v, want context.Canceled", err)
 	}
-	if got := svc.last(t); got.Stage != v2.HostStageWritingImageToDisk {
+	if got := svc.last(t); got.Stage != wire.HostStageWritingImageToDisk {
 		t.Errorf("last report = %v, want Writing image to disk and no Failed", got)
 	}
 	if len(rb.Calls()) != 0 {
@@ -164,7 +164,7 @@ func TestCoreOSInstallerMissingPath(t *testing.T) {
 	if err := Run(context.Background(), cfg); err == nil {
 		t.Fatal("Run with a missing coreos-installer path = nil, want an error")
 	}
-	if got := svc.Reports(); len(got) != 1 || got[0].Stage != v2.HostStageFailed {
+	if got := svc.Reports(); len(got) != 1 || got[0].Stage != wire.HostStageFailed {
 		t.Errorf("reports = %v, want only Failed", got)
 	}
 }
@@ -191,7 +191,7 @@ func TestEfibootmgrContract(t *testing.T) {
 			bin := standIn(t, dir, "efibootmgr", recordArgs(filepath.Join(dir, "calls"))+tt.exit+"\n")
 			svc := &fakeService{}
 			rb := &fakeRebooter{}
-			cfg := testConfig(t, testRequest(v2.HostRoleMaster, 3), svc, &fakeWriter{}, rb)
+			cfg := testConfig(t, testRequest(wire.HostRoleMaster, 3), svc, &fakeWriter{}, rb)
 			cfg.Efibootmgr = bin
 			if tt.efi {
 				cfg.EFIDir = t.TempDir()

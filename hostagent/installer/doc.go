@@ -21,5 +21,5 @@
 // honour (kernel arguments, --copy-network) into the ignition first boot
 // applies, and refuses the others by name.
 //
-// installer imports only the wire-types package daemon/v2 of the project.
+// installer imports only the wire package of the project.
 package installer

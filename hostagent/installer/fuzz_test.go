@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // FuzzInstallRequest decodes and checks any install step arg, as the step
@@ -19,20 +19,20 @@ import (
 // values use assisted's character set; what fails is the request's fault
 // (ErrInvalidRequest) or the arg's (it does not decode).
 func FuzzInstallRequest(f *testing.F) {
-	for _, r := range []v2.InstallCmdRequest{
-		{BootDevice: "/dev/vda", Role: v2.HostRoleMaster, HostID: "0b5d4f3e-2c1a-4e8b-9f7d-6a5b4c3d2e1f", ClusterID: "c", InfraEnvID: "i",
+	for _, r := range []wire.InstallCmdRequest{
+		{BootDevice: "/dev/vda", Role: wire.HostRoleMaster, HostID: "0b5d4f3e-2c1a-4e8b-9f7d-6a5b4c3d2e1f", ClusterID: "c", InfraEnvID: "i",
 			InstallerArgs: `["--append-karg","console=ttyS0","-n","--network-dir","/etc/nm"]`},
-		{BootDevice: "/dev/disk/by-id/wwn-0x5000c500", Role: v2.HostRoleBootstrap, HostID: "h", ControlPlaneCount: 1,
+		{BootDevice: "/dev/disk/by-id/wwn-0x5000c500", Role: wire.HostRoleBootstrap, HostID: "h", ControlPlaneCount: 1,
 			InstallerArgs: `["--delete-karg","quiet","--image-url","http://10.0.0.1/x.raw.gz","--save-partlabel","data*"]`},
 		{BootDevice: "/dev/", Role: "queen", HostID: "../x", ControlPlaneCount: -1, InstallerArgs: `["--append-karg"]`},
-		{BootDevice: "/dev/sda", Role: v2.HostRoleWorker, HostID: "h", InstallerArgs: `{"a":1}`},
+		{BootDevice: "/dev/sda", Role: wire.HostRoleWorker, HostID: "h", InstallerArgs: `{"a":1}`},
 	} {
-		f.Add(v2.MustEncodeEmbedded(r))
+		f.Add(wire.MustEncodeEmbedded(r))
 	}
 	f.Add(`[]`)
 	f.Fuzz(func(t *testing.T, arg string) {
-		var req v2.InstallCmdRequest
-		if err := v2.DecodeStepArg(v2.StepTypeInstall, []string{arg}, &req); err != nil {
+		var req wire.InstallCmdRequest
+		if err := wire.DecodeStepArg(wire.StepTypeInstall, []string{arg}, &req); err != nil {
 			if !strings.HasPrefix(err.Error(), "install args: ") {
 				t.Fatalf("DecodeStepArg(%q): %v does not name the step", arg, err)
 			}
@@ -48,7 +48,7 @@ func FuzzInstallRequest(f *testing.F) {
 		if !strings.HasPrefix(req.BootDevice, "/dev/") || len(req.BootDevice) == len("/dev/") || !validHostID(req.HostID) || strings.Contains(req.HostID, "/") {
 			t.Fatalf("validateRequest(%q) accepted device %q, host id %q", arg, req.BootDevice, req.HostID)
 		}
-		if !slices.Contains([]v2.HostRole{v2.HostRoleMaster, v2.HostRoleWorker, v2.HostRoleBootstrap, v2.HostRoleArbiter}, req.Role) {
+		if !slices.Contains([]wire.HostRole{wire.HostRoleMaster, wire.HostRoleWorker, wire.HostRoleBootstrap, wire.HostRoleArbiter}, req.Role) {
 			t.Fatalf("validateRequest(%q) accepted role %q", arg, req.Role)
 		}
 		for _, v := range slices.Concat(args.appendKargs, args.deleteKargs) {

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/testbed"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // needTool is testbed.NeedTool: fail under CI=true, skip elsewhere.
@@ -25,7 +25,7 @@ const (
 
 // report is one UpdateProgress call.
 type report struct {
-	Stage v2.HostStage
+	Stage wire.HostStage
 	Info  string
 }
 
@@ -34,7 +34,7 @@ type report struct {
 type fakeService struct {
 	ignition []byte
 	// hosts returns the host list of the n-th ClusterHosts call (from 0).
-	hosts func(n int) ([]*v2.Host, error)
+	hosts func(n int) ([]*wire.Host, error)
 	// progressErr, when set, answers an UpdateProgress call; the call is
 	// recorded either way.
 	progressErr func(r report, n int) error
@@ -44,7 +44,7 @@ type fakeService struct {
 	hostsCalls int
 }
 
-func (f *fakeService) UpdateProgress(_ context.Context, stage v2.HostStage, info string) error {
+func (f *fakeService) UpdateProgress(_ context.Context, stage wire.HostStage, info string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	r := report{stage, info}
@@ -59,7 +59,7 @@ func (f *fakeService) HostIgnition(context.Context) ([]byte, error) {
 	return f.ignition, nil
 }
 
-func (f *fakeService) ClusterHosts(context.Context, v2.HostRole) ([]*v2.Host, error) {
+func (f *fakeService) ClusterHosts(context.Context, wire.HostRole) ([]*wire.Host, error) {
 	f.mu.Lock()
 	n := f.hostsCalls
 	f.hostsCalls++
@@ -85,8 +85,8 @@ func (f *fakeService) Reports() []report {
 
 // Stages returns the reported stages with consecutive repeats (the write
 // progress) folded.
-func (f *fakeService) Stages() []v2.HostStage {
-	var out []v2.HostStage
+func (f *fakeService) Stages() []wire.HostStage {
+	var out []wire.HostStage
 	for _, r := range f.Reports() {
 		if len(out) == 0 || out[len(out)-1] != r.Stage {
 			out = append(out, r.Stage)
@@ -166,8 +166,8 @@ func (w *fakeWriter) Calls() int {
 // testIgnition is a minimal host ignition as the service serves it.
 const testIgnition = `{"ignition":{"version":"3.2.0"},"passwd":{"users":[{"name":"core","sshAuthorizedKeys":["ssh-ed25519 AAAA test"]}]}}`
 
-func testRequest(role v2.HostRole, controlPlaneCount int64) v2.InstallCmdRequest {
-	return v2.InstallCmdRequest{
+func testRequest(role wire.HostRole, controlPlaneCount int64) wire.InstallCmdRequest {
+	return wire.InstallCmdRequest{
 		ClusterID:         "c0ffee00-0000-4000-8000-000000000001",
 		InfraEnvID:        "c0ffee00-0000-4000-8000-000000000002",
 		HostID:            testHostID,
@@ -180,7 +180,7 @@ func testRequest(role v2.HostRole, controlPlaneCount int64) v2.InstallCmdRequest
 // testConfig is a Config that touches nothing of the machine: no
 // coreos-installer or efibootmgr from PATH, a temp root, fakes at the
 // service, writer and reboot, and short intervals.
-func testConfig(t *testing.T, req v2.InstallCmdRequest, svc *fakeService, w *fakeWriter, rb *fakeRebooter) Config {
+func testConfig(t *testing.T, req wire.InstallCmdRequest, svc *fakeService, w *fakeWriter, rb *fakeRebooter) Config {
 	t.Helper()
 	if svc.ignition == nil {
 		svc.ignition = []byte(testIgnition)
@@ -201,10 +201,10 @@ func testConfig(t *testing.T, req v2.InstallCmdRequest, svc *fakeService, w *fak
 }
 
 // host builds a cluster host.
-func host(id, name string, role v2.HostRole, stage v2.HostStage) *v2.Host {
-	h := &v2.Host{ID: id, RequestedHostname: name, Role: role, Status: v2.HostStatusInstallingInProgress}
+func host(id, name string, role wire.HostRole, stage wire.HostStage) *wire.Host {
+	h := &wire.Host{ID: id, RequestedHostname: name, Role: role, Status: wire.HostStatusInstallingInProgress}
 	if stage != "" {
-		h.Progress = &v2.HostProgressInfo{CurrentStage: stage}
+		h.Progress = &wire.HostProgressInfo{CurrentStage: stage}
 	}
 	return h
 }

@@ -9,16 +9,16 @@ import (
 	"strings"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // Service is the assisted service as the installer talks to it, bound to
 // this host by the caller.
 type Service interface {
 	// UpdateProgress puts the host's install progress. An answer of 409
-	// (stage already past) must come back as an error v2.IsStatus
+	// (stage already past) must come back as an error wire.IsStatus
 	// recognises.
-	UpdateProgress(ctx context.Context, stage v2.HostStage, info string) error
+	UpdateProgress(ctx context.Context, stage wire.HostStage, info string) error
 	// HostIgnition returns this host's ignition.
 	HostIgnition(ctx context.Context) ([]byte, error)
 	// ClusterHosts returns the cluster's hosts of role ("": every host),
@@ -26,7 +26,7 @@ type Service interface {
 	// role's hosts, and at a thousand hosts listing all every round is
 	// most of the service's work). Inventories and connectivity reports
 	// are not needed.
-	ClusterHosts(ctx context.Context, role v2.HostRole) ([]*v2.Host, error)
+	ClusterHosts(ctx context.Context, role wire.HostRole) ([]*wire.Host, error)
 }
 
 // WriteFunc writes the OS image and ignition to device, calling progress
@@ -65,7 +65,7 @@ const (
 
 // Config is one installation.
 type Config struct {
-	Request v2.InstallCmdRequest
+	Request wire.InstallCmdRequest
 	Service Service
 	// Write is the built-in image writer, used when coreos-installer is
 	// not found.
@@ -131,11 +131,11 @@ const (
 	flowSingleNode
 )
 
-func flowOf(req v2.InstallCmdRequest) flow {
+func flowOf(req wire.InstallCmdRequest) flow {
 	switch req.Role {
-	case v2.HostRoleWorker:
+	case wire.HostRoleWorker:
 		return flowWorker
-	case v2.HostRoleBootstrap:
+	case wire.HostRoleBootstrap:
 		if req.ControlPlaneCount == 1 {
 			return flowSingleNode
 		}
@@ -145,27 +145,27 @@ func flowOf(req v2.InstallCmdRequest) flow {
 }
 
 // stagesOf lists the stages a flow reports, in order.
-func stagesOf(f flow) []v2.HostStage {
+func stagesOf(f flow) []wire.HostStage {
 	switch f {
 	case flowWorker:
-		return []v2.HostStage{v2.HostStageStartingInstallation, v2.HostStageInstalling, v2.HostStageWritingImageToDisk,
-			v2.HostStageWaitingForControlPlane, v2.HostStageRebooting}
+		return []wire.HostStage{wire.HostStageStartingInstallation, wire.HostStageInstalling, wire.HostStageWritingImageToDisk,
+			wire.HostStageWaitingForControlPlane, wire.HostStageRebooting}
 	case flowBootstrap:
-		return []v2.HostStage{v2.HostStageStartingInstallation, v2.HostStageInstalling, v2.HostStageWritingImageToDisk,
-			v2.HostStageWaitingForControlPlane, v2.HostStageWaitingForBootkube, v2.HostStageWaitingForController,
-			v2.HostStageRebooting}
+		return []wire.HostStage{wire.HostStageStartingInstallation, wire.HostStageInstalling, wire.HostStageWritingImageToDisk,
+			wire.HostStageWaitingForControlPlane, wire.HostStageWaitingForBootkube, wire.HostStageWaitingForController,
+			wire.HostStageRebooting}
 	case flowSingleNode:
-		return []v2.HostStage{v2.HostStageStartingInstallation, v2.HostStageInstalling, v2.HostStageWaitingForBootkube,
-			v2.HostStageWritingImageToDisk, v2.HostStageRebooting}
+		return []wire.HostStage{wire.HostStageStartingInstallation, wire.HostStageInstalling, wire.HostStageWaitingForBootkube,
+			wire.HostStageWritingImageToDisk, wire.HostStageRebooting}
 	}
-	return []v2.HostStage{v2.HostStageStartingInstallation, v2.HostStageInstalling, v2.HostStageWritingImageToDisk,
-		v2.HostStageRebooting}
+	return []wire.HostStage{wire.HostStageStartingInstallation, wire.HostStageInstalling, wire.HostStageWritingImageToDisk,
+		wire.HostStageRebooting}
 }
 
 // install is one run.
 type install struct {
 	cfg    Config
-	req    v2.InstallCmdRequest
+	req    wire.InstallCmdRequest
 	args   installerArgs
 	flow   flow
 	log    *slog.Logger
@@ -190,7 +190,7 @@ func Run(ctx context.Context, cfg Config) error {
 
 // run is an installation, fresh (resumedAt "") or resumed after a restart
 // of this process with the host at stage resumedAt.
-func run(ctx context.Context, cfg Config, j *Journal, resumedAt v2.HostStage) error {
+func run(ctx context.Context, cfg Config, j *Journal, resumedAt wire.HostStage) error {
 	args, err := validateRequest(cfg.Request)
 	if err != nil {
 		return err
@@ -276,14 +276,14 @@ func (in *install) prepare() error {
 
 func (in *install) run(ctx context.Context) error {
 	role := string(in.req.Role)
-	if err := in.rep.stage(ctx, v2.HostStageStartingInstallation, role); err != nil {
+	if err := in.rep.stage(ctx, wire.HostStageStartingInstallation, role); err != nil {
 		return err
 	}
-	if err := in.rep.stage(ctx, v2.HostStageInstalling, role); err != nil {
+	if err := in.rep.stage(ctx, wire.HostStageInstalling, role); err != nil {
 		return err
 	}
 	if in.flow == flowSingleNode {
-		if err := in.rep.stage(ctx, v2.HostStageWaitingForBootkube, infoNoBootkube); err != nil {
+		if err := in.rep.stage(ctx, wire.HostStageWaitingForBootkube, infoNoBootkube); err != nil {
 			return err
 		}
 	}
@@ -300,23 +300,23 @@ func (in *install) run(ctx context.Context) error {
 	}
 	switch in.flow {
 	case flowWorker:
-		if err := in.rep.stage(ctx, v2.HostStageWaitingForControlPlane, infoWorkerWait); err != nil {
+		if err := in.rep.stage(ctx, wire.HostStageWaitingForControlPlane, infoWorkerWait); err != nil {
 			return err
 		}
 		if err := in.waitMastersInstalled(ctx); err != nil {
 			return err
 		}
 	case flowBootstrap:
-		if err := in.rep.stage(ctx, v2.HostStageWaitingForControlPlane, infoJoinWait); err != nil {
+		if err := in.rep.stage(ctx, wire.HostStageWaitingForControlPlane, infoJoinWait); err != nil {
 			return err
 		}
 		if err := in.waitMastersJoined(ctx); err != nil {
 			return err
 		}
-		if err := in.rep.stage(ctx, v2.HostStageWaitingForBootkube, infoNoBootkube); err != nil {
+		if err := in.rep.stage(ctx, wire.HostStageWaitingForBootkube, infoNoBootkube); err != nil {
 			return err
 		}
-		if err := in.rep.stage(ctx, v2.HostStageWaitingForController, infoNoController); err != nil {
+		if err := in.rep.stage(ctx, wire.HostStageWaitingForController, infoNoController); err != nil {
 			return err
 		}
 		// ABI: the rendezvous host serves the API the workers still
@@ -333,8 +333,8 @@ func (in *install) run(ctx context.Context) error {
 // bootstrap host installs as a master, and assisted-installer names its
 // file master-<id>.ign after switching its role.
 func (in *install) ignitionRole() string {
-	if in.req.Role == v2.HostRoleBootstrap {
-		return string(v2.HostRoleMaster)
+	if in.req.Role == wire.HostRoleBootstrap {
+		return string(wire.HostRoleMaster)
 	}
 	return string(in.req.Role)
 }
@@ -360,7 +360,7 @@ func (in *install) writeDisk(ctx context.Context) error {
 	if err := saveFile(path, ign); err != nil {
 		return fmt.Errorf("install: %w", err)
 	}
-	if err := in.rep.stage(ctx, v2.HostStageWritingImageToDisk, ""); err != nil {
+	if err := in.rep.stage(ctx, wire.HostStageWritingImageToDisk, ""); err != nil {
 		return err
 	}
 	device := resolveDevice(in.req.BootDevice)
@@ -414,7 +414,7 @@ func (in *install) reboot(ctx context.Context) error {
 	if delay > 0 {
 		info = "rebooting in " + delay.String()
 	}
-	if err := in.rep.stage(ctx, v2.HostStageRebooting, info); err != nil {
+	if err := in.rep.stage(ctx, wire.HostStageRebooting, info); err != nil {
 		return err
 	}
 	if err := in.cfg.Reboot.Reboot(ctx, delay, RebootMessage); err != nil {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 const (
@@ -22,75 +22,75 @@ const (
 
 // joinedCluster is a three-master cluster whose two other masters joined
 // and whose worker has written its disk and rebooted.
-func joinedCluster(int) ([]*v2.Host, error) {
-	boot := host(selfBootstrap, "master-0", v2.HostRoleMaster, v2.HostStageWaitingForControlPlane)
+func joinedCluster(int) ([]*wire.Host, error) {
+	boot := host(selfBootstrap, "master-0", wire.HostRoleMaster, wire.HostStageWaitingForControlPlane)
 	boot.Bootstrap = true
-	return []*v2.Host{
+	return []*wire.Host{
 		boot,
-		host(master1, "master-1", v2.HostRoleMaster, v2.HostStageJoined),
-		host(master2, "master-2", v2.HostRoleMaster, v2.HostStageDone),
-		host(worker1, "worker-1", v2.HostRoleWorker, v2.HostStageRebooting),
+		host(master1, "master-1", wire.HostRoleMaster, wire.HostStageJoined),
+		host(master2, "master-2", wire.HostRoleMaster, wire.HostStageDone),
+		host(worker1, "worker-1", wire.HostRoleWorker, wire.HostStageRebooting),
 	}, nil
 }
 
 // installedMasters is a cluster whose masters are done.
-func installedMasters(int) ([]*v2.Host, error) {
-	return []*v2.Host{
-		host(master1, "master-1", v2.HostRoleMaster, v2.HostStageDone),
-		host(master2, "master-2", v2.HostRoleMaster, v2.HostStageDone),
-		host(testHostID, "worker-1", v2.HostRoleWorker, v2.HostStageWaitingForControlPlane),
+func installedMasters(int) ([]*wire.Host, error) {
+	return []*wire.Host{
+		host(master1, "master-1", wire.HostRoleMaster, wire.HostStageDone),
+		host(master2, "master-2", wire.HostRoleMaster, wire.HostStageDone),
+		host(testHostID, "worker-1", wire.HostRoleWorker, wire.HostStageWaitingForControlPlane),
 	}, nil
 }
 
 func TestRunStagesPerRole(t *testing.T) {
 	tests := []struct {
 		name       string
-		req        v2.InstallCmdRequest
-		hosts      func(int) ([]*v2.Host, error)
-		wantStages []v2.HostStage
+		req        wire.InstallCmdRequest
+		hosts      func(int) ([]*wire.Host, error)
+		wantStages []wire.HostStage
 		wantDelay  time.Duration
 		wantFile   string
 	}{
 		{
 			name: "master",
-			req:  testRequest(v2.HostRoleMaster, 3),
-			wantStages: []v2.HostStage{v2.HostStageStartingInstallation, v2.HostStageInstalling,
-				v2.HostStageWritingImageToDisk, v2.HostStageRebooting},
+			req:  testRequest(wire.HostRoleMaster, 3),
+			wantStages: []wire.HostStage{wire.HostStageStartingInstallation, wire.HostStageInstalling,
+				wire.HostStageWritingImageToDisk, wire.HostStageRebooting},
 			wantDelay: time.Minute,
 			wantFile:  "master-" + testHostID + ".ign",
 		},
 		{
 			name: "arbiter",
-			req:  testRequest(v2.HostRoleArbiter, 2),
-			wantStages: []v2.HostStage{v2.HostStageStartingInstallation, v2.HostStageInstalling,
-				v2.HostStageWritingImageToDisk, v2.HostStageRebooting},
+			req:  testRequest(wire.HostRoleArbiter, 2),
+			wantStages: []wire.HostStage{wire.HostStageStartingInstallation, wire.HostStageInstalling,
+				wire.HostStageWritingImageToDisk, wire.HostStageRebooting},
 			wantDelay: time.Minute,
 			wantFile:  "arbiter-" + testHostID + ".ign",
 		},
 		{
 			name:  "worker",
-			req:   testRequest(v2.HostRoleWorker, 0),
+			req:   testRequest(wire.HostRoleWorker, 0),
 			hosts: installedMasters,
-			wantStages: []v2.HostStage{v2.HostStageStartingInstallation, v2.HostStageInstalling,
-				v2.HostStageWritingImageToDisk, v2.HostStageWaitingForControlPlane, v2.HostStageRebooting},
+			wantStages: []wire.HostStage{wire.HostStageStartingInstallation, wire.HostStageInstalling,
+				wire.HostStageWritingImageToDisk, wire.HostStageWaitingForControlPlane, wire.HostStageRebooting},
 			wantDelay: time.Minute,
 			wantFile:  "worker-" + testHostID + ".ign",
 		},
 		{
 			name:  "bootstrap",
-			req:   testRequest(v2.HostRoleBootstrap, 3),
+			req:   testRequest(wire.HostRoleBootstrap, 3),
 			hosts: joinedCluster,
-			wantStages: []v2.HostStage{v2.HostStageStartingInstallation, v2.HostStageInstalling,
-				v2.HostStageWritingImageToDisk, v2.HostStageWaitingForControlPlane, v2.HostStageWaitingForBootkube,
-				v2.HostStageWaitingForController, v2.HostStageRebooting},
+			wantStages: []wire.HostStage{wire.HostStageStartingInstallation, wire.HostStageInstalling,
+				wire.HostStageWritingImageToDisk, wire.HostStageWaitingForControlPlane, wire.HostStageWaitingForBootkube,
+				wire.HostStageWaitingForController, wire.HostStageRebooting},
 			wantDelay: time.Minute,
 			wantFile:  "master-" + testHostID + ".ign",
 		},
 		{
 			name: "single node",
-			req:  testRequest(v2.HostRoleBootstrap, 1),
-			wantStages: []v2.HostStage{v2.HostStageStartingInstallation, v2.HostStageInstalling,
-				v2.HostStageWaitingForBootkube, v2.HostStageWritingImageToDisk, v2.HostStageRebooting},
+			req:  testRequest(wire.HostRoleBootstrap, 1),
+			wantStages: []wire.HostStage{wire.HostStageStartingInstallation, wire.HostStageInstalling,
+				wire.HostStageWaitingForBootkube, wire.HostStageWritingImageToDisk, wire.HostStageRebooting},
 			wantDelay: 0,
 			wantFile:  "master-" + testHostID + ".ign",
 		},
@@ -128,22 +128,22 @@ func TestRunReportsInfos(t *testing.T) {
 	svc := &fakeService{}
 	w := &fakeWriter{progress: []int{0, 3, 5, 7, 12, 16, 17, 50, 99, 100, 100}}
 	rb := &fakeRebooter{}
-	cfg := testConfig(t, testRequest(v2.HostRoleMaster, 3), svc, w, rb)
+	cfg := testConfig(t, testRequest(wire.HostRoleMaster, 3), svc, w, rb)
 	cfg.RebootDelay = 2 * time.Minute
 	if err := Run(context.Background(), cfg); err != nil {
 		t.Fatalf("Run = %v", err)
 	}
 	want := []report{
-		{v2.HostStageStartingInstallation, "master"},
-		{v2.HostStageInstalling, "master"},
-		{v2.HostStageWritingImageToDisk, ""},
-		{v2.HostStageWritingImageToDisk, "5%"},
-		{v2.HostStageWritingImageToDisk, "12%"},
-		{v2.HostStageWritingImageToDisk, "17%"},
-		{v2.HostStageWritingImageToDisk, "50%"},
-		{v2.HostStageWritingImageToDisk, "99%"},
-		{v2.HostStageWritingImageToDisk, "100%"},
-		{v2.HostStageRebooting, "rebooting in 2m0s"},
+		{wire.HostStageStartingInstallation, "master"},
+		{wire.HostStageInstalling, "master"},
+		{wire.HostStageWritingImageToDisk, ""},
+		{wire.HostStageWritingImageToDisk, "5%"},
+		{wire.HostStageWritingImageToDisk, "12%"},
+		{wire.HostStageWritingImageToDisk, "17%"},
+		{wire.HostStageWritingImageToDisk, "50%"},
+		{wire.HostStageWritingImageToDisk, "99%"},
+		{wire.HostStageWritingImageToDisk, "100%"},
+		{wire.HostStageRebooting, "rebooting in 2m0s"},
 	}
 	if diff := cmp.Diff(want, svc.Reports()); diff != "" {
 		t.Errorf("reports (-want +got):\n%s", diff)
@@ -157,13 +157,13 @@ func TestRunWriterFailure(t *testing.T) {
 	svc := &fakeService{}
 	rb := &fakeRebooter{}
 	w := &fakeWriter{progress: []int{10}, err: errors.New("short write on /dev/nodezero-test-disk")}
-	cfg := testConfig(t, testRequest(v2.HostRoleMaster, 3), svc, w, rb)
+	cfg := testConfig(t, testRequest(wire.HostRoleMaster, 3), svc, w, rb)
 	err := Run(context.Background(), cfg)
 	if !errors.Is(err, w.err) {
 		t.Fatalf("Run = %v, want the writer's error", err)
 	}
 	last := svc.last(t)
-	if last.Stage != v2.HostStageFailed || last.Info != err.Error() {
+	if last.Stage != wire.HostStageFailed || last.Info != err.Error() {
 		t.Errorf("last report = %+v, want Failed with %q", last, err.Error())
 	}
 	if len(rb.Calls()) != 0 {
@@ -174,12 +174,12 @@ func TestRunWriterFailure(t *testing.T) {
 func TestRunRebootFailure(t *testing.T) {
 	svc := &fakeService{}
 	rb := &fakeRebooter{err: errors.New("no system bus")}
-	cfg := testConfig(t, testRequest(v2.HostRoleMaster, 3), svc, &fakeWriter{}, rb)
+	cfg := testConfig(t, testRequest(wire.HostRoleMaster, 3), svc, &fakeWriter{}, rb)
 	if err := Run(context.Background(), cfg); !errors.Is(err, rb.err) {
 		t.Fatalf("Run = %v, want the rebooter's error", err)
 	}
-	want := []v2.HostStage{v2.HostStageStartingInstallation, v2.HostStageInstalling, v2.HostStageWritingImageToDisk,
-		v2.HostStageRebooting, v2.HostStageFailed}
+	want := []wire.HostStage{wire.HostStageStartingInstallation, wire.HostStageInstalling, wire.HostStageWritingImageToDisk,
+		wire.HostStageRebooting, wire.HostStageFailed}
 	if diff := cmp.Diff(want, svc.Stages()); diff != "" {
 		t.Errorf("stages (-want +got):\n%s", diff)
 	}
@@ -188,7 +188,7 @@ func TestRunRebootFailure(t *testing.T) {
 func TestRunInvalidRequestReportsNothing(t *testing.T) {
 	svc := &fakeService{}
 	rb := &fakeRebooter{}
-	req := testRequest(v2.HostRoleMaster, 3)
+	req := testRequest(wire.HostRoleMaster, 3)
 	req.BootDevice = "sda"
 	err := Run(context.Background(), testConfig(t, req, svc, &fakeWriter{}, rb))
 	if !errors.Is(err, ErrInvalidRequest) {
@@ -204,7 +204,7 @@ func TestRunStoppedWhileWriting(t *testing.T) {
 	rb := &fakeRebooter{}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cfg := testConfig(t, testRequest(v2.HostRoleMaster, 3), svc, &fakeWriter{}, rb)
+	cfg := testConfig(t, testRequest(wire.HostRoleMaster, 3), svc, &fakeWriter{}, rb)
 	cfg.Write = func(ctx context.Context, _ string, _ []byte, _ func(int)) error {
 		cancel() // stop-installation arrives mid-write
 		<-ctx.Done()
@@ -215,7 +215,7 @@ func TestRunStoppedWhileWriting(t *testing.T) {
 		t.Fatalf("Run = %v, want context.Canceled", err)
 	}
 	for _, r := range svc.Reports() {
-		if r.Stage == v2.HostStageFailed {
+		if r.Stage == wire.HostStageFailed {
 			t.Errorf("reported %v after a stop; want no Failed", r)
 		}
 	}
@@ -227,19 +227,19 @@ func TestRunStoppedWhileWriting(t *testing.T) {
 func TestRunStoppedWhileWaiting(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	svc := &fakeService{hosts: func(n int) ([]*v2.Host, error) {
+	svc := &fakeService{hosts: func(n int) ([]*wire.Host, error) {
 		if n == 2 {
 			cancel()
 		}
 		return nil, errors.New("service unreachable")
 	}}
 	rb := &fakeRebooter{}
-	cfg := testConfig(t, testRequest(v2.HostRoleBootstrap, 3), svc, &fakeWriter{}, rb)
+	cfg := testConfig(t, testRequest(wire.HostRoleBootstrap, 3), svc, &fakeWriter{}, rb)
 	err := Run(ctx, cfg)
 	if !errors.Is(err, context.Canceled) || errors.Is(err, ErrNotJoined) {
 		t.Fatalf("Run = %v, want context.Canceled", err)
 	}
-	if got := svc.last(t); got.Stage != v2.HostStageWaitingForControlPlane {
+	if got := svc.last(t); got.Stage != wire.HostStageWaitingForControlPlane {
 		t.Errorf("last report = %v, want the wait's stage and no Failed", got)
 	}
 }
@@ -248,7 +248,7 @@ func TestRunBuiltinFoldsArgsIntoIgnition(t *testing.T) {
 	svc := &fakeService{}
 	w := &fakeWriter{}
 	rb := &fakeRebooter{}
-	req := testRequest(v2.HostRoleMaster, 3)
+	req := testRequest(wire.HostRoleMaster, 3)
 	req.InstallerArgs = `["--append-karg","rd.multipath=default","-n","--delete-karg","quiet"]`
 	cfg := testConfig(t, req, svc, w, rb)
 	writeKeyfile(t, cfg.Root, "eth0.nmconnection", "[connection]\nid=eth0\n")
@@ -275,14 +275,14 @@ func TestRunBuiltinRefusesArgsItCannotHonour(t *testing.T) {
 	svc := &fakeService{}
 	w := &fakeWriter{}
 	rb := &fakeRebooter{}
-	req := testRequest(v2.HostRoleMaster, 3)
+	req := testRequest(wire.HostRoleMaster, 3)
 	req.InstallerArgs = `["--save-partlabel","data*","--append-karg","a=b","--image-url","http://10.0.0.1/rhcos.raw.gz","--save-partlabel","x"]`
 	err := Run(context.Background(), testConfig(t, req, svc, w, rb))
 	if err == nil || errors.Is(err, ErrInvalidRequest) {
 		t.Fatalf("Run = %v, want a failure (the request itself is valid)", err)
 	}
 	got := svc.Reports()
-	if len(got) != 1 || got[0].Stage != v2.HostStageFailed {
+	if len(got) != 1 || got[0].Stage != wire.HostStageFailed {
 		t.Fatalf("reports = %v, want only Failed", got)
 	}
 	// Each flag named once, in the order the args use them.
@@ -296,12 +296,12 @@ func TestRunBuiltinRefusesArgsItCannotHonour(t *testing.T) {
 
 func TestRunNeedsAWriter(t *testing.T) {
 	svc := &fakeService{}
-	cfg := testConfig(t, testRequest(v2.HostRoleMaster, 3), svc, &fakeWriter{}, &fakeRebooter{})
+	cfg := testConfig(t, testRequest(wire.HostRoleMaster, 3), svc, &fakeWriter{}, &fakeRebooter{})
 	cfg.Write = nil
 	if err := Run(context.Background(), cfg); err == nil {
 		t.Fatal("Run with neither coreos-installer nor a writer = nil, want an error")
 	}
-	if got := svc.last(t); got.Stage != v2.HostStageFailed {
+	if got := svc.last(t); got.Stage != wire.HostStageFailed {
 		t.Errorf("last report = %v, want Failed", got)
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"slices"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // An installation runs inside the host agent's process, so a crash of that
@@ -34,8 +34,8 @@ const JournalPath = "var/lib/nodezero/install.json"
 
 // Journal is what an installation in progress leaves on the host.
 type Journal struct {
-	Request   v2.InstallCmdRequest `json:"request"`
-	StartedAt time.Time            `json:"started_at"`
+	Request   wire.InstallCmdRequest `json:"request"`
+	StartedAt time.Time              `json:"started_at"`
 	// Resumes counts the restarts that resumed this installation.
 	Resumes int `json:"resumes,omitempty"`
 	// Written: the image and ignition were written, the digest checked
@@ -94,7 +94,7 @@ func rootOr(root string) string {
 }
 
 // resumable are the host statuses an installation can be resumed from.
-var resumable = []v2.HostStatus{v2.HostStatusInstalling, v2.HostStatusInstallingInProgress}
+var resumable = []wire.HostStatus{wire.HostStatusInstalling, wire.HostStatusInstallingInProgress}
 
 // Resume continues the installation the journal under root records, with
 // the configuration newConfig makes for its request (as Step does). It
@@ -106,7 +106,7 @@ var resumable = []v2.HostStatus{v2.HostStatusInstalling, v2.HostStatusInstalling
 // It returns ErrNothingToResume, having removed the journal, when there is
 // none to use or the service has the host in any other status than
 // installing; other errors are Run's.
-func Resume(ctx context.Context, root string, newConfig func(v2.InstallCmdRequest) (Config, error)) error {
+func Resume(ctx context.Context, root string, newConfig func(wire.InstallCmdRequest) (Config, error)) error {
 	j, err := ReadJournal(root)
 	if err != nil {
 		_ = RemoveJournal(root) // unreadable: it cannot be resumed
@@ -127,7 +127,7 @@ func Resume(ctx context.Context, root string, newConfig func(v2.InstallCmdReques
 	}
 	cfg.Request = j.Request
 	log := cfg.Logger.With(slog.String(keySubsystem, "installer"), slog.String(keyHost, j.Request.HostID))
-	var host *v2.Host
+	var host *wire.Host
 	err = retry(ctx, cfg.ReportRetry, log, "read the host's install progress", func(ctx context.Context) error {
 		hosts, err := cfg.Service.ClusterHosts(ctx, "")
 		if err != nil {
@@ -155,7 +155,7 @@ func Resume(ctx context.Context, root string, newConfig func(v2.InstallCmdReques
 		}
 		return fmt.Errorf("%w: the service has the host %s", ErrNothingToResume, status)
 	}
-	var stage v2.HostStage
+	var stage wire.HostStage
 	if host.Progress != nil {
 		stage = host.Progress.CurrentStage
 	}

@@ -8,26 +8,26 @@ import (
 	"slices"
 	"testing"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // hostAt is the cluster's host list with this test's host at status and
 // stage (and, for a worker, installed masters so its wait passes).
-func hostAt(req v2.InstallCmdRequest, status v2.HostStatus, stage v2.HostStage) func(int) ([]*v2.Host, error) {
-	return func(int) ([]*v2.Host, error) {
-		h := &v2.Host{ID: req.HostID, Role: req.Role, Status: status}
+func hostAt(req wire.InstallCmdRequest, status wire.HostStatus, stage wire.HostStage) func(int) ([]*wire.Host, error) {
+	return func(int) ([]*wire.Host, error) {
+		h := &wire.Host{ID: req.HostID, Role: req.Role, Status: status}
 		if stage != "" {
-			h.Progress = &v2.HostProgressInfo{CurrentStage: stage}
+			h.Progress = &wire.HostProgressInfo{CurrentStage: stage}
 		}
-		m := &v2.Host{ID: "c0ffee00-0000-4000-8000-0000000000aa", Role: v2.HostRoleMaster, Status: v2.HostStatusInstalled,
-			Progress: &v2.HostProgressInfo{CurrentStage: v2.HostStageDone}}
-		return []*v2.Host{h, m}, nil
+		m := &wire.Host{ID: "c0ffee00-0000-4000-8000-0000000000aa", Role: wire.HostRoleMaster, Status: wire.HostStatusInstalled,
+			Progress: &wire.HostProgressInfo{CurrentStage: wire.HostStageDone}}
+		return []*wire.Host{h, m}, nil
 	}
 }
 
 func TestRunLeavesAJournalUntilItFails(t *testing.T) {
-	req := testRequest(v2.HostRoleWorker, 3)
-	svc := &fakeService{hosts: hostAt(req, v2.HostStatusInstallingInProgress, "")}
+	req := testRequest(wire.HostRoleWorker, 3)
+	svc := &fakeService{hosts: hostAt(req, wire.HostStatusInstallingInProgress, "")}
 	w := &fakeWriter{progress: []int{50, 100}}
 	cfg := testConfig(t, req, svc, w, &fakeRebooter{})
 	if err := Run(context.Background(), cfg); err != nil {
@@ -56,7 +56,7 @@ func TestRunLeavesAJournalUntilItFails(t *testing.T) {
 }
 
 func TestRunStoppedKeepsTheJournalUnwritten(t *testing.T) {
-	req := testRequest(v2.HostRoleMaster, 3)
+	req := testRequest(wire.HostRoleMaster, 3)
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &fakeWriter{progress: []int{10}}
 	svc := &fakeService{progressErr: func(r report, n int) error {
@@ -80,38 +80,38 @@ func TestRunStoppedKeepsTheJournalUnwritten(t *testing.T) {
 // stages already reported are not sent again, the disk is written again
 // unless the journal says it was written, and the reboot follows.
 func TestResume(t *testing.T) {
-	req := testRequest(v2.HostRoleWorker, 3)
+	req := testRequest(wire.HostRoleWorker, 3)
 	cases := []struct {
 		name       string
-		stage      v2.HostStage
+		stage      wire.HostStage
 		written    bool
 		wantWrites int
-		wantStages []v2.HostStage // reported after the restart
+		wantStages []wire.HostStage // reported after the restart
 	}{
 		{"before any stage", "", false, 1,
-			[]v2.HostStage{v2.HostStageStartingInstallation, v2.HostStageInstalling, v2.HostStageWritingImageToDisk, v2.HostStageWaitingForControlPlane, v2.HostStageRebooting}},
-		{"after Installing", v2.HostStageInstalling, false, 1,
-			[]v2.HostStage{v2.HostStageWritingImageToDisk, v2.HostStageWaitingForControlPlane, v2.HostStageRebooting}},
-		{"mid-write", v2.HostStageWritingImageToDisk, false, 1,
+			[]wire.HostStage{wire.HostStageStartingInstallation, wire.HostStageInstalling, wire.HostStageWritingImageToDisk, wire.HostStageWaitingForControlPlane, wire.HostStageRebooting}},
+		{"after Installing", wire.HostStageInstalling, false, 1,
+			[]wire.HostStage{wire.HostStageWritingImageToDisk, wire.HostStageWaitingForControlPlane, wire.HostStageRebooting}},
+		{"mid-write", wire.HostStageWritingImageToDisk, false, 1,
 			// The write is reported again as percentages of the same stage.
-			[]v2.HostStage{v2.HostStageWritingImageToDisk, v2.HostStageWaitingForControlPlane, v2.HostStageRebooting}},
-		{"written, not yet reported", v2.HostStageWritingImageToDisk, true, 0,
-			[]v2.HostStage{v2.HostStageWaitingForControlPlane, v2.HostStageRebooting}},
-		{"waiting for the control plane", v2.HostStageWaitingForControlPlane, true, 0,
-			[]v2.HostStage{v2.HostStageRebooting}},
-		{"rebooting", v2.HostStageRebooting, true, 0, nil},
+			[]wire.HostStage{wire.HostStageWritingImageToDisk, wire.HostStageWaitingForControlPlane, wire.HostStageRebooting}},
+		{"written, not yet reported", wire.HostStageWritingImageToDisk, true, 0,
+			[]wire.HostStage{wire.HostStageWaitingForControlPlane, wire.HostStageRebooting}},
+		{"waiting for the control plane", wire.HostStageWaitingForControlPlane, true, 0,
+			[]wire.HostStage{wire.HostStageRebooting}},
+		{"rebooting", wire.HostStageRebooting, true, 0, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			svc := &fakeService{hosts: hostAt(req, v2.HostStatusInstallingInProgress, tc.stage)}
+			svc := &fakeService{hosts: hostAt(req, wire.HostStatusInstallingInProgress, tc.stage)}
 			w := &fakeWriter{progress: []int{30, 100}}
 			rb := &fakeRebooter{}
-			cfg := testConfig(t, v2.InstallCmdRequest{}, svc, w, rb) // the request comes from the journal
+			cfg := testConfig(t, wire.InstallCmdRequest{}, svc, w, rb) // the request comes from the journal
 			j := &Journal{Request: req, Written: tc.written}
 			if err := j.save(cfg.Root); err != nil {
 				t.Fatal(err)
 			}
-			if err := Resume(context.Background(), cfg.Root, func(req v2.InstallCmdRequest) (Config, error) { cfg.Request = req; return cfg, nil }); err != nil {
+			if err := Resume(context.Background(), cfg.Root, func(req wire.InstallCmdRequest) (Config, error) { cfg.Request = req; return cfg, nil }); err != nil {
 				t.Fatal(err)
 			}
 			if w.Calls() != tc.wantWrites {
@@ -132,16 +132,16 @@ func TestResume(t *testing.T) {
 }
 
 func TestResumeNothingToResume(t *testing.T) {
-	req := testRequest(v2.HostRoleMaster, 3)
-	for _, status := range []v2.HostStatus{v2.HostStatusError, v2.HostStatusCancelled, v2.HostStatusInstalled, v2.HostStatusKnown} {
+	req := testRequest(wire.HostRoleMaster, 3)
+	for _, status := range []wire.HostStatus{wire.HostStatusError, wire.HostStatusCancelled, wire.HostStatusInstalled, wire.HostStatusKnown} {
 		t.Run(string(status), func(t *testing.T) {
-			svc := &fakeService{hosts: hostAt(req, status, v2.HostStageWritingImageToDisk)}
+			svc := &fakeService{hosts: hostAt(req, status, wire.HostStageWritingImageToDisk)}
 			w := &fakeWriter{}
-			cfg := testConfig(t, v2.InstallCmdRequest{}, svc, w, &fakeRebooter{})
+			cfg := testConfig(t, wire.InstallCmdRequest{}, svc, w, &fakeRebooter{})
 			if err := (&Journal{Request: req}).save(cfg.Root); err != nil {
 				t.Fatal(err)
 			}
-			err := Resume(context.Background(), cfg.Root, func(req v2.InstallCmdRequest) (Config, error) { cfg.Request = req; return cfg, nil })
+			err := Resume(context.Background(), cfg.Root, func(req wire.InstallCmdRequest) (Config, error) { cfg.Request = req; return cfg, nil })
 			if !errors.Is(err, ErrNothingToResume) {
 				t.Fatalf("Resume with the host %s = %v, want ErrNothingToResume", status, err)
 			}
@@ -154,13 +154,13 @@ func TestResumeNothingToResume(t *testing.T) {
 		})
 	}
 	t.Run("no journal", func(t *testing.T) {
-		cfg := testConfig(t, v2.InstallCmdRequest{}, &fakeService{}, &fakeWriter{}, &fakeRebooter{})
-		if err := Resume(context.Background(), cfg.Root, func(req v2.InstallCmdRequest) (Config, error) { cfg.Request = req; return cfg, nil }); !errors.Is(err, ErrNothingToResume) {
+		cfg := testConfig(t, wire.InstallCmdRequest{}, &fakeService{}, &fakeWriter{}, &fakeRebooter{})
+		if err := Resume(context.Background(), cfg.Root, func(req wire.InstallCmdRequest) (Config, error) { cfg.Request = req; return cfg, nil }); !errors.Is(err, ErrNothingToResume) {
 			t.Fatalf("Resume without a journal = %v", err)
 		}
 	})
 	t.Run("corrupt journal", func(t *testing.T) {
-		cfg := testConfig(t, v2.InstallCmdRequest{}, &fakeService{}, &fakeWriter{}, &fakeRebooter{})
+		cfg := testConfig(t, wire.InstallCmdRequest{}, &fakeService{}, &fakeWriter{}, &fakeRebooter{})
 		path := filepath.Join(cfg.Root, JournalPath)
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			t.Fatal(err)
@@ -168,7 +168,7 @@ func TestResumeNothingToResume(t *testing.T) {
 		if err := os.WriteFile(path, []byte(`{"request":`), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if err := Resume(context.Background(), cfg.Root, func(req v2.InstallCmdRequest) (Config, error) { cfg.Request = req; return cfg, nil }); !errors.Is(err, ErrNothingToResume) {
+		if err := Resume(context.Background(), cfg.Root, func(req wire.InstallCmdRequest) (Config, error) { cfg.Request = req; return cfg, nil }); !errors.Is(err, ErrNothingToResume) {
 			t.Fatalf("Resume with a corrupt journal = %v", err)
 		}
 		if _, err := os.Stat(path); !os.IsNotExist(err) {

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // Retry policy for calls to the service: the first retry after a second
@@ -79,7 +79,7 @@ type reporter struct {
 	svc    Service
 	log    *slog.Logger
 	window time.Duration // how long a failing stage report is retried
-	stages []v2.HostStage
+	stages []wire.HostStage
 
 	mu      sync.Mutex
 	cur     int // index in stages of the last stage reported, -1 before
@@ -90,20 +90,20 @@ type reporter struct {
 	reported int
 }
 
-func newReporter(svc Service, log *slog.Logger, window time.Duration, stages []v2.HostStage) *reporter {
+func newReporter(svc Service, log *slog.Logger, window time.Duration, stages []wire.HostStage) *reporter {
 	return &reporter{svc: svc, log: log, window: window, stages: stages, cur: -1, reported: -1}
 }
 
 // resumeAt tells the reporter the service already has the host at stage
 // (a resumed installation); "" or a stage not in the list changes nothing.
-func (r *reporter) resumeAt(stage v2.HostStage) {
+func (r *reporter) resumeAt(stage wire.HostStage) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.reported = slices.Index(r.stages, stage)
 }
 
 // stage reports the next stage with info, retrying for the window.
-func (r *reporter) stage(ctx context.Context, stage v2.HostStage, info string) error {
+func (r *reporter) stage(ctx context.Context, stage wire.HostStage, info string) error {
 	r.mu.Lock()
 	i := slices.Index(r.stages, stage)
 	if i >= 0 && i <= r.reported && i > r.cur {
@@ -124,7 +124,7 @@ func (r *reporter) stage(ctx context.Context, stage v2.HostStage, info string) e
 	return r.send(ctx, r.window, stage, info)
 }
 
-func (r *reporter) current() v2.HostStage {
+func (r *reporter) current() wire.HostStage {
 	if r.cur < 0 {
 		return ""
 	}
@@ -164,16 +164,16 @@ func (r *reporter) failed(ctx context.Context, cause error) error {
 	if errors.As(cause, &se) {
 		window = 0
 	}
-	return r.send(ctx, window, v2.HostStageFailed, cause.Error())
+	return r.send(ctx, window, wire.HostStageFailed, cause.Error())
 }
 
 // send puts one progress report. A 409 answer means the service has the
 // host past this stage already (a retried report that got through, a
 // service that moved the host on): nothing to do.
-func (r *reporter) send(ctx context.Context, window time.Duration, stage v2.HostStage, info string) error {
+func (r *reporter) send(ctx context.Context, window time.Duration, stage wire.HostStage, info string) error {
 	return retry(ctx, window, r.log, "report stage "+string(stage), func(ctx context.Context) error {
 		err := r.svc.UpdateProgress(ctx, stage, info)
-		if v2.IsStatus(err, http.StatusConflict) {
+		if wire.IsStatus(err, http.StatusConflict) {
 			r.log.Info("service refused the progress report as stale; going on", slog.String(keyStage, string(stage)), slog.Any(keyErr, err))
 			return nil
 		}

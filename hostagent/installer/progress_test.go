@@ -7,18 +7,18 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 func TestRunProgressConflictIsNotFatal(t *testing.T) {
 	svc := &fakeService{progressErr: func(r report, _ int) error {
-		if r.Stage == v2.HostStageInstalling {
-			return &v2.APIError{StatusCode: http.StatusConflict, Reason: "stage already past"}
+		if r.Stage == wire.HostStageInstalling {
+			return &wire.APIError{StatusCode: http.StatusConflict, Reason: "stage already past"}
 		}
 		return nil
 	}}
 	rb := &fakeRebooter{}
-	cfg := testConfig(t, testRequest(v2.HostRoleMaster, 3), svc, &fakeWriter{}, rb)
+	cfg := testConfig(t, testRequest(wire.HostRoleMaster, 3), svc, &fakeWriter{}, rb)
 	if err := Run(context.Background(), cfg); err != nil {
 		t.Fatalf("Run = %v, want nil", err)
 	}
@@ -28,21 +28,21 @@ func TestRunProgressConflictIsNotFatal(t *testing.T) {
 }
 
 func TestRunRetriesFailingReports(t *testing.T) {
-	unavailable := &v2.APIError{StatusCode: http.StatusServiceUnavailable}
+	unavailable := &wire.APIError{StatusCode: http.StatusServiceUnavailable}
 	svc := &fakeService{progressErr: func(r report, n int) error {
-		if r.Stage == v2.HostStageStartingInstallation && n < 2 {
+		if r.Stage == wire.HostStageStartingInstallation && n < 2 {
 			return unavailable // the service restarts
 		}
 		return nil
 	}}
 	rb := &fakeRebooter{}
-	cfg := testConfig(t, testRequest(v2.HostRoleMaster, 3), svc, &fakeWriter{}, rb)
+	cfg := testConfig(t, testRequest(wire.HostRoleMaster, 3), svc, &fakeWriter{}, rb)
 	if err := Run(context.Background(), cfg); err != nil {
 		t.Fatalf("Run = %v, want nil", err)
 	}
 	var starts int
 	for _, r := range svc.Reports() {
-		if r.Stage == v2.HostStageStartingInstallation {
+		if r.Stage == wire.HostStageStartingInstallation {
 			starts++
 		}
 	}
@@ -53,23 +53,23 @@ func TestRunRetriesFailingReports(t *testing.T) {
 
 func TestRunGivesUpOnAGoneService(t *testing.T) {
 	svc := &fakeService{progressErr: func(report, int) error {
-		return &v2.APIError{StatusCode: http.StatusBadGateway}
+		return &wire.APIError{StatusCode: http.StatusBadGateway}
 	}}
 	rb := &fakeRebooter{}
 	w := &fakeWriter{}
-	cfg := testConfig(t, testRequest(v2.HostRoleMaster, 3), svc, w, rb)
+	cfg := testConfig(t, testRequest(wire.HostRoleMaster, 3), svc, w, rb)
 	cfg.ReportRetry = 30 * time.Millisecond
 	err := Run(context.Background(), cfg)
-	if v2.StatusCode(err) != http.StatusBadGateway {
+	if wire.StatusCode(err) != http.StatusBadGateway {
 		t.Fatalf("Run = %v, want the service's 502", err)
 	}
 	reports := svc.Reports()
-	if got := reports[len(reports)-1]; got.Stage != v2.HostStageFailed {
+	if got := reports[len(reports)-1]; got.Stage != wire.HostStageFailed {
 		t.Errorf("last report = %v, want one Failed attempt", got)
 	}
 	var failed int
 	for _, r := range reports {
-		if r.Stage == v2.HostStageFailed {
+		if r.Stage == wire.HostStageFailed {
 			failed++
 		}
 	}
@@ -85,12 +85,12 @@ func TestReporterRefusesToGoBack(t *testing.T) {
 	svc := &fakeService{}
 	r := newReporter(svc, discardLogger(), 0, stagesOf(flowMaster))
 	ctx := context.Background()
-	for _, s := range []v2.HostStage{v2.HostStageStartingInstallation, v2.HostStageWritingImageToDisk} {
+	for _, s := range []wire.HostStage{wire.HostStageStartingInstallation, wire.HostStageWritingImageToDisk} {
 		if err := r.stage(ctx, s, ""); err != nil {
 			t.Fatalf("stage(%q) = %v", s, err)
 		}
 	}
-	for _, s := range []v2.HostStage{v2.HostStageInstalling, v2.HostStageWritingImageToDisk, v2.HostStageWaitingForBootkube} {
+	for _, s := range []wire.HostStage{wire.HostStageInstalling, wire.HostStageWritingImageToDisk, wire.HostStageWaitingForBootkube} {
 		if err := r.stage(ctx, s, ""); err == nil {
 			t.Errorf("stage(%q) after Writing image to disk = nil, want an error", s)
 		}
@@ -117,7 +117,7 @@ func TestPercentSteps(t *testing.T) {
 			svc := &fakeService{}
 			r := newReporter(svc, discardLogger(), 0, stagesOf(flowMaster))
 			ctx := context.Background()
-			if err := r.stage(ctx, v2.HostStageWritingImageToDisk, ""); err != nil {
+			if err := r.stage(ctx, wire.HostStageWritingImageToDisk, ""); err != nil {
 				t.Fatal(err)
 			}
 			progress := r.percent(ctx)

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // ErrInvalidRequest marks an install request the installer refuses before
@@ -70,7 +70,7 @@ type installerArgs struct {
 
 // validateRequest checks req and parses its installer args. It reports
 // every problem at once, wrapped in ErrInvalidRequest.
-func validateRequest(req v2.InstallCmdRequest) (installerArgs, error) {
+func validateRequest(req wire.InstallCmdRequest) (installerArgs, error) {
 	var problems []string
 	if !strings.HasPrefix(req.BootDevice, "/dev/") || len(req.BootDevice) == len("/dev/") {
 		problems = append(problems, fmt.Sprintf("boot_device %q: must be a path under /dev/", req.BootDevice))
@@ -83,7 +83,7 @@ func validateRequest(req v2.InstallCmdRequest) (installerArgs, error) {
 		}
 	}
 	switch req.Role {
-	case v2.HostRoleMaster, v2.HostRoleWorker, v2.HostRoleBootstrap, v2.HostRoleArbiter:
+	case wire.HostRoleMaster, wire.HostRoleWorker, wire.HostRoleBootstrap, wire.HostRoleArbiter:
 	default:
 		problems = append(problems, fmt.Sprintf("role %q: must be master, worker, bootstrap or arbiter", req.Role))
 	}
@@ -94,7 +94,7 @@ func validateRequest(req v2.InstallCmdRequest) (installerArgs, error) {
 	switch {
 	case req.ControlPlaneCount < 0:
 		problems = append(problems, fmt.Sprintf("control_plane_count %d: must not be negative", req.ControlPlaneCount))
-	case req.Role == v2.HostRoleBootstrap && req.ControlPlaneCount == 0:
+	case req.Role == wire.HostRoleBootstrap && req.ControlPlaneCount == 0:
 		problems = append(problems, "control_plane_count: required for role bootstrap (1 for a single node)")
 	}
 	args, argProblems := parseInstallerArgs(req.InstallerArgs)
@@ -131,7 +131,7 @@ func parseInstallerArgs(s string) (installerArgs, []string) {
 	if strings.TrimSpace(s) == "" {
 		return a, nil
 	}
-	if err := v2.DecodeEmbedded(s, &a.raw); err != nil {
+	if err := wire.DecodeEmbedded(s, &a.raw); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if errors.As(err, &typeErr) {
 			return a, []string{"installer_args: must be a JSON array of strings"}

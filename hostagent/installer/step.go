@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // exitNotRun is the exit code of a step whose args are invalid
@@ -17,10 +17,10 @@ const exitNotRun = -1
 // blocks until Run returns: exit code 0 once the reboot is scheduled, 1 on
 // a failure (already reported as stage Failed), -1 for an invalid request
 // or a Config newConfig cannot build. stderr carries the error.
-func Step(newConfig func(req v2.InstallCmdRequest) (Config, error)) func(ctx context.Context, args []string) (string, string, int) {
+func Step(newConfig func(req wire.InstallCmdRequest) (Config, error)) func(ctx context.Context, args []string) (string, string, int) {
 	return func(ctx context.Context, args []string) (string, string, int) {
-		var req v2.InstallCmdRequest
-		if err := v2.DecodeStepArg(v2.StepTypeInstall, args, &req); err != nil {
+		var req wire.InstallCmdRequest
+		if err := wire.DecodeStepArg(wire.StepTypeInstall, args, &req); err != nil {
 			return "", err.Error(), exitNotRun
 		}
 		if _, err := validateRequest(req); err != nil {

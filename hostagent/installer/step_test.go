@@ -6,18 +6,18 @@ import (
 	"errors"
 	"testing"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 func TestStep(t *testing.T) {
-	arg := func(req v2.InstallCmdRequest) []string {
+	arg := func(req wire.InstallCmdRequest) []string {
 		b, err := json.Marshal(req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return []string{string(b)}
 	}
-	badDevice := testRequest(v2.HostRoleMaster, 3)
+	badDevice := testRequest(wire.HostRoleMaster, 3)
 	badDevice.BootDevice = "sda"
 	tests := []struct {
 		name      string
@@ -27,23 +27,23 @@ func TestStep(t *testing.T) {
 		wantExit  int
 		wantBuilt bool // newConfig called
 	}{
-		{name: "installs", args: arg(testRequest(v2.HostRoleMaster, 3)), wantExit: 0, wantBuilt: true},
-		{name: "write fails", args: arg(testRequest(v2.HostRoleMaster, 3)), writeErr: errors.New("disk gone"), wantExit: 1, wantBuilt: true},
+		{name: "installs", args: arg(testRequest(wire.HostRoleMaster, 3)), wantExit: 0, wantBuilt: true},
+		{name: "write fails", args: arg(testRequest(wire.HostRoleMaster, 3)), writeErr: errors.New("disk gone"), wantExit: 1, wantBuilt: true},
 		{name: "no args", args: nil, wantExit: -1},
 		{name: "two args", args: []string{"{}", "{}"}, wantExit: -1},
 		{name: "not json", args: []string{"{"}, wantExit: -1},
 		{name: "invalid request", args: arg(badDevice), wantExit: -1},
-		{name: "no config", args: arg(testRequest(v2.HostRoleMaster, 3)), configErr: errors.New("no service"), wantExit: -1, wantBuilt: true},
+		{name: "no config", args: arg(testRequest(wire.HostRoleMaster, 3)), configErr: errors.New("no service"), wantExit: -1, wantBuilt: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			svc := &fakeService{}
 			rb := &fakeRebooter{}
 			built := false
-			step := Step(func(req v2.InstallCmdRequest) (Config, error) {
+			step := Step(func(req wire.InstallCmdRequest) (Config, error) {
 				built = true
 				cfg := testConfig(t, req, svc, &fakeWriter{err: tt.writeErr}, rb)
-				cfg.Request = v2.InstallCmdRequest{} // Step sets it
+				cfg.Request = wire.InstallCmdRequest{} // Step sets it
 				return cfg, tt.configErr
 			})
 			out, stderr, exit := step(context.Background(), tt.args)

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // errorLogEvery rate-limits the log of a failing host listing while waiting.
@@ -45,11 +45,11 @@ func poll(ctx context.Context, every time.Duration, log *slog.Logger, check func
 
 // isControlPlane reports whether h is a control-plane host for the waits:
 // a master, the bootstrap host among them.
-func isControlPlane(h *v2.Host) bool {
-	return h.Role == v2.HostRoleMaster || h.Role == v2.HostRoleBootstrap || h.Bootstrap
+func isControlPlane(h *wire.Host) bool {
+	return h.Role == wire.HostRoleMaster || h.Role == wire.HostRoleBootstrap || h.Bootstrap
 }
 
-func stageOf(h *v2.Host) v2.HostStage {
+func stageOf(h *wire.Host) wire.HostStage {
 	if h.Progress == nil {
 		return ""
 	}
@@ -57,7 +57,7 @@ func stageOf(h *v2.Host) v2.HostStage {
 }
 
 // hostName names h in messages: its hostname, else its id.
-func hostName(h *v2.Host) string {
+func hostName(h *wire.Host) string {
 	return cmp.Or(h.RequestedHostname, h.ID)
 }
 
@@ -66,11 +66,11 @@ func hostName(h *v2.Host) string {
 // when the control plane has fewer. A host added to an existing cluster
 // (day 2) has no control plane of its cluster to wait for. A list without
 // this host in it is not the cluster's: keep waiting.
-func mastersInstalled(hosts []*v2.Host, self string) bool {
+func mastersInstalled(hosts []*wire.Host, self string) bool {
 	total, done, listed := 0, 0, false
 	for _, h := range hosts {
 		if h.ID == self {
-			if h.Kind == v2.HostKindAddToExistingClusterHost {
+			if h.Kind == wire.HostKindAddToExistingClusterHost {
 				return true
 			}
 			listed = true
@@ -79,7 +79,7 @@ func mastersInstalled(hosts []*v2.Host, self string) bool {
 			continue
 		}
 		total++
-		if stageOf(h) == v2.HostStageDone || h.Status == v2.HostStatusInstalled {
+		if stageOf(h) == wire.HostStageDone || h.Status == wire.HostStatusInstalled {
 			done++
 		}
 	}
@@ -98,18 +98,18 @@ func (s joinState) enough() bool { return s.joined >= s.need }
 // mastersJoined is the bootstrap's condition (assisted-installer §5.4):
 // min(controlPlaneCount-1, 2) masters other than itself report Joined or
 // a later stage, or are installed.
-func mastersJoined(hosts []*v2.Host, self string, controlPlaneCount int64) joinState {
+func mastersJoined(hosts []*wire.Host, self string, controlPlaneCount int64) joinState {
 	s := joinState{need: int(min(controlPlaneCount-1, 2))}
 	for _, h := range hosts {
-		if h.ID == self || h.Bootstrap || h.Role != v2.HostRoleMaster {
+		if h.ID == self || h.Bootstrap || h.Role != wire.HostRoleMaster {
 			continue
 		}
 		switch stageOf(h) {
-		case v2.HostStageJoined, v2.HostStageDone:
+		case wire.HostStageJoined, wire.HostStageDone:
 			s.joined++
 			continue
 		}
-		if h.Status == v2.HostStatusInstalled {
+		if h.Status == wire.HostStatusInstalled {
 			s.joined++
 			continue
 		}
@@ -157,7 +157,7 @@ func (in *install) waitMastersJoined(ctx context.Context) error {
 	var listed bool
 	var lastErr error
 	err := poll(wctx, in.cfg.Poll, in.log, func(ctx context.Context) (bool, error) {
-		hosts, err := in.cfg.Service.ClusterHosts(ctx, v2.HostRoleMaster) // mastersJoined reads masters only
+		hosts, err := in.cfg.Service.ClusterHosts(ctx, wire.HostRoleMaster) // mastersJoined reads masters only
 		if err != nil {
 			lastErr = err
 			return false, err
@@ -187,18 +187,18 @@ func (in *install) waitMastersJoined(ctx context.Context) error {
 // install: every worker is past Starting installation, Installing, Writing
 // image to disk and Waiting for control plane (or has failed or is
 // installed), so none of them needs node zero's API to finish its disk.
-func workersWritten(hosts []*v2.Host) bool {
+func workersWritten(hosts []*wire.Host) bool {
 	for _, h := range hosts {
-		if h.Role != v2.HostRoleWorker {
+		if h.Role != wire.HostRoleWorker {
 			continue
 		}
 		switch h.Status {
-		case v2.HostStatusError, v2.HostStatusCancelled, v2.HostStatusInstalled:
+		case wire.HostStatusError, wire.HostStatusCancelled, wire.HostStatusInstalled:
 			continue
 		}
 		switch stageOf(h) {
-		case "", v2.HostStageStartingInstallation, v2.HostStageInstalling,
-			v2.HostStageWritingImageToDisk, v2.HostStageWaitingForControlPlane:
+		case "", wire.HostStageStartingInstallation, wire.HostStageInstalling,
+			wire.HostStageWritingImageToDisk, wire.HostStageWaitingForControlPlane:
 			return false
 		}
 	}
@@ -208,7 +208,7 @@ func workersWritten(hosts []*v2.Host) bool {
 // waitWorkersWritten blocks the bootstrap host until workersWritten holds.
 func (in *install) waitWorkersWritten(ctx context.Context) error {
 	err := poll(ctx, in.cfg.Poll, in.log, func(ctx context.Context) (bool, error) {
-		hosts, err := in.cfg.Service.ClusterHosts(ctx, v2.HostRoleWorker) // workersWritten reads workers only
+		hosts, err := in.cfg.Service.ClusterHosts(ctx, wire.HostRoleWorker) // workersWritten reads workers only
 		if err != nil {
 			return false, err
 		}

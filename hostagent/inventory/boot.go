@@ -6,7 +6,7 @@ import (
 	"os"
 	"strings"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // secureBootVar is the efivarfs file of the SecureBoot variable: 4 bytes of
@@ -16,8 +16,8 @@ const secureBootVar = "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-a
 // boot reports the firmware boot mode, the kernel command line (raw, as the
 // agent sends it), the PXE interface from BOOTIF=, Secure Boot and whether
 // the system booted from a live image.
-func (c *collector) boot() *v2.Boot {
-	b := &v2.Boot{CurrentBootMode: "bios", SecureBootState: c.secureBoot(), DeviceType: c.bootDeviceType()}
+func (c *collector) boot() *wire.Boot {
+	b := &wire.Boot{CurrentBootMode: "bios", SecureBootState: c.secureBoot(), DeviceType: c.bootDeviceType()}
 	if fi, err := os.Stat(c.host("/sys/firmware/efi")); err == nil && fi.IsDir() {
 		b.CurrentBootMode = "uefi"
 	}
@@ -33,27 +33,27 @@ func (c *collector) boot() *v2.Boot {
 	return b
 }
 
-func (c *collector) secureBoot() v2.SecureBootState {
+func (c *collector) secureBoot() wire.SecureBootState {
 	content, err := c.readRaw(secureBootVar)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return v2.SecureBootStateNotSupported
+		return wire.SecureBootStateNotSupported
 	case err != nil, len(content) != 5:
-		return v2.SecureBootStateUnknown
+		return wire.SecureBootStateUnknown
 	}
 	switch content[4] {
 	case 0:
-		return v2.SecureBootStateDisabled
+		return wire.SecureBootStateDisabled
 	case 1:
-		return v2.SecureBootStateEnabled
+		return wire.SecureBootStateEnabled
 	}
-	return v2.SecureBootStateUnknown
+	return wire.SecureBootStateUnknown
 }
 
 // bootDeviceType stands in for the agent's `findmnt -o SOURCE /sysroot`:
 // the last mount on /sysroot in /proc/self/mounts; a loop device means the
 // live ISO (ephemeral), anything else an installed system, no mount "".
-func (c *collector) bootDeviceType() v2.BootDeviceType {
+func (c *collector) bootDeviceType() wire.BootDeviceType {
 	mounts, err := c.readRaw("/proc/self/mounts")
 	if err != nil {
 		return ""
@@ -69,27 +69,27 @@ func (c *collector) bootDeviceType() v2.BootDeviceType {
 	case source == "":
 		return ""
 	case strings.HasPrefix(source, "/dev/loop"):
-		return v2.BootDeviceTypeEphemeral
+		return wire.BootDeviceTypeEphemeral
 	}
-	return v2.BootDeviceTypePersistent
+	return wire.BootDeviceTypePersistent
 }
 
 // tpmVersion maps tpm0's major version to the inventory's enum; no TPM is
 // "none", an unreadable file "" (src/inventory/tpm.go).
-func (c *collector) tpmVersion() v2.InventoryTPMVersion {
+func (c *collector) tpmVersion() wire.InventoryTPMVersion {
 	s, err := c.readRaw("/sys/class/tpm/tpm0/tpm_version_major")
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return v2.InventoryTPMVersionNone
+		return wire.InventoryTPMVersionNone
 	case err != nil:
 		c.log.Debug("read TPM version", "err", err)
 		return ""
 	}
 	switch s = strings.TrimSuffix(s, "\n"); s {
 	case "1":
-		return v2.InventoryTPMVersion12
+		return wire.InventoryTPMVersion12
 	case "2":
-		return v2.InventoryTPMVersion20
+		return wire.InventoryTPMVersion20
 	}
-	return v2.InventoryTPMVersion(s)
+	return wire.InventoryTPMVersion(s)
 }

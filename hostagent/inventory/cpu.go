@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // cpuinfo is the part of /proc/cpuinfo the inventory needs.
@@ -71,7 +71,7 @@ func parseCPUInfo(s string) cpuinfo {
 // The architecture comes from the cpuinfo's shape when it tells (x86 vendor
 // IDs, arm64 "CPU implementer", s390x, POWER), else from the running binary,
 // named as uname -m names it.
-func (c *collector) cpu() *v2.CPU {
+func (c *collector) cpu() *wire.CPU {
 	s, err := c.readRaw("/proc/cpuinfo")
 	if err != nil {
 		c.log.Debug("read cpuinfo", "err", err)
@@ -89,7 +89,7 @@ func (c *collector) cpu() *v2.CPU {
 	if arch == "" {
 		arch = unameMachine(runtime.GOARCH)
 	}
-	return &v2.CPU{
+	return &wire.CPU{
 		Count:        int64(ci.count),
 		ModelName:    ci.modelName,
 		Flags:        ci.flags,

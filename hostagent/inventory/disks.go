@@ -11,7 +11,7 @@ import (
 	"github.com/jaypipes/ghw/pkg/block"
 	"github.com/jaypipes/ghw/pkg/util"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // Where the agent finds stable disk names (src/inventory/disks.go).
@@ -26,7 +26,7 @@ const applianceSize = 100 << 30
 
 // disks lists the block devices ghw finds under the root, with the agent's
 // skip rules, names and eligibility.
-func (c *collector) disks() []*v2.Disk {
+func (c *collector) disks() []*wire.Disk {
 	var info *ghw.BlockInfo
 	err := safely("read block devices", func() error {
 		var err error
@@ -41,10 +41,10 @@ func (c *collector) disks() []*v2.Disk {
 		return nil
 	}
 	if d := c.applianceDisk(info.Disks); d != nil {
-		return []*v2.Disk{d}
+		return []*wire.Disk{d}
 	}
 	byID := c.byIDLinks()
-	var out []*v2.Disk
+	var out []*wire.Disk
 	for i, d := range info.Disks {
 		if !c.shouldReport(d) {
 			continue
@@ -53,7 +53,7 @@ func (c *collector) disks() []*v2.Disk {
 		// Optical drives are installation media whatever their mounts say.
 		media = media || d.DriveType == ghw.DriveTypeODD
 		p := c.devPath(d)
-		rec := &v2.Disk{
+		rec := &wire.Disk{
 			ByID:                byID[p],
 			ByPath:              c.uniqueByPath(info.Disks, i),
 			HCTL:                c.hctl(d.Name),
@@ -68,15 +68,15 @@ func (c *collector) disks() []*v2.Disk {
 			Bootable:            c.bootable(p),
 			Removable:           d.IsRemovable,
 			IsInstallationMedia: media,
-			InstallationEligibility: &v2.DiskInstallationEligibility{
+			InstallationEligibility: &wire.DiskInstallationEligibility{
 				Eligible:           len(reasons) == 0,
 				NotEligibleReasons: reasons,
 			},
 			HasUUID: c.hasUUID(d.Name, p),
 			Holders: c.holders(d.Name),
 		}
-		if rec.DriveType == v2.DriveTypeISCSI {
-			rec.ISCSI = &v2.ISCSI{HostIPAddress: c.iscsiHostIP(d.Name)}
+		if rec.DriveType == wire.DriveTypeISCSI {
+			rec.ISCSI = &wire.ISCSI{HostIPAddress: c.iscsiHostIP(d.Name)}
 		}
 		rec.ID = diskID(rec)
 		out = append(out, rec)
@@ -94,7 +94,7 @@ func sizeBytes(d *block.Disk) int64 {
 }
 
 // diskID is by-id, else by-path, else the path.
-func diskID(d *v2.Disk) string {
+func diskID(d *wire.Disk) string {
 	switch {
 	case d.ByID != "":
 		return d.ByID
@@ -121,32 +121,32 @@ func (c *collector) shouldReport(d *block.Disk) bool {
 
 // driveType follows the agent's precedence: DASD, iSCSI, FC, multipath, LVM,
 // RAID (md), then ghw's type; ghw's "virtual" (loop) becomes Unknown.
-func (c *collector) driveType(d *block.Disk) v2.DriveType {
+func (c *collector) driveType(d *block.Disk) wire.DriveType {
 	switch {
 	case isDASD(d):
 		return c.dasdType(d)
 	case isISCSI(d):
-		return v2.DriveTypeISCSI
+		return wire.DriveTypeISCSI
 	case isFC(d):
-		return v2.DriveTypeFC
+		return wire.DriveTypeFC
 	case c.isMultipath(d):
-		return v2.DriveTypeMultipath
+		return wire.DriveTypeMultipath
 	case c.isLVM(d):
-		return v2.DriveTypeLVM
+		return wire.DriveTypeLVM
 	case isMD(d):
-		return v2.DriveTypeRAID
+		return wire.DriveTypeRAID
 	}
 	switch d.DriveType {
 	case ghw.DriveTypeFDD:
-		return v2.DriveTypeFDD
+		return wire.DriveTypeFDD
 	case ghw.DriveTypeHDD:
-		return v2.DriveTypeHDD
+		return wire.DriveTypeHDD
 	case ghw.DriveTypeODD:
-		return v2.DriveTypeODD
+		return wire.DriveTypeODD
 	case ghw.DriveTypeSSD:
-		return v2.DriveTypeSSD
+		return wire.DriveTypeSSD
 	}
-	return v2.DriveTypeUnknown
+	return wire.DriveTypeUnknown
 }
 
 // byIDLinks maps a disk path to its /dev/disk/by-id name, from the wwn-* and
@@ -288,7 +288,7 @@ func unknownToEmpty(s string) string {
 // dm name starts with "agent" is the only disk reported, 100 GiB, SSD,
 // eligible. The agent leaves its id empty; we give it the usual id so the
 // service can select it.
-func (c *collector) applianceDisk(all []*block.Disk) *v2.Disk {
+func (c *collector) applianceDisk(all []*block.Disk) *wire.Disk {
 	for _, d := range all {
 		if !strings.HasPrefix(d.Name, "dm-") {
 			continue
@@ -298,14 +298,14 @@ func (c *collector) applianceDisk(all []*block.Disk) *v2.Disk {
 			continue
 		}
 		p := c.devPath(d)
-		rec := &v2.Disk{
+		rec := &wire.Disk{
 			ByID:                    c.byIDLinks()[p],
 			ByPath:                  c.byPath(d.BusPath),
 			Name:                    d.Name,
 			Path:                    p,
-			DriveType:               v2.DriveTypeSSD,
+			DriveType:               wire.DriveTypeSSD,
 			SizeBytes:               applianceSize,
-			InstallationEligibility: &v2.DiskInstallationEligibility{Eligible: true},
+			InstallationEligibility: &wire.DiskInstallationEligibility{Eligible: true},
 		}
 		for _, other := range all {
 			if c.hasUUID(other.Name, c.devPath(other)) {

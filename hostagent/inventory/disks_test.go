@@ -7,18 +7,18 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // diskView is the part of a disk record the eligibility tests compare.
 type diskView struct {
-	Type    v2.DriveType
+	Type    wire.DriveType
 	Elig    bool
 	Reasons []string
 	Media   bool
 }
 
-func viewDisks(ds []*v2.Disk) map[string]diskView {
+func viewDisks(ds []*wire.Disk) map[string]diskView {
 	m := map[string]diskView{}
 	for _, d := range ds {
 		m[d.Name] = diskView{d.DriveType, d.InstallationEligibility.Eligible, d.InstallationEligibility.NotEligibleReasons, d.IsInstallationMedia}
@@ -26,7 +26,7 @@ func viewDisks(ds []*v2.Disk) map[string]diskView {
 	return m
 }
 
-func collectDisks(t *testing.T, root string) []*v2.Disk {
+func collectDisks(t *testing.T, root string) []*wire.Disk {
 	t.Helper()
 	inv, err := Collect(context.Background(), Options{Root: root, Hostname: "h"})
 	if err != nil {
@@ -41,21 +41,21 @@ func TestEligibilityOfCommittedTrees(t *testing.T) {
 		want map[string]diskView
 	}{
 		{"master-0", map[string]diskView{
-			"nvme0n1": {Type: v2.DriveTypeSSD, Elig: true},
-			"sda":     {Type: v2.DriveTypeHDD, Elig: true},
+			"nvme0n1": {Type: wire.DriveTypeSSD, Elig: true},
+			"sda":     {Type: wire.DriveTypeHDD, Elig: true},
 		}},
 		// Removable is not a reason any more (agent PR #716); the stick is
 		// too small, but that is the service's reason, not the agent's.
-		{"smalldisk", map[string]diskView{"sda": {Type: v2.DriveTypeHDD, Elig: true}}},
-		{"undersized", map[string]diskView{"sda": {Type: v2.DriveTypeSSD, Elig: true}}},
-		{"worker-1", map[string]diskView{"vda": {Type: v2.DriveTypeHDD, Elig: true}}},
+		{"smalldisk", map[string]diskView{"sda": {Type: wire.DriveTypeHDD, Elig: true}}},
+		{"undersized", map[string]diskView{"sda": {Type: wire.DriveTypeSSD, Elig: true}}},
+		{"worker-1", map[string]diskView{"vda": {Type: wire.DriveTypeHDD, Elig: true}}},
 		{"mounted", map[string]diskView{
-			"sda": {Type: v2.DriveTypeSSD, Reasons: []string{
+			"sda": {Type: wire.DriveTypeSSD, Reasons: []string{
 				"Disk has partition 'sda1' mounted on '/boot/efi'",
 				"Disk has partition 'sda2' mounted on '/var/mnt/data'",
 			}},
-			"sdb": {Type: v2.DriveTypeSSD, Elig: true},
-			"sr0": {Type: v2.DriveTypeODD, Elig: true, Media: true},
+			"sdb": {Type: wire.DriveTypeSSD, Elig: true},
+			"sr0": {Type: wire.DriveTypeODD, Elig: true, Media: true},
 			// loop0 is not reported.
 		}},
 	}
@@ -154,18 +154,18 @@ func TestEligibilityRules(t *testing.T) {
 	))
 	disks := collectDisks(t, root)
 	want := map[string]diskView{
-		"dasda": {Type: v2.DriveTypeECKDESE, Elig: true},
-		"dm-1":  {Type: v2.DriveTypeMultipath, Elig: true},
-		"dm-2":  {Type: v2.DriveTypeLVM, Reasons: []string{"Disk is an LVM logical volume"}},
-		"md0":   {Type: v2.DriveTypeRAID, Elig: true},
-		"sdc": {Type: v2.DriveTypeSSD, Media: true, Reasons: []string{
+		"dasda": {Type: wire.DriveTypeECKDESE, Elig: true},
+		"dm-1":  {Type: wire.DriveTypeMultipath, Elig: true},
+		"dm-2":  {Type: wire.DriveTypeLVM, Reasons: []string{"Disk is an LVM logical volume"}},
+		"md0":   {Type: wire.DriveTypeRAID, Elig: true},
+		"sdc": {Type: wire.DriveTypeSSD, Media: true, Reasons: []string{
 			"Disk appears to be an ISO installation media (has partition with mountpoint suffix iso)",
 		}},
-		"sdd":  {Type: v2.DriveTypeSSD, Elig: true},
-		"sde":  {Type: v2.DriveTypeISCSI, Elig: true},
-		"sdf":  {Type: v2.DriveTypeISCSI, Reasons: []string{"iSCSI disk is not in running state", "iSCSI disk is missing from iBFT"}},
-		"sdg":  {Type: v2.DriveTypeFC, Elig: true},
-		"xyz0": {Type: v2.DriveTypeUnknown, Reasons: []string{"Disk has unknown storage controller"}},
+		"sdd":  {Type: wire.DriveTypeSSD, Elig: true},
+		"sde":  {Type: wire.DriveTypeISCSI, Elig: true},
+		"sdf":  {Type: wire.DriveTypeISCSI, Reasons: []string{"iSCSI disk is not in running state", "iSCSI disk is missing from iBFT"}},
+		"sdg":  {Type: wire.DriveTypeFC, Elig: true},
+		"xyz0": {Type: wire.DriveTypeUnknown, Reasons: []string{"Disk has unknown storage controller"}},
 		// dm-0 (plain device mapper), sdb (hidden) and zram0 are not reported.
 	}
 	if diff := cmp.Diff(want, viewDisks(disks)); diff != "" {
@@ -247,9 +247,9 @@ func TestApplianceDisk(t *testing.T) {
 		},
 	))
 	disks := collectDisks(t, root)
-	want := []*v2.Disk{{
-		ID: "/dev/dm-0", Name: "dm-0", Path: "/dev/dm-0", DriveType: v2.DriveTypeSSD, SizeBytes: 100 << 30, HasUUID: true,
-		InstallationEligibility: &v2.DiskInstallationEligibility{Eligible: true},
+	want := []*wire.Disk{{
+		ID: "/dev/dm-0", Name: "dm-0", Path: "/dev/dm-0", DriveType: wire.DriveTypeSSD, SizeBytes: 100 << 30, HasUUID: true,
+		InstallationEligibility: &wire.DiskInstallationEligibility{Eligible: true},
 	}}
 	if diff := cmp.Diff(want, disks); diff != "" {
 		t.Errorf("appliance disks (-want +got):\n%s", diff)

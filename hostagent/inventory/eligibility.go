@@ -9,7 +9,7 @@ import (
 	"github.com/jaypipes/ghw"
 	"github.com/jaypipes/ghw/pkg/block"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // The agent-side reasons a disk is not eligible for installation, verbatim
@@ -91,30 +91,30 @@ func (c *collector) dmUUIDHasPrefix(d *block.Disk, prefix string) bool {
 
 // dasdType reads an s390x DASD's discipline (and ESE flag) from the CCW
 // device two levels above /sys/block/X's target.
-func (c *collector) dasdType(d *block.Disk) v2.DriveType {
+func (c *collector) dasdType(d *block.Disk) wire.DriveType {
 	target, err := c.resolve("/sys/block/" + d.Name)
 	if err != nil {
-		return v2.DriveTypeUnknown
+		return wire.DriveTypeUnknown
 	}
 	dev := path.Dir(path.Dir(target))
 	discipline, err := c.read(dev + "/discipline")
 	if err != nil {
-		return v2.DriveTypeUnknown
+		return wire.DriveTypeUnknown
 	}
 	switch discipline {
 	case "ECKD":
 		ese, err := c.read(dev + "/ese")
 		if err != nil {
-			return v2.DriveTypeUnknown
+			return wire.DriveTypeUnknown
 		}
 		if ese == "1" {
-			return v2.DriveTypeECKDESE
+			return wire.DriveTypeECKDESE
 		}
-		return v2.DriveTypeECKD
+		return wire.DriveTypeECKD
 	case "FBA":
-		return v2.DriveTypeFBA
+		return wire.DriveTypeFBA
 	}
-	return v2.DriveTypeUnknown
+	return wire.DriveTypeUnknown
 }
 
 func (c *collector) iscsiStateReasons(name string) []string {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/jaypipes/pcidb"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // gpuClasses are the PCI class+subclass codes the agent reports as GPUs by
@@ -24,12 +24,12 @@ var gpuClasses = []string{"0300", "0302", "0380", "1200"}
 // and names are added when the root has a pci.ids (usr/share/hwdata or
 // usr/share/misc, as pcidb searches). Nothing in here can fail the
 // inventory.
-func (c *collector) gpus() []*v2.GPU {
+func (c *collector) gpus() []*wire.GPU {
 	entries, err := os.ReadDir(c.host("/sys/bus/pci/devices"))
 	if err != nil {
 		return nil
 	}
-	var out []*v2.GPU
+	var out []*wire.GPU
 	for _, e := range entries {
 		dir := path.Join("/sys/bus/pci/devices", e.Name())
 		class, err := c.read(dir + "/class")
@@ -39,7 +39,7 @@ func (c *collector) gpus() []*v2.GPU {
 		}
 		vendor, _ := c.read(dir + "/vendor")
 		device, _ := c.read(dir + "/device")
-		out = append(out, &v2.GPU{
+		out = append(out, &wire.GPU{
 			Address:  e.Name(),
 			VendorID: strings.TrimPrefix(vendor, "0x"),
 			DeviceID: strings.TrimPrefix(device, "0x"),

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // forbiddenHostnames are replaced before the inventory is sent
@@ -24,7 +24,7 @@ var forbiddenHostnames = []string{
 // hostname returns Options.Hostname (or os.Hostname), replacing a forbidden
 // name by the lowercase, dash-separated MAC of the first usable NIC; with no
 // usable NIC the forbidden name is kept, as the agent keeps it.
-func (c *collector) hostname(ifaces []*v2.Interface) string {
+func (c *collector) hostname(ifaces []*wire.Interface) string {
 	h := c.o.Hostname
 	if h == "" {
 		var err error
@@ -45,9 +45,9 @@ func (c *collector) hostname(ifaces []*v2.Interface) string {
 
 // usableNIC is the first interface by name that is physical, a VLAN or a
 // bond, has a MAC and has a global unicast address (findUsableNIC).
-func usableNIC(ifaces []*v2.Interface) *v2.Interface {
+func usableNIC(ifaces []*wire.Interface) *wire.Interface {
 	sorted := slices.Clone(ifaces)
-	slices.SortStableFunc(sorted, func(a, b *v2.Interface) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortStableFunc(sorted, func(a, b *wire.Interface) int { return strings.Compare(a.Name, b.Name) })
 	for _, nic := range sorted {
 		switch nic.Type {
 		case "physical", "vlan", "bond":

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // link is what sysfs says about one network interface.
@@ -149,15 +149,15 @@ func (c *collector) linkType(dir string, loopback bool) string {
 
 // interfaces builds the inventory's interface list from the root's links and
 // either the override addresses or the live ones.
-func (c *collector) interfaces() []*v2.Interface {
+func (c *collector) interfaces() []*wire.Interface {
 	ls := c.links()
 	addrs := c.liveAddresses
 	if len(c.o.Addresses) > 0 {
 		addrs = c.overrideAddresses(ls)
 	}
-	var out []*v2.Interface
+	var out []*wire.Interface
 	for _, l := range ls {
-		iface := &v2.Interface{
+		iface := &wire.Interface{
 			Name:       l.name,
 			MACAddress: l.mac,
 			MTU:        l.mtu,

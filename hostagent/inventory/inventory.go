@@ -2,7 +2,7 @@
 // derivation. Collect reads the hardware of a host the way
 // assisted-installer-agent's `inventory` step does (src/inventory/*.go in
 // openshift/assisted-installer-agent; reference/agent-and-installer.md §2.1,
-// §3) and returns the v2.Inventory the agent posts; HostID is the agent's
+// §3) and returns the wire.Inventory the agent posts; HostID is the agent's
 // host-ID algorithm (src/scanners/machine_uuid_scanner.go).
 //
 // Everything is read from a filesystem root: "/" on a real host, a synthetic
@@ -34,7 +34,7 @@ import (
 
 	"github.com/jaypipes/ghw"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // Options selects where hardware is read from and how the host presents
@@ -81,7 +81,7 @@ const (
 // sends it: zero and false fields are omitted by the v2 JSON tags, addresses
 // are CIDR strings, link-local addresses are filtered out and disks carry the
 // agent-side installation eligibility.
-func Collect(ctx context.Context, o Options) (*v2.Inventory, error) {
+func Collect(ctx context.Context, o Options) (*wire.Inventory, error) {
 	c, err := newCollector(o)
 	if err != nil {
 		return nil, err
@@ -89,7 +89,7 @@ func Collect(ctx context.Context, o Options) (*v2.Inventory, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("collect inventory: %w", err)
 	}
-	inv := &v2.Inventory{BMCAddress: noBMCv4, BMCV6address: noBMCv6}
+	inv := &wire.Inventory{BMCAddress: noBMCv4, BMCV6address: noBMCv6}
 	// The sections read disjoint parts of the root and write disjoint
 	// fields, so they run concurrently; most of the time is file I/O.
 	var wg sync.WaitGroup

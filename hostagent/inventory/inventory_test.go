@@ -16,7 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden/*.json")
@@ -157,7 +157,7 @@ func TestCollectAddressesOverride(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("interfaces (-want +got):\n%s", diff)
 	}
-	wantRoutes := []*v2.Route{
+	wantRoutes := []*wire.Route{
 		{Interface: "eno1", Destination: "0.0.0.0", Gateway: "127.0.0.1", Family: 2},
 		{Interface: "eno1", Destination: "127.0.0.0", Family: 2},
 		{Interface: "eno1", Destination: "::", Gateway: "fd00:1::1", Family: 10, Metric: 1024},
@@ -209,7 +209,7 @@ func TestCollectHostname(t *testing.T) {
 }
 
 func TestUsableNIC(t *testing.T) {
-	ifaces := []*v2.Interface{
+	ifaces := []*wire.Interface{
 		{Name: "eth1", Type: "physical", MACAddress: "aa:00:00:00:00:01", IPv4Addresses: []string{"10.0.0.1/24"}},
 		{Name: "bond0", Type: "bond", MACAddress: "aa:00:00:00:00:02", IPv6Addresses: []string{"2001:db8::2/64"}},
 		{Name: "br0", Type: "bridge", MACAddress: "aa:00:00:00:00:03", IPv4Addresses: []string{"10.0.1.1/24"}},
@@ -255,10 +255,10 @@ func TestCollectEmptyRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if inv.Boot.CurrentBootMode != "bios" || inv.Boot.SecureBootState != v2.SecureBootStateNotSupported {
+	if inv.Boot.CurrentBootMode != "bios" || inv.Boot.SecureBootState != wire.SecureBootStateNotSupported {
 		t.Errorf("boot = %+v, want bios and NotSupported", inv.Boot)
 	}
-	if inv.TPMVersion != v2.InventoryTPMVersionNone {
+	if inv.TPMVersion != wire.InventoryTPMVersionNone {
 		t.Errorf("tpm_version = %q, want none", inv.TPMVersion)
 	}
 	if len(inv.Disks)+len(inv.Interfaces)+len(inv.GPUs)+len(inv.Routes) != 0 {

@@ -7,15 +7,15 @@ import (
 
 	"github.com/jaypipes/ghw"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // memory follows the agent (src/inventory/memory.go): physical bytes from
 // dmidecode, else ghw, else MemTotal; usable bytes are MemTotal. There is no
 // dmidecode here, so the method is "ghw" whenever ghw can read the root (ghw
 // counts online memory blocks, else falls back to usable memory itself).
-func (c *collector) memory() *v2.Memory {
-	m := &v2.Memory{UsableBytes: c.memTotal()}
+func (c *collector) memory() *wire.Memory {
+	m := &wire.Memory{UsableBytes: c.memTotal()}
 	var info *ghw.MemoryInfo
 	err := safely("read memory", func() error {
 		var err error
@@ -24,10 +24,10 @@ func (c *collector) memory() *v2.Memory {
 	})
 	switch {
 	case err == nil && info.TotalPhysicalBytes > 0:
-		m.PhysicalBytes, m.PhysicalBytesMethod = info.TotalPhysicalBytes, v2.MemoryMethodGhw
+		m.PhysicalBytes, m.PhysicalBytesMethod = info.TotalPhysicalBytes, wire.MemoryMethodGhw
 	case m.UsableBytes > 0:
 		c.log.Debug("read memory with ghw", "err", err)
-		m.PhysicalBytes, m.PhysicalBytesMethod = m.UsableBytes, v2.MemoryMethodMeminfo
+		m.PhysicalBytes, m.PhysicalBytesMethod = m.UsableBytes, wire.MemoryMethodMeminfo
 	}
 	return m
 }

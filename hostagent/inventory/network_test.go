@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // hostHex formats an IPv4 address the way /proc/net/route prints it: the
@@ -24,7 +24,7 @@ func TestParseRoutes4(t *testing.T) {
 		fmt.Sprintf("eth0\t%s\t%s\t0003\t0\t0\t100\t%s\t0\t0\t0\n", hostHex(0, 0, 0, 0), hostHex(192, 168, 111, 1), hostHex(0, 0, 0, 0)) +
 		fmt.Sprintf("eth0\t%s\t%s\t0001\t0\t0\t0\t%s\t0\t0\t0\n", hostHex(192, 168, 111, 0), hostHex(0, 0, 0, 0), hostHex(255, 255, 255, 0)) +
 		"garbage line\n"
-	want := []*v2.Route{
+	want := []*wire.Route{
 		{Interface: "eth0", Destination: "0.0.0.0", Gateway: "192.168.111.1", Family: 2, Metric: 100},
 		{Interface: "eth0", Destination: "192.168.111.0", Family: 2},
 	}
@@ -46,7 +46,7 @@ func TestParseRoutes6(t *testing.T) {
 		"fd000001000000000000000000000022 80 " + zero + " 00 " + zero + " 00000000 00000002 00000000 80200001     eth0\n" +
 		"ff000000000000000000000000000000 08 " + zero + " 00 " + zero + " 00000100 00000001 00000000 00000001     eth0\n" +
 		zero + " 00 " + zero + " 00 " + zero + " ffffffff 00000001 00000000 00200200       lo\n"
-	want := []*v2.Route{
+	want := []*wire.Route{
 		{Interface: "eth0", Destination: "::", Gateway: "fe80::1", Family: 10, Metric: 1024},
 		{Interface: "eth0", Destination: "fd00:1::", Family: 10, Metric: 256},
 		{Interface: "eth0", Destination: "fe80::", Family: 10, Metric: 256},
@@ -66,7 +66,7 @@ func TestCollectLiveRoutesFromRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []*v2.Route{{Interface: "nz-test0", Destination: "0.0.0.0", Gateway: "10.0.0.1", Family: 2, Metric: 100}}
+	want := []*wire.Route{{Interface: "nz-test0", Destination: "0.0.0.0", Gateway: "10.0.0.1", Family: 2, Metric: 100}}
 	if diff := cmp.Diff(want, inv.Routes); diff != "" {
 		t.Errorf("routes (-want +got):\n%s", diff)
 	}

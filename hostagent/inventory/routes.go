@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // Address families as the agent reports them (unix.AF_INET, unix.AF_INET6).
@@ -29,11 +29,11 @@ const (
 // netlink dump of the main table (src/inventory/routes.go): destination
 // without prefix length ("0.0.0.0"/"::" for default), the gateway if any,
 // the metric.
-func (c *collector) routes(ifaces []*v2.Interface) []*v2.Route {
+func (c *collector) routes(ifaces []*wire.Interface) []*wire.Route {
 	if len(c.o.Addresses) > 0 {
 		return overrideRoutes(ifaces, c.o.Addresses)
 	}
-	var out []*v2.Route
+	var out []*wire.Route
 	if s, err := c.readRoutes("/proc/net/route"); err == nil {
 		out = append(out, parseRoutes4(s)...)
 	} else {
@@ -61,8 +61,8 @@ func (c *collector) readRoutes(p string) (string, error) {
 
 // parseRoutes4 reads /proc/net/route, which lists the main table. Addresses
 // are the raw 32-bit values in host byte order, printed in hex.
-func parseRoutes4(s string) []*v2.Route {
-	var out []*v2.Route
+func parseRoutes4(s string) []*wire.Route {
+	var out []*wire.Route
 	for i, line := range strings.Split(s, "\n") {
 		f := strings.Fields(line)
 		if i == 0 || len(f) < 8 {
@@ -74,7 +74,7 @@ func parseRoutes4(s string) []*v2.Route {
 		if !ok1 || !ok2 || err != nil {
 			continue
 		}
-		r := &v2.Route{Interface: f[0], Destination: dst.String(), Family: familyV4, Metric: int32(metric)}
+		r := &wire.Route{Interface: f[0], Destination: dst.String(), Family: familyV4, Metric: int32(metric)}
 		if !gw.IsUnspecified() {
 			r.Gateway = gw.String()
 		}
@@ -96,8 +96,8 @@ func procAddr4(h string) (netip.Addr, bool) {
 // parseRoutes6 reads /proc/net/ipv6_route. It lists every table, so the
 // entries netlink would not show for the main table are dropped: local and
 // anycast addresses, cached and reject (unreachable) routes, multicast.
-func parseRoutes6(s string) []*v2.Route {
-	var out []*v2.Route
+func parseRoutes6(s string) []*wire.Route {
+	var out []*wire.Route
 	for line := range strings.Lines(s) {
 		f := strings.Fields(line)
 		if len(f) < 10 {
@@ -113,7 +113,7 @@ func parseRoutes6(s string) []*v2.Route {
 		if flags&(rtfReject|rtfAnycast|rtfCache|rtfLocal) != 0 || dst.IsMulticast() {
 			continue
 		}
-		r := &v2.Route{Interface: f[9], Destination: dst.String(), Family: familyV6, Metric: int32(metric)}
+		r := &wire.Route{Interface: f[9], Destination: dst.String(), Family: familyV6, Metric: int32(metric)}
 		if !gw.IsUnspecified() {
 			r.Gateway = gw.String()
 		}
@@ -136,7 +136,7 @@ func procAddr6(h string) (netip.Addr, bool) {
 // interface that carries the addresses. Metrics follow the kernel's
 // defaults: 0 for IPv4, 1024 for an IPv6 default route, 256 for an IPv6
 // prefix route.
-func overrideRoutes(ifaces []*v2.Interface, addrs []netip.Prefix) []*v2.Route {
+func overrideRoutes(ifaces []*wire.Interface, addrs []netip.Prefix) []*wire.Route {
 	var nic string
 	for _, i := range ifaces {
 		if len(i.IPv4Addresses)+len(i.IPv6Addresses) > 0 {
@@ -147,7 +147,7 @@ func overrideRoutes(ifaces []*v2.Interface, addrs []netip.Prefix) []*v2.Route {
 	if nic == "" {
 		return nil
 	}
-	var v4, v6 []*v2.Route
+	var v4, v6 []*wire.Route
 	seen := map[netip.Prefix]bool{}
 	for _, p := range addrs {
 		if !p.IsValid() || p.Addr().IsLinkLocalUnicast() {
@@ -164,14 +164,14 @@ func overrideRoutes(ifaces []*v2.Interface, addrs []netip.Prefix) []*v2.Route {
 		}
 		if p.Addr().Is4() {
 			if len(v4) == 0 {
-				v4 = append(v4, &v2.Route{Interface: nic, Destination: "0.0.0.0", Gateway: gw.String(), Family: familyV4})
+				v4 = append(v4, &wire.Route{Interface: nic, Destination: "0.0.0.0", Gateway: gw.String(), Family: familyV4})
 			}
-			v4 = append(v4, &v2.Route{Interface: nic, Destination: network.Addr().String(), Family: familyV4})
+			v4 = append(v4, &wire.Route{Interface: nic, Destination: network.Addr().String(), Family: familyV4})
 		} else {
 			if len(v6) == 0 {
-				v6 = append(v6, &v2.Route{Interface: nic, Destination: "::", Gateway: gw.String(), Family: familyV6, Metric: 1024})
+				v6 = append(v6, &wire.Route{Interface: nic, Destination: "::", Gateway: gw.String(), Family: familyV6, Metric: 1024})
 			}
-			v6 = append(v6, &v2.Route{Interface: nic, Destination: network.Addr().String(), Family: familyV6, Metric: 256})
+			v6 = append(v6, &wire.Route{Interface: nic, Destination: network.Addr().String(), Family: familyV6, Metric: 256})
 		}
 	}
 	return append(v4, v6...)

@@ -7,7 +7,7 @@ import (
 	"github.com/jaypipes/ghw"
 	"github.com/jaypipes/ghw/pkg/util"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // systemVendor reports ghw's product serial, name and vendor
@@ -16,8 +16,8 @@ import (
 // becomes the manufacturer, and an unknown vendor on s390x is read from
 // /proc/cpuinfo and /proc/sysinfo. virtual replaces systemd-detect-virt --vm;
 // see isVirtual.
-func (c *collector) systemVendor() *v2.SystemVendor {
-	sv := &v2.SystemVendor{}
+func (c *collector) systemVendor() *wire.SystemVendor {
+	sv := &wire.SystemVendor{}
 	var product *ghw.ProductInfo
 	var chassis *ghw.ChassisInfo
 	err := safely("read product", func() error {
@@ -53,7 +53,7 @@ func (c *collector) systemVendor() *v2.SystemVendor {
 // s390xVendor is the agent's s390x path: vendor_id IBM/S390 makes the
 // manufacturer; the product is "LPAR" unless /proc/sysinfo names a control
 // program (z/VM, KVM/Linux), and only KVM/Linux is virtual.
-func (c *collector) s390xVendor(sv *v2.SystemVendor) {
+func (c *collector) s390xVendor(sv *wire.SystemVendor) {
 	cpuinfo, err := c.readRaw("/proc/cpuinfo")
 	if err != nil || parseCPUInfo(cpuinfo).vendorID != "IBM/S390" {
 		return

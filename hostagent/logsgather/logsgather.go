@@ -10,7 +10,7 @@
 // to the masters) and the podman/LVM listings of assisted's agent have no
 // counterpart here: a nodezero host in discovery runs neither.
 //
-// logsgather imports only the wire-types package daemon/v2; the caller
+// logsgather imports only the wire package; the caller
 // passes the service client (Options.Service).
 package logsgather
 
@@ -30,7 +30,7 @@ import (
 	"strings"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // exitNotRun is the exit code of a step whose args are invalid
@@ -49,11 +49,11 @@ const journalLines = 200000
 // agent names it.
 const BundleName = "logs.tar.gz"
 
-// Service is the assisted service as the step talks to it. *v2.Client is
+// Service is the assisted service as the step talks to it. *wire.Client is
 // one; tests pass a fake or a client of a test server.
 type Service interface {
-	UpdateHostLogsProgress(ctx context.Context, infraEnvID, hostID string, state v2.LogsState) error
-	UploadLogs(ctx context.Context, clusterID string, t v2.LogsTarget, fileName string, file io.Reader) error
+	UpdateHostLogsProgress(ctx context.Context, infraEnvID, hostID string, state wire.LogsState) error
+	UploadLogs(ctx context.Context, clusterID string, t wire.LogsTarget, fileName string, file io.Reader) error
 }
 
 // Options configure the step.
@@ -104,8 +104,8 @@ func (o Options) withDefaults() Options {
 func Step(o Options) func(ctx context.Context, args []string) (output, stderr string, exitCode int) {
 	o = o.withDefaults()
 	return func(ctx context.Context, args []string) (string, string, int) {
-		var req v2.LogsGatherCmdRequest
-		if err := v2.DecodeStepArg(v2.StepTypeLogsGather, args, &req); err != nil {
+		var req wire.LogsGatherCmdRequest
+		if err := wire.DecodeStepArg(wire.StepTypeLogsGather, args, &req); err != nil {
 			return "", err.Error(), exitNotRun
 		}
 		if req.ClusterID == "" || req.HostID == "" || req.InfraEnvID == "" {
@@ -115,7 +115,7 @@ func Step(o Options) func(ctx context.Context, args []string) (output, stderr st
 			return "", "logs-gather: no service to upload to", exitNotRun
 		}
 		var warnings []string
-		for _, st := range []v2.LogsState{v2.LogsStateRequested, v2.LogsStateCollecting} {
+		for _, st := range []wire.LogsState{wire.LogsStateRequested, wire.LogsStateCollecting} {
 			if err := o.Service.UpdateHostLogsProgress(ctx, req.InfraEnvID, req.HostID, st); err != nil {
 				warnings = append(warnings, err.Error())
 			}
@@ -123,7 +123,7 @@ func Step(o Options) func(ctx context.Context, args []string) (output, stderr st
 		if err := gatherAndUpload(ctx, o, req); err != nil {
 			return "", strings.Join(append(warnings, err.Error()), "; "), 1
 		}
-		if err := o.Service.UpdateHostLogsProgress(ctx, req.InfraEnvID, req.HostID, v2.LogsStateCompleted); err != nil {
+		if err := o.Service.UpdateHostLogsProgress(ctx, req.InfraEnvID, req.HostID, wire.LogsStateCompleted); err != nil {
 			return "", strings.Join(append(warnings, err.Error()), "; "), 1
 		}
 		return "", strings.Join(warnings, "; "), 0
@@ -131,7 +131,7 @@ func Step(o Options) func(ctx context.Context, args []string) (output, stderr st
 }
 
 // gatherAndUpload builds the bundle in a temporary file and uploads it.
-func gatherAndUpload(ctx context.Context, o Options, req v2.LogsGatherCmdRequest) error {
+func gatherAndUpload(ctx context.Context, o Options, req wire.LogsGatherCmdRequest) error {
 	f, err := os.CreateTemp(o.TempDir, "nodezero-logs-*.tar.gz")
 	if err != nil {
 		return fmt.Errorf("build logs bundle: %w", err)
@@ -144,14 +144,14 @@ func gatherAndUpload(ctx context.Context, o Options, req v2.LogsGatherCmdRequest
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return fmt.Errorf("build logs bundle: %w", err)
 	}
-	target := v2.LogsTarget{Type: v2.LogsTypeHost, InfraEnvID: req.InfraEnvID, HostID: req.HostID}
+	target := wire.LogsTarget{Type: wire.LogsTypeHost, InfraEnvID: req.InfraEnvID, HostID: req.HostID}
 	return o.Service.UploadLogs(ctx, req.ClusterID, target, BundleName, f)
 }
 
 // Gather writes the bundle of req's host to w as a tar.gz whose entries
 // sit under logs_host_<host_id>/, as the real agent's do, with
 // manifest.txt last. Only writing w, or ctx ending, is an error.
-func Gather(ctx context.Context, o Options, req v2.LogsGatherCmdRequest, w io.Writer) error {
+func Gather(ctx context.Context, o Options, req wire.LogsGatherCmdRequest, w io.Writer) error {
 	o = o.withDefaults()
 	b := &bundle{
 		dir: "logs_host_" + req.HostID, mtime: o.Now(),
@@ -350,7 +350,7 @@ func (b *bundle) mounts(o Options) {
 }
 
 // manifest is manifest.txt: whose bundle this is and a line per item.
-func (b *bundle) manifest(req v2.LogsGatherCmdRequest, now time.Time) string {
+func (b *bundle) manifest(req wire.LogsGatherCmdRequest, now time.Time) string {
 	var s strings.Builder
 	fmt.Fprintf(&s, "nodezero logs-gather\ncluster_id: %s\ninfra_env_id: %s\nhost_id: %s\nbootstrap: %v\ngathered_at: %s\n\n",
 		req.ClusterID, req.InfraEnvID, req.HostID, req.Bootstrap, now.UTC().Format(time.RFC3339))

@@ -18,7 +18,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 const (
@@ -34,7 +34,7 @@ var hwRoot = filepath.Join("..", "..", "testdata", "hw", "master-0")
 // states and the uploads, and answers upload with uploadStatus.
 type service struct {
 	mu           sync.Mutex
-	states       []v2.LogsState
+	states       []wire.LogsState
 	uploads      []upload
 	uploadStatus int
 }
@@ -45,11 +45,11 @@ type upload struct {
 	data     []byte
 }
 
-func (s *service) start(t *testing.T) *v2.Client {
+func (s *service) start(t *testing.T) *wire.Client {
 	t.Helper()
 	mux := http.NewServeMux()
 	mux.HandleFunc("PUT /api/assisted-install/v2/infra-envs/{ie}/hosts/{host}/logs-progress", func(w http.ResponseWriter, r *http.Request) {
-		var p v2.LogsProgressParams
+		var p wire.LogsProgressParams
 		if err := json.NewDecoder(r.Body).Decode(&p); err != nil || r.PathValue("ie") != testInfraEnv || r.PathValue("host") != testHost {
 			http.Error(w, `{"reason":"bad progress"}`, http.StatusBadRequest)
 			return
@@ -60,7 +60,7 @@ func (s *service) start(t *testing.T) *v2.Client {
 		w.WriteHeader(http.StatusNoContent)
 	})
 	mux.HandleFunc("POST /api/assisted-install/v2/clusters/{cluster}/logs", func(w http.ResponseWriter, r *http.Request) {
-		f, hdr, err := r.FormFile(v2.LogsUploadField)
+		f, hdr, err := r.FormFile(wire.LogsUploadField)
 		if err != nil || r.PathValue("cluster") != testCluster {
 			http.Error(w, `{"reason":"bad upload"}`, http.StatusBadRequest)
 			return
@@ -83,7 +83,7 @@ func (s *service) start(t *testing.T) *v2.Client {
 	})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	c, err := v2.NewClient(srv.URL, v2.WithAgentToken("agent-jwt"), v2.WithHTTPClient(srv.Client()))
+	c, err := wire.NewClient(srv.URL, wire.WithAgentToken("agent-jwt"), wire.WithHTTPClient(srv.Client()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func hostRoot(t *testing.T, agentLog string) string {
 }
 
 func request() []string {
-	return []string{v2.MustEncodeEmbedded(v2.LogsGatherCmdRequest{ClusterID: testCluster, InfraEnvID: testInfraEnv, HostID: testHost, InstallerGather: true})}
+	return []string{wire.MustEncodeEmbedded(wire.LogsGatherCmdRequest{ClusterID: testCluster, InfraEnvID: testInfraEnv, HostID: testHost, InstallerGather: true})}
 }
 
 // open reads a tar.gz into name → content.
@@ -148,7 +148,7 @@ func TestStepUploadsBundle(t *testing.T) {
 	if out != "" || stderr != "" || code != 0 {
 		t.Fatalf("step = %q, %q, %d; want 0 and nothing else", out, stderr, code)
 	}
-	if diff := cmp.Diff([]v2.LogsState{v2.LogsStateRequested, v2.LogsStateCollecting, v2.LogsStateCompleted}, svc.states); diff != "" {
+	if diff := cmp.Diff([]wire.LogsState{wire.LogsStateRequested, wire.LogsStateCollecting, wire.LogsStateCompleted}, svc.states); diff != "" {
 		t.Errorf("progress reports (-want +got):\n%s", diff)
 	}
 	if len(svc.uploads) != 1 {
@@ -256,7 +256,7 @@ func TestStepFailures(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, "upload logs") || !strings.Contains(stderr, "larger than") {
 		t.Errorf("refused upload: step = %q, %d; want 1 with the service's reason", stderr, code)
 	}
-	if diff := cmp.Diff([]v2.LogsState{v2.LogsStateRequested, v2.LogsStateCollecting}, svc.states); diff != "" {
+	if diff := cmp.Diff([]wire.LogsState{wire.LogsStateRequested, wire.LogsStateCollecting}, svc.states); diff != "" {
 		t.Errorf("progress of a failed upload (-want +got): no completed\n%s", diff)
 	}
 

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/testbed"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // BenchmarkConnectivityRound: one connectivity-check round from one host
@@ -24,9 +24,9 @@ func BenchmarkConnectivityRound(b *testing.B) {
 				specs = append(specs, testbed.HostSpec{Name: fmt.Sprintf("h%d", i), Static: true})
 			}
 			bed := testbed.NewT(b, testbed.Config{Prefix: benchPrefix(b), Hosts: specs})
-			params := v2.ConnectivityCheckParams{}
+			params := wire.ConnectivityCheckParams{}
 			for _, h := range bed.Hosts[1:] {
-				params = append(params, &v2.ConnectivityCheckHost{HostID: h.Name, Nics: []*v2.ConnectivityCheckNic{
+				params = append(params, &wire.ConnectivityCheckHost{HostID: h.Name, Nics: []*wire.ConnectivityCheckNic{
 					{Name: h.NIC, MAC: h.MAC.String(), IPAddresses: []string{h.Addr.String()}}}})
 			}
 			arg, _ := json.Marshal(params)

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"sync"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // ErrInvalidArgs is wrapped by every error about a step's arguments.
@@ -27,7 +27,7 @@ type remoteHost struct {
 // parseConnectivityParams checks and parses the hosts to probe. Addresses
 // are plain, as the swagger's connectivity-check-nic has them; one with a
 // prefix length, as node zero sent them before, is accepted too.
-func parseConnectivityParams(params v2.ConnectivityCheckParams) ([]remoteHost, error) {
+func parseConnectivityParams(params wire.ConnectivityCheckParams) ([]remoteHost, error) {
 	var hosts []remoteHost
 	for i, h := range params {
 		if h == nil {
@@ -95,7 +95,7 @@ func parseAddr(s string) (netip.Addr, error) {
 // The report is sorted as the agent sorts it: hosts by id, entries by
 // remote IP (then MAC, then outgoing NIC). An error means the arguments
 // were bad or this host cannot send probes at all (e.g. no CAP_NET_RAW).
-func ConnectivityCheck(ctx context.Context, params v2.ConnectivityCheckParams, opts Options) (*v2.ConnectivityReport, error) {
+func ConnectivityCheck(ctx context.Context, params wire.ConnectivityCheckParams, opts Options) (*wire.ConnectivityReport, error) {
 	hosts, err := parseConnectivityParams(params)
 	if err != nil {
 		return nil, err
@@ -105,7 +105,7 @@ func ConnectivityCheck(ctx context.Context, params v2.ConnectivityCheckParams, o
 	if err != nil {
 		return nil, fmt.Errorf("connectivity-check: %w", err)
 	}
-	report := &v2.ConnectivityReport{RemoteHosts: make([]*v2.ConnectivityRemoteHost, len(hosts))}
+	report := &wire.ConnectivityReport{RemoteHosts: make([]*wire.ConnectivityRemoteHost, len(hosts))}
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
@@ -135,20 +135,20 @@ func ConnectivityCheck(ctx context.Context, params v2.ConnectivityCheckParams, o
 	if err := errors.Join(append(errs, ctx.Err())...); err != nil {
 		return nil, fmt.Errorf("connectivity-check: %w", err)
 	}
-	slices.SortStableFunc(report.RemoteHosts, func(a, b *v2.ConnectivityRemoteHost) int { return cmp.Compare(a.HostID, b.HostID) })
+	slices.SortStableFunc(report.RemoteHosts, func(a, b *wire.ConnectivityRemoteHost) int { return cmp.Compare(a.HostID, b.HostID) })
 	return report, nil
 }
 
 // checkHost probes every address of h concurrently. Its error is only a
 // local failure (see isLocalFailure); other probe errors are results.
-func checkHost(ctx context.Context, local localState, h remoteHost, o Options) (*v2.ConnectivityRemoteHost, error) {
-	rh := &v2.ConnectivityRemoteHost{HostID: h.id}
+func checkHost(ctx context.Context, local localState, h remoteHost, o Options) (*wire.ConnectivityRemoteHost, error) {
+	rh := &wire.ConnectivityRemoteHost{HostID: h.id}
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
 		errs []error
 	)
-	keep := func(l2 []*v2.L2Connectivity, l3 *v2.L3Connectivity, mtu []*v2.MTUReport, err error) {
+	keep := func(l2 []*wire.L2Connectivity, l3 *wire.L3Connectivity, mtu []*wire.MTUReport, err error) {
 		mu.Lock()
 		defer mu.Unlock()
 		rh.L2Connectivity = append(rh.L2Connectivity, l2...)
@@ -171,8 +171,8 @@ func checkHost(ctx context.Context, local localState, h remoteHost, o Options) (
 	return rh, errors.Join(errs...)
 }
 
-func checkL3(ctx context.Context, local localState, target netip.Addr, o Options) (*v2.L3Connectivity, error) {
-	l3 := &v2.L3Connectivity{RemoteIPAddress: target.String(), PacketLossPercentage: 100}
+func checkL3(ctx context.Context, local localState, target netip.Addr, o Options) (*wire.L3Connectivity, error) {
+	l3 := &wire.L3Connectivity{RemoteIPAddress: target.String(), PacketLossPercentage: 100}
 	via, ok := local.route(target)
 	if !ok {
 		return l3, nil // would leave through an interface we may not use
@@ -190,17 +190,17 @@ func checkL3(ctx context.Context, local localState, target netip.Addr, o Options
 	return l3, nil
 }
 
-func checkL2(ctx context.Context, local localState, target netip.Addr, macs []string, o Options) ([]*v2.L2Connectivity, error) {
+func checkL2(ctx context.Context, local localState, target netip.Addr, macs []string, o Options) ([]*wire.L2Connectivity, error) {
 	if !target.Is4() {
 		return nil, nil
 	}
-	var out []*v2.L2Connectivity
+	var out []*wire.L2Connectivity
 	for _, via := range local.nicsOnLink(target) {
 		got, err := arpQuery(ctx, via, target, o.Count, o)
 		if err != nil && isLocalFailure(err) {
 			return out, err
 		}
-		base := v2.L2Connectivity{
+		base := wire.L2Connectivity{
 			OutgoingNic: via.nic.ifi.Name, OutgoingIPAddress: via.addr.Addr().String(),
 			RemoteIPAddress: target.String(),
 		}
@@ -221,14 +221,14 @@ func checkL2(ctx context.Context, local localState, target netip.Addr, macs []st
 // mtuEchoes is the count of don't-fragment echoes, the agent's `ping -c 3`.
 const mtuEchoes = 3
 
-func checkMTU(ctx context.Context, local localState, target netip.Addr, o Options) ([]*v2.MTUReport, error) {
+func checkMTU(ctx context.Context, local localState, target netip.Addr, o Options) ([]*wire.MTUReport, error) {
 	vias := local.nicsOnLink(target)
 	if len(vias) == 0 {
 		if via, ok := local.route(target); ok {
 			vias = []nicAddr{via}
 		}
 	}
-	var out []*v2.MTUReport
+	var out []*wire.MTUReport
 	for _, via := range vias {
 		mtu := via.nic.ifi.MTU
 		if mtu == 1500 || mtu <= 0 {
@@ -238,22 +238,22 @@ func checkMTU(ctx context.Context, local localState, target netip.Addr, o Option
 		if err != nil && isLocalFailure(err) {
 			return out, err
 		}
-		out = append(out, &v2.MTUReport{OutgoingNic: via.nic.ifi.Name, RemoteIPAddress: target.String(), MTUSuccessful: res.recv > 0})
+		out = append(out, &wire.MTUReport{OutgoingNic: via.nic.ifi.Name, RemoteIPAddress: target.String(), MTUSuccessful: res.recv > 0})
 	}
 	return out, nil
 }
 
 // sortHost orders entries by remote IP (as an address), then MAC, then NIC.
-func sortHost(rh *v2.ConnectivityRemoteHost) {
+func sortHost(rh *wire.ConnectivityRemoteHost) {
 	ip := func(s string) netip.Addr { a, _ := netip.ParseAddr(s); return a }
-	slices.SortStableFunc(rh.L2Connectivity, func(a, b *v2.L2Connectivity) int {
+	slices.SortStableFunc(rh.L2Connectivity, func(a, b *wire.L2Connectivity) int {
 		return cmp.Or(ip(a.RemoteIPAddress).Compare(ip(b.RemoteIPAddress)),
 			cmp.Compare(a.RemoteMAC, b.RemoteMAC), cmp.Compare(a.OutgoingNic, b.OutgoingNic))
 	})
-	slices.SortStableFunc(rh.L3Connectivity, func(a, b *v2.L3Connectivity) int {
+	slices.SortStableFunc(rh.L3Connectivity, func(a, b *wire.L3Connectivity) int {
 		return ip(a.RemoteIPAddress).Compare(ip(b.RemoteIPAddress))
 	})
-	slices.SortStableFunc(rh.MTUReport, func(a, b *v2.MTUReport) int {
+	slices.SortStableFunc(rh.MTUReport, func(a, b *wire.MTUReport) int {
 		return cmp.Or(ip(a.RemoteIPAddress).Compare(ip(b.RemoteIPAddress)), cmp.Compare(a.OutgoingNic, b.OutgoingNic))
 	})
 }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // sweepRounds is how many times a silent address is asked for: a reply lost
@@ -14,7 +14,7 @@ const sweepRounds = 3
 
 // parseNetworks checks a free-network-addresses request: IPv4 CIDRs in
 // canonical form (the network address, as the agent requires).
-func parseNetworks(req v2.FreeAddressesRequest) ([]netip.Prefix, error) {
+func parseNetworks(req wire.FreeAddressesRequest) ([]netip.Prefix, error) {
 	var out []netip.Prefix
 	for i, s := range req {
 		p, err := netip.ParsePrefix(s)
@@ -44,7 +44,7 @@ func parseNetworks(req v2.FreeAddressesRequest) ([]netip.Prefix, error) {
 // put up to 16 million ARP requests on a shared segment. A network that no
 // allowed interface is on is refused too: probing it would mean sending on
 // some other interface.
-func FreeAddresses(ctx context.Context, req v2.FreeAddressesRequest, opts Options) (v2.FreeNetworksAddresses, error) {
+func FreeAddresses(ctx context.Context, req wire.FreeAddressesRequest, opts Options) (wire.FreeNetworksAddresses, error) {
 	nets, err := parseNetworks(req)
 	if err != nil {
 		return nil, err
@@ -67,7 +67,7 @@ func FreeAddresses(ctx context.Context, req v2.FreeAddressesRequest, opts Option
 		}
 		vias[i] = via
 	}
-	out := v2.FreeNetworksAddresses{}
+	out := wire.FreeNetworksAddresses{}
 	left := AddressLimit
 	for i, p := range nets {
 		var targets []netip.Addr
@@ -80,7 +80,7 @@ func FreeAddresses(ctx context.Context, req v2.FreeAddressesRequest, opts Option
 		if err != nil {
 			return nil, fmt.Errorf("free-network-addresses: sweep %s on %s: %w", p, vias[i].nic.ifi.Name, err)
 		}
-		fa := &v2.FreeNetworkAddresses{Network: p.String(), FreeAddresses: []string{}}
+		fa := &wire.FreeNetworkAddresses{Network: p.String(), FreeAddresses: []string{}}
 		for _, a := range targets {
 			if left == 0 {
 				break

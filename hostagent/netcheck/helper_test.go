@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/testbed"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // The test binary doubles as the program that runs a check inside a bed
@@ -77,18 +77,18 @@ func runJob(j job) jobResult {
 	start := time.Now()
 	switch j.Kind {
 	case "connectivity":
-		var p v2.ConnectivityCheckParams
-		if err = v2.DecodeEmbedded(j.Arg, &p); err == nil {
+		var p wire.ConnectivityCheckParams
+		if err = wire.DecodeEmbedded(j.Arg, &p); err == nil {
 			out, err = ConnectivityCheck(ctx, p, o)
 		}
 	case "free":
-		var r v2.FreeAddressesRequest
-		if err = v2.DecodeEmbedded(j.Arg, &r); err == nil {
+		var r wire.FreeAddressesRequest
+		if err = wire.DecodeEmbedded(j.Arg, &r); err == nil {
 			out, err = FreeAddresses(ctx, r, o)
 		}
 	case "vips":
-		var r v2.VerifyVIPsRequest
-		if err = v2.DecodeEmbedded(j.Arg, &r); err == nil {
+		var r wire.VerifyVIPsRequest
+		if err = wire.DecodeEmbedded(j.Arg, &r); err == nil {
 			out, err = VerifyVIPs(ctx, r, o)
 		}
 	default:
@@ -164,13 +164,13 @@ func newBed(t *testing.T, names ...string) *testbed.Bed {
 
 // params describes hosts as the service would in a connectivity-check arg.
 func params(hosts ...*testbed.Host) string {
-	var p v2.ConnectivityCheckParams
+	var p wire.ConnectivityCheckParams
 	for _, h := range hosts {
-		p = append(p, &v2.ConnectivityCheckHost{HostID: h.Name, Nics: []*v2.ConnectivityCheckNic{{
+		p = append(p, &wire.ConnectivityCheckHost{HostID: h.Name, Nics: []*wire.ConnectivityCheckNic{{
 			Name: h.NIC, MAC: h.MAC.String(), IPAddresses: []string{h.Addr.String()},
 		}}})
 	}
-	return v2.MustEncodeEmbedded(p)
+	return wire.MustEncodeEmbedded(p)
 }
 
 // addrIn returns the address n after p's network address.

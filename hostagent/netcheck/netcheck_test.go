@@ -10,11 +10,11 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/testbed"
+	"github.com/nodezero/nodezero/wire"
 )
 
-func hostByID(t *testing.T, r *v2.ConnectivityReport, id string) *v2.ConnectivityRemoteHost {
+func hostByID(t *testing.T, r *wire.ConnectivityReport, id string) *wire.ConnectivityRemoteHost {
 	t.Helper()
 	for _, h := range r.RemoteHosts {
 		if h.HostID == id {
@@ -26,7 +26,7 @@ func hostByID(t *testing.T, r *v2.ConnectivityReport, id string) *v2.Connectivit
 }
 
 // checkReachable asserts that rh is the report of a healthy host h.
-func checkReachable(t *testing.T, rh *v2.ConnectivityRemoteHost, h *testbed.Host, nic string) {
+func checkReachable(t *testing.T, rh *wire.ConnectivityRemoteHost, h *testbed.Host, nic string) {
 	t.Helper()
 	if len(rh.L3Connectivity) != 1 {
 		t.Fatalf("host %s: L3 = %+v, want one entry", h.Name, rh.L3Connectivity)
@@ -51,7 +51,7 @@ func TestConnectivityCheck(t *testing.T) {
 	bed := newBed(t, "a", "b", "c")
 	a, b, c := bed.Hosts[0], bed.Hosts[1], bed.Hosts[2]
 
-	var r v2.ConnectivityReport
+	var r wire.ConnectivityReport
 	// The default allow-list: the veth counts as a host's cable.
 	res := run(t, a, job{Kind: "connectivity", Arg: params(c, b), NilAllow: true}, &r)
 	if res.Error != "" {
@@ -70,18 +70,18 @@ func TestConnectivityCheck(t *testing.T) {
 	if err := c.SetLink(t.Context(), false); err != nil {
 		t.Fatal(err)
 	}
-	r = v2.ConnectivityReport{}
+	r = wire.ConnectivityReport{}
 	if res := run(t, a, job{Kind: "connectivity", Arg: params(b, c), Interfaces: []string{a.NIC}}, &r); res.Error != "" {
 		t.Fatalf("connectivity from a, c cut: %s", res.Error)
 	}
 	checkReachable(t, hostByID(t, &r, "b"), b, a.NIC)
 	rc := hostByID(t, &r, "c")
-	want := &v2.ConnectivityRemoteHost{
+	want := &wire.ConnectivityRemoteHost{
 		HostID: "c",
-		L2Connectivity: []*v2.L2Connectivity{{
+		L2Connectivity: []*wire.L2Connectivity{{
 			OutgoingNic: a.NIC, OutgoingIPAddress: a.Addr.Addr().String(), RemoteIPAddress: c.Addr.Addr().String(),
 		}},
-		L3Connectivity: []*v2.L3Connectivity{{OutgoingNic: a.NIC, RemoteIPAddress: c.Addr.Addr().String(), PacketLossPercentage: 100}},
+		L3Connectivity: []*wire.L3Connectivity{{OutgoingNic: a.NIC, RemoteIPAddress: c.Addr.Addr().String(), PacketLossPercentage: 100}},
 	}
 	if diff := cmp.Diff(want, rc); diff != "" {
 		t.Errorf("host c with its link cut (-want +got):\n%s", diff)
@@ -98,7 +98,7 @@ func TestConnectivityAddressConflict(t *testing.T) {
 	if err := bed.AddAddr(t.Context(), x.NS, x.NIC, netip.PrefixFrom(b.Addr.Addr(), 32)); err != nil {
 		t.Fatal(err)
 	}
-	var r v2.ConnectivityReport
+	var r wire.ConnectivityReport
 	if res := run(t, a, job{Kind: "connectivity", Arg: params(b), Interfaces: []string{a.NIC}}, &r); res.Error != "" {
 		t.Fatalf("connectivity from a: %s", res.Error)
 	}
@@ -128,7 +128,7 @@ func TestConnectivityMTU(t *testing.T) {
 	ip(t, a, "link", "set", "dev", a.NIC, "mtu", "9000")
 	ip(t, b, "link", "set", "dev", b.NIC, "mtu", "9000") // c stays at 1500
 
-	var r v2.ConnectivityReport
+	var r wire.ConnectivityReport
 	if res := run(t, a, job{Kind: "connectivity", Arg: params(b, c), Interfaces: []string{a.NIC}}, &r); res.Error != "" {
 		t.Fatalf("connectivity from a: %s", res.Error)
 	}
@@ -136,7 +136,7 @@ func TestConnectivityMTU(t *testing.T) {
 		h    *testbed.Host
 		want bool
 	}{{b, true}, {c, false}} {
-		want := []*v2.MTUReport{{OutgoingNic: a.NIC, RemoteIPAddress: tc.h.Addr.Addr().String(), MTUSuccessful: tc.want}}
+		want := []*wire.MTUReport{{OutgoingNic: a.NIC, RemoteIPAddress: tc.h.Addr.Addr().String(), MTUSuccessful: tc.want}}
 		if diff := cmp.Diff(want, hostByID(t, &r, tc.h.Name).MTUReport); diff != "" {
 			t.Errorf("MTU report for %s (-want +got):\n%s", tc.h.Name, diff)
 		}
@@ -150,8 +150,8 @@ func TestConnectivityMTU(t *testing.T) {
 func TestFreeAddresses(t *testing.T) {
 	bed := newBed(t, "a", "b", "c")
 	a := bed.Hosts[0]
-	var got v2.FreeNetworksAddresses
-	res := run(t, a, job{Kind: "free", Arg: v2.MustEncodeEmbedded(v2.FreeAddressesRequest{bed.Prefix.String()}), Interfaces: []string{a.NIC}}, &got)
+	var got wire.FreeNetworksAddresses
+	res := run(t, a, job{Kind: "free", Arg: wire.MustEncodeEmbedded(wire.FreeAddressesRequest{bed.Prefix.String()}), Interfaces: []string{a.NIC}}, &got)
 	if res.Error != "" {
 		t.Fatalf("free addresses: %s", res.Error)
 	}
@@ -191,18 +191,18 @@ func TestFreeAddressesRefused(t *testing.T) {
 	elsewhere := netip.MustParsePrefix("192.168.254.0/24")
 	for _, tc := range []struct {
 		name string
-		req  v2.FreeAddressesRequest
+		req  wire.FreeAddressesRequest
 	}{
-		{"wider than /22", v2.FreeAddressesRequest{wide.String()}},
-		{"no local interface", v2.FreeAddressesRequest{elsewhere.String()}},
-		{"bed network on a disallowed interface", v2.FreeAddressesRequest{bed.Prefix.String()}},
+		{"wider than /22", wire.FreeAddressesRequest{wide.String()}},
+		{"no local interface", wire.FreeAddressesRequest{elsewhere.String()}},
+		{"bed network on a disallowed interface", wire.FreeAddressesRequest{bed.Prefix.String()}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			allow := []string{a.NIC}
 			if strings.HasPrefix(tc.name, "bed network") {
 				allow = []string{"lo"}
 			}
-			res := run(t, a, job{Kind: "free", Arg: v2.MustEncodeEmbedded(tc.req), Interfaces: allow}, nil)
+			res := run(t, a, job{Kind: "free", Arg: wire.MustEncodeEmbedded(tc.req), Interfaces: allow}, nil)
 			if !res.Refused {
 				t.Errorf("free addresses %v = %q, %s, want refused", tc.req, res.Output, res.Error)
 			}
@@ -216,23 +216,23 @@ func TestFreeAddressesRefused(t *testing.T) {
 func TestVerifyVIPs(t *testing.T) {
 	bed := newBed(t, "a", "b")
 	a, b := bed.Hosts[0], bed.Hosts[1]
-	unused := v2.IP(addrIn(bed.Prefix, 200).String())
-	req := v2.VerifyVIPsRequest{
-		{VIP: v2.IP(b.Addr.Addr().String()), VIPType: v2.VIPTypeAPI},
-		{VIP: unused, VIPType: v2.VIPTypeIngress},
-		{VIP: v2.IP(a.Addr.Addr().String()), VIPType: v2.VIPTypeAPI},
-		{VIP: "192.168.254.7", VIPType: v2.VIPTypeIngress},
+	unused := wire.IP(addrIn(bed.Prefix, 200).String())
+	req := wire.VerifyVIPsRequest{
+		{VIP: wire.IP(b.Addr.Addr().String()), VIPType: wire.VIPTypeAPI},
+		{VIP: unused, VIPType: wire.VIPTypeIngress},
+		{VIP: wire.IP(a.Addr.Addr().String()), VIPType: wire.VIPTypeAPI},
+		{VIP: "192.168.254.7", VIPType: wire.VIPTypeIngress},
 	}
-	var got v2.VerifyVIPsResponse
-	res := run(t, a, job{Kind: "vips", Arg: v2.MustEncodeEmbedded(req), NilAllow: true}, &got)
+	var got wire.VerifyVIPsResponse
+	res := run(t, a, job{Kind: "vips", Arg: wire.MustEncodeEmbedded(req), NilAllow: true}, &got)
 	if res.Error != "" {
 		t.Fatalf("verify vips: %s", res.Error)
 	}
-	want := v2.VerifyVIPsResponse{
-		{VIP: req[0].VIP, VIPType: v2.VIPTypeAPI, Verification: v2.VIPVerificationFailed},
-		{VIP: unused, VIPType: v2.VIPTypeIngress, Verification: v2.VIPVerificationSucceeded},
-		{VIP: req[2].VIP, VIPType: v2.VIPTypeAPI, Verification: v2.VIPVerificationFailed},
-		{VIP: "192.168.254.7", VIPType: v2.VIPTypeIngress, Verification: v2.VIPVerificationUnverified},
+	want := wire.VerifyVIPsResponse{
+		{VIP: req[0].VIP, VIPType: wire.VIPTypeAPI, Verification: wire.VIPVerificationFailed},
+		{VIP: unused, VIPType: wire.VIPTypeIngress, Verification: wire.VIPVerificationSucceeded},
+		{VIP: req[2].VIP, VIPType: wire.VIPTypeAPI, Verification: wire.VIPVerificationFailed},
+		{VIP: "192.168.254.7", VIPType: wire.VIPTypeIngress, Verification: wire.VIPVerificationUnverified},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("verify vips (-want +got):\n%s", diff)
@@ -301,11 +301,11 @@ func TestOnlyAllowedInterfaces(t *testing.T) {
 	}{{"allow-list", job{Interfaces: []string{a.NIC}}}, {"default", job{NilAllow: true}}} {
 		t.Run(allow.name, func(t *testing.T) {
 			j := allow.j
-			j.Kind, j.Arg = "free", v2.MustEncodeEmbedded(v2.FreeAddressesRequest{sub.Masked().String()})
+			j.Kind, j.Arg = "free", wire.MustEncodeEmbedded(wire.FreeAddressesRequest{sub.Masked().String()})
 			if res := run(t, a, j, nil); !res.Refused || len(res.Sent) != 0 {
 				t.Errorf("free addresses in %s (bridge only): refused %v, sent %v; want refused, nothing sent", sub, res.Refused, res.Sent)
 			}
-			j.Kind, j.Arg = "vips", v2.MustEncodeEmbedded(v2.VerifyVIPsRequest{{VIP: v2.IP(inSub), VIPType: v2.VIPTypeAPI}})
+			j.Kind, j.Arg = "vips", wire.MustEncodeEmbedded(wire.VerifyVIPsRequest{{VIP: wire.IP(inSub), VIPType: wire.VIPTypeAPI}})
 			if res := run(t, a, j, nil); res.Error != "" || len(res.Sent) != 1 || res.Sent[a.NIC] == 0 {
 				t.Errorf("verify %s: %s, sent %v; want sent on %s only", inSub, res.Error, res.Sent, a.NIC)
 			}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // The hosts to probe take what the swagger's connectivity-check-nic allows
@@ -31,7 +31,7 @@ func TestParseConnectivityParams(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			params := v2.ConnectivityCheckParams{{HostID: "h", Nics: []*v2.ConnectivityCheckNic{{Name: "eth0", MAC: "52:54:00:aa:bb:01", IPAddresses: tc.addrs}}}}
+			params := wire.ConnectivityCheckParams{{HostID: "h", Nics: []*wire.ConnectivityCheckNic{{Name: "eth0", MAC: "52:54:00:aa:bb:01", IPAddresses: tc.addrs}}}}
 			got, err := parseConnectivityParams(params)
 			if tc.wantErr {
 				if !errors.Is(err, ErrInvalidArgs) {

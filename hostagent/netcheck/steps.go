@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // StepFunc has the shape of hostagent.StepFunc (this package may not import
@@ -21,8 +21,8 @@ const exitFailed = 1
 // ConnectivityCheckParams; output a ConnectivityReport.
 func ConnectivityStep(opts Options) StepFunc {
 	return func(ctx context.Context, args []string) (string, string, int) {
-		var params v2.ConnectivityCheckParams
-		if err := v2.DecodeStepArg(v2.StepTypeConnectivityCheck, args, &params); err != nil {
+		var params wire.ConnectivityCheckParams
+		if err := wire.DecodeStepArg(wire.StepTypeConnectivityCheck, args, &params); err != nil {
 			return "", err.Error(), ExitNotRun
 		}
 		return reply(ConnectivityCheck(ctx, params, opts))
@@ -33,8 +33,8 @@ func ConnectivityStep(opts Options) StepFunc {
 // list of IPv4 CIDRs; output FreeNetworksAddresses.
 func FreeAddressesStep(opts Options) StepFunc {
 	return func(ctx context.Context, args []string) (string, string, int) {
-		var req v2.FreeAddressesRequest
-		if err := v2.DecodeStepArg(v2.StepTypeFreeNetworkAddresses, args, &req); err != nil {
+		var req wire.FreeAddressesRequest
+		if err := wire.DecodeStepArg(wire.StepTypeFreeNetworkAddresses, args, &req); err != nil {
 			return "", err.Error(), ExitNotRun
 		}
 		return reply(FreeAddresses(ctx, req, opts))
@@ -45,8 +45,8 @@ func FreeAddressesStep(opts Options) StepFunc {
 // output a VerifyVIPsResponse.
 func VerifyVIPsStep(opts Options) StepFunc {
 	return func(ctx context.Context, args []string) (string, string, int) {
-		var req v2.VerifyVIPsRequest
-		if err := v2.DecodeStepArg(v2.StepTypeVerifyVIPs, args, &req); err != nil {
+		var req wire.VerifyVIPsRequest
+		if err := wire.DecodeStepArg(wire.StepTypeVerifyVIPs, args, &req); err != nil {
 			return "", err.Error(), ExitNotRun
 		}
 		return reply(VerifyVIPs(ctx, req, opts))
@@ -62,7 +62,7 @@ func reply[T any](v T, err error) (string, string, int) {
 		}
 		return "", err.Error(), exitFailed
 	}
-	out, err := v2.EncodeEmbedded(v)
+	out, err := wire.EncodeEmbedded(v)
 	if err != nil {
 		return "", err.Error(), exitFailed
 	}

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // noProbes allows no interface, so a step that gets valid args still sends
@@ -56,7 +56,7 @@ func TestStepArgs(t *testing.T) {
 
 func TestParseNetworksRefusesWide(t *testing.T) {
 	o, _ := noProbes()
-	_, err := FreeAddresses(t.Context(), v2.FreeAddressesRequest{"10.0.0.0/21"}, o)
+	_, err := FreeAddresses(t.Context(), wire.FreeAddressesRequest{"10.0.0.0/21"}, o)
 	if !errors.Is(err, ErrRefused) {
 		t.Errorf("FreeAddresses(/21) = %v, want ErrRefused", err)
 	}

@@ -6,13 +6,13 @@ import (
 	"net/netip"
 	"sync"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // vipProbes is how many ARP requests and echoes ask for one VIP.
 const vipProbes = 3
 
-func parseVIPs(req v2.VerifyVIPsRequest) ([]netip.Addr, error) {
+func parseVIPs(req wire.VerifyVIPsRequest) ([]netip.Addr, error) {
 	out := make([]netip.Addr, len(req))
 	for i, v := range req {
 		if v == nil {
@@ -38,7 +38,7 @@ func parseVIPs(req v2.VerifyVIPsRequest) ([]netip.Addr, error) {
 //     claim a check we did not make.)
 //
 // IPv6 VIPs get the echo only (no neighbour solicitation).
-func VerifyVIPs(ctx context.Context, req v2.VerifyVIPsRequest, opts Options) (v2.VerifyVIPsResponse, error) {
+func VerifyVIPs(ctx context.Context, req wire.VerifyVIPsRequest, opts Options) (wire.VerifyVIPsResponse, error) {
 	addrs, err := parseVIPs(req)
 	if err != nil {
 		return nil, err
@@ -48,7 +48,7 @@ func VerifyVIPs(ctx context.Context, req v2.VerifyVIPsRequest, opts Options) (v2
 	if err != nil {
 		return nil, fmt.Errorf("verify-vips: %w", err)
 	}
-	out := make(v2.VerifyVIPsResponse, len(req))
+	out := make(wire.VerifyVIPsResponse, len(req))
 	errs := make([]error, len(req))
 	sem := make(chan struct{}, o.Parallel)
 	var wg sync.WaitGroup
@@ -64,7 +64,7 @@ func VerifyVIPs(ctx context.Context, req v2.VerifyVIPsRequest, opts Options) (v2
 			}
 			defer func() { <-sem }()
 			verdict, err := verifyVIP(ctx, local, addrs[i], o)
-			out[i] = &v2.VerifiedVIP{VIP: v.VIP, VIPType: v.VIPType, Verification: verdict}
+			out[i] = &wire.VerifiedVIP{VIP: v.VIP, VIPType: v.VIPType, Verification: verdict}
 			errs[i] = err
 		}()
 	}
@@ -77,13 +77,13 @@ func VerifyVIPs(ctx context.Context, req v2.VerifyVIPsRequest, opts Options) (v2
 	return out, nil
 }
 
-func verifyVIP(ctx context.Context, local localState, vip netip.Addr, o Options) (v2.VIPVerification, error) {
+func verifyVIP(ctx context.Context, local localState, vip netip.Addr, o Options) (wire.VIPVerification, error) {
 	if local.own[vip] {
-		return v2.VIPVerificationFailed, nil
+		return wire.VIPVerificationFailed, nil
 	}
 	vias := local.nicsOnLink(vip)
 	if len(vias) == 0 {
-		return v2.VIPVerificationUnverified, nil
+		return wire.VIPVerificationUnverified, nil
 	}
 	count := min(vipProbes, o.Count)
 	for _, via := range vias {
@@ -93,7 +93,7 @@ func verifyVIP(ctx context.Context, local localState, vip netip.Addr, o Options)
 				return "", err
 			}
 			if len(macs) > 0 {
-				return v2.VIPVerificationFailed, nil
+				return wire.VIPVerificationFailed, nil
 			}
 		}
 		res, err := echo(ctx, via, vip, count, 0, false, o)
@@ -101,11 +101,11 @@ func verifyVIP(ctx context.Context, local localState, vip netip.Addr, o Options)
 			return "", err
 		}
 		if res.recv > 0 {
-			return v2.VIPVerificationFailed, nil
+			return wire.VIPVerificationFailed, nil
 		}
 	}
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
-	return v2.VIPVerificationSucceeded, nil
+	return wire.VIPVerificationSucceeded, nil
 }

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // Request kinds: the rows of a load test's latency table. A GET for
@@ -41,10 +41,10 @@ type Config struct {
 	// Client is the v2 client the agent speaks through, usually shared by
 	// a whole fleet: it carries the agent token, the agent version and the
 	// transport.
-	Client *v2.Client
+	Client *wire.Client
 	// AgentVersion goes into the registration body, as the real agent
 	// sends it there and in the header (transcript §7.9); give the client
-	// the same value with v2.WithAgentVersion.
+	// the same value with wire.WithAgentVersion.
 	AgentVersion string
 	InfraEnvID   string
 	Host         Host
@@ -97,7 +97,7 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.RetryInterval <= 0 {
 		cfg.RetryInterval = time.Minute
 	}
-	inv, err := v2.EncodeEmbedded(cfg.Host.Inventory())
+	inv, err := wire.EncodeEmbedded(cfg.Host.Inventory())
 	if err != nil {
 		return nil, fmt.Errorf("new sim agent: %w", err)
 	}
@@ -143,10 +143,10 @@ func (a *Agent) Run(ctx context.Context) error {
 // register posts the host until the service accepts it or ctx is done.
 func (a *Agent) register(ctx context.Context) error {
 	retry := backoff{initial: time.Second, factor: 2, max: a.cfg.RetryInterval}
-	params := v2.HostCreateParams{HostID: a.cfg.Host.ID, DiscoveryAgentVersion: a.cfg.AgentVersion}
+	params := wire.HostCreateParams{HostID: a.cfg.Host.ID, DiscoveryAgentVersion: a.cfg.AgentVersion}
 	for {
 		start := a.now()
-		resp, err := a.cfg.Client.RegisterHost(v2.WithRequestID(ctx, v2.NewRequestID()), a.cfg.InfraEnvID, params)
+		resp, err := a.cfg.Client.RegisterHost(wire.WithRequestID(ctx, wire.NewRequestID()), a.cfg.InfraEnvID, params)
 		if err == nil {
 			a.sess, err = sessionOf(resp)
 		}
@@ -164,13 +164,13 @@ func (a *Agent) register(ctx context.Context) error {
 
 // sessionOf validates next_step_runner_command.args[0], as the real agent
 // does before starting its step runner (transcript §1.1).
-func sessionOf(resp *v2.HostRegistrationResponse) (session, error) {
+func sessionOf(resp *wire.HostRegistrationResponse) (session, error) {
 	cmd := resp.NextStepRunnerCommand
 	if cmd == nil || len(cmd.Args) == 0 {
 		return session{}, errors.New("registration answer has no next_step_runner_command args")
 	}
-	var req v2.NextStepCmdRequest
-	if err := v2.DecodeEmbedded(cmd.Args[0], &req); err != nil {
+	var req wire.NextStepCmdRequest
+	if err := wire.DecodeEmbedded(cmd.Args[0], &req); err != nil {
 		return session{}, fmt.Errorf("next_step_runner_command: %w", err)
 	}
 	if req.HostID == "" || req.InfraEnvID == "" {
@@ -219,7 +219,7 @@ func (a *Agent) instructionLoop(parent context.Context) (endReason, *bootDisk) {
 		return r, nil
 	}
 	// A fresh reply cache per session, as each real step runner has.
-	cache := map[v2.StepType]string{}
+	cache := map[wire.StepType]string{}
 	retry := backoff{initial: 500 * time.Millisecond, factor: 1.5, max: time.Minute}
 	var lastGet time.Time
 	for {
@@ -228,7 +228,7 @@ func (a *Agent) instructionLoop(parent context.Context) (endReason, *bootDisk) {
 		}
 		lastGet = a.now()
 		// One request id per session: the GET and the replies it causes.
-		sctx := v2.WithRequestID(ctx, v2.NewRequestID())
+		sctx := wire.WithRequestID(ctx, wire.NewRequestID())
 		steps, err := a.cfg.Client.NextSteps(sctx, a.sess.infraEnvID, a.sess.hostID, lastGet.Unix(), a.cfg.Wait)
 		took := a.now().Sub(lastGet)
 		if ctx.Err() != nil {
@@ -237,7 +237,7 @@ func (a *Agent) instructionLoop(parent context.Context) (endReason, *bootDisk) {
 		if err != nil {
 			a.observe(a.nextStepsKind(nil), took, err)
 			clear(cache) // the service may have lost state: send everything again
-			if v2.IsStatus(err, http.StatusNotFound) {
+			if wire.IsStatus(err, http.StatusNotFound) {
 				return end(endSession) // register again
 			}
 			if !sleep(ctx, retry.next()) {
@@ -250,9 +250,9 @@ func (a *Agent) instructionLoop(parent context.Context) (endReason, *bootDisk) {
 		for _, st := range steps.Instructions {
 			switch {
 			case st == nil:
-			case st.StepType == v2.StepTypeInstall:
+			case st.StepType == wire.StepTypeInstall:
 				a.installStep(sctx, st, reboot)
-			case st.StepType == v2.StepTypeStopInstallation:
+			case st.StepType == wire.StepTypeStopInstallation:
 				stderr, code := a.stopInstall()
 				a.post(sctx, st, "", stderr, code, cache)
 			default:
@@ -262,7 +262,7 @@ func (a *Agent) instructionLoop(parent context.Context) (endReason, *bootDisk) {
 		if ctx.Err() != nil {
 			return end(endCancelled)
 		}
-		if steps.PostStepAction == v2.StepsPostStepActionExit {
+		if steps.PostStepAction == wire.StepsPostStepActionExit {
 			return end(endSession)
 		}
 		// A long-polling agent is told 0 and asks again at once. One that
@@ -278,7 +278,7 @@ func (a *Agent) instructionLoop(parent context.Context) (endReason, *bootDisk) {
 
 // nextStepsKind is the request kind of an instructions GET that brought
 // steps (nil: failed).
-func (a *Agent) nextStepsKind(steps *v2.Steps) string {
+func (a *Agent) nextStepsKind(steps *wire.Steps) string {
 	switch {
 	case a.cfg.Wait == 0:
 		return KindNextStepsPoll
@@ -291,14 +291,14 @@ func (a *Agent) nextStepsKind(steps *v2.Steps) string {
 // reply answers st and posts the result, unless it repeats the last
 // successful output of its step type (the real agent's reply cache). A
 // failed post leaves the cache alone, so the next round sends it again.
-func (a *Agent) reply(ctx context.Context, st *v2.Step, cache map[v2.StepType]string) {
+func (a *Agent) reply(ctx context.Context, st *wire.Step, cache map[wire.StepType]string) {
 	output, stderr, code := a.answer(st)
 	a.post(ctx, st, output, stderr, code, cache)
 }
 
 // post sends a step's result unless cache (nil: none) holds the same
 // successful output of its type.
-func (a *Agent) post(ctx context.Context, st *v2.Step, output, stderr string, code int, cache map[v2.StepType]string) {
+func (a *Agent) post(ctx context.Context, st *wire.Step, output, stderr string, code int, cache map[wire.StepType]string) {
 	if code == 0 && cache != nil {
 		if last, ok := cache[st.StepType]; ok && last == output {
 			return
@@ -306,9 +306,9 @@ func (a *Agent) post(ctx context.Context, st *v2.Step, output, stderr string, co
 	}
 	start := a.now()
 	err := a.cfg.Client.PostStepReply(ctx, a.sess.infraEnvID, a.sess.hostID,
-		v2.StepReply{StepType: st.StepType, StepID: st.StepID, ExitCode: int64(code), Output: output, Error: stderr})
+		wire.StepReply{StepType: st.StepType, StepID: st.StepID, ExitCode: int64(code), Output: output, Error: stderr})
 	kind := KindStepReply
-	if st.StepType == v2.StepTypeConnectivityCheck {
+	if st.StepType == wire.StepTypeConnectivityCheck {
 		kind = KindStepReplyConnectivity
 	}
 	if !a.record(ctx, kind, start, err) {

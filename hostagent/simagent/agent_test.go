@@ -13,7 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 const (
@@ -28,23 +28,23 @@ const (
 // returning nil holds the request for its ?wait= and answers no steps.
 type fakeService struct {
 	t     *testing.T
-	steps func(host string, n int) (status int, steps *v2.Steps)
+	steps func(host string, n int) (status int, steps *wire.Steps)
 
 	mu        sync.Mutex
 	registers []registration
 	gets      map[string]int
 	queries   []string
-	replies   []v2.StepReply
-	replyCh   chan v2.StepReply
+	replies   []wire.StepReply
+	replyCh   chan wire.StepReply
 }
 
 type registration struct {
-	Body                  v2.HostCreateParams
+	Body                  wire.HostCreateParams
 	Token, Version, ReqID string
 }
 
-func newFakeService(t *testing.T, steps func(host string, n int) (int, *v2.Steps)) (*fakeService, *httptest.Server) {
-	f := &fakeService{t: t, steps: steps, gets: map[string]int{}, replyCh: make(chan v2.StepReply, 10000)}
+func newFakeService(t *testing.T, steps func(host string, n int) (int, *wire.Steps)) (*fakeService, *httptest.Server) {
+	f := &fakeService{t: t, steps: steps, gets: map[string]int{}, replyCh: make(chan wire.StepReply, 10000)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+apiPrefix+"/infra-envs/{ie}/hosts", f.register)
 	mux.HandleFunc("GET "+apiPrefix+"/infra-envs/{ie}/hosts/{host}/instructions", f.instructions)
@@ -61,18 +61,18 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func (f *fakeService) register(w http.ResponseWriter, r *http.Request) {
-	var body v2.HostCreateParams
+	var body wire.HostCreateParams
 	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"reason": err.Error()})
 		return
 	}
 	f.mu.Lock()
-	f.registers = append(f.registers, registration{body, r.Header.Get(v2.HeaderAgentToken), r.Header.Get(v2.HeaderAgentVersion), r.Header.Get(v2.HeaderRequestID)})
+	f.registers = append(f.registers, registration{body, r.Header.Get(wire.HeaderAgentToken), r.Header.Get(wire.HeaderAgentVersion), r.Header.Get(wire.HeaderRequestID)})
 	f.mu.Unlock()
-	args := v2.MustEncodeEmbedded(v2.NextStepCmdRequest{AgentVersion: body.DiscoveryAgentVersion, HostID: body.HostID, InfraEnvID: r.PathValue("ie")})
-	writeJSON(w, http.StatusCreated, v2.HostRegistrationResponse{
-		Host:                  v2.Host{ID: body.HostID, Status: v2.HostStatusDiscovering},
-		NextStepRunnerCommand: &v2.HostRegistrationResponseNextStepRunnerCommand{Args: []string{args}},
+	args := wire.MustEncodeEmbedded(wire.NextStepCmdRequest{AgentVersion: body.DiscoveryAgentVersion, HostID: body.HostID, InfraEnvID: r.PathValue("ie")})
+	writeJSON(w, http.StatusCreated, wire.HostRegistrationResponse{
+		Host:                  wire.Host{ID: body.HostID, Status: wire.HostStatusDiscovering},
+		NextStepRunnerCommand: &wire.HostRegistrationResponseNextStepRunnerCommand{Args: []string{args}},
 	})
 }
 
@@ -91,14 +91,14 @@ func (f *fakeService) instructions(w http.ResponseWriter, r *http.Request) {
 			return
 		case <-time.After(wait):
 		}
-		steps = &v2.Steps{PostStepAction: v2.StepsPostStepActionContinue}
+		steps = &wire.Steps{PostStepAction: wire.StepsPostStepActionContinue}
 	}
 	writeJSON(w, status, steps)
 }
 
 func (f *fakeService) reply(w http.ResponseWriter, r *http.Request) {
 	b, _ := io.ReadAll(r.Body)
-	rep, err := v2.ParseStepReply(b)
+	rep, err := wire.ParseStepReply(b)
 	if err != nil {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"reason": err.Error()})
 		return
@@ -125,8 +125,8 @@ func (f *fakeService) waitReplies(t *testing.T, n int) {
 	}
 }
 
-func steps(sts ...*v2.Step) *v2.Steps {
-	return &v2.Steps{PostStepAction: v2.StepsPostStepActionContinue, Instructions: sts}
+func steps(sts ...*wire.Step) *wire.Steps {
+	return &wire.Steps{PostStepAction: wire.StepsPostStepActionContinue, Instructions: sts}
 }
 
 func TestAgentSpeaksTheProtocol(t *testing.T) {
@@ -134,23 +134,23 @@ func TestAgentSpeaksTheProtocol(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inventory := &v2.Step{StepType: v2.StepTypeInventory, StepID: "inventory-1", Args: []string{h.ID}}
-	vips := &v2.Step{StepType: v2.StepTypeVerifyVIPs, StepID: "verify-vips-1",
+	inventory := &wire.Step{StepType: wire.StepTypeInventory, StepID: "inventory-1", Args: []string{h.ID}}
+	vips := &wire.Step{StepType: wire.StepTypeVerifyVIPs, StepID: "verify-vips-1",
 		Args: []string{`[{"vip":"198.18.0.100","vip_type":"api"}]`}}
-	f, srv := newFakeService(t, func(_ string, n int) (int, *v2.Steps) {
+	f, srv := newFakeService(t, func(_ string, n int) (int, *wire.Steps) {
 		switch n {
 		case 1:
 			return http.StatusOK, steps(inventory)
 		case 2: // the inventory again: unchanged, so not posted
 			return http.StatusOK, steps(inventory, vips)
 		case 3: // the host is gone: register again
-			return http.StatusNotFound, &v2.Steps{}
+			return http.StatusNotFound, &wire.Steps{}
 		case 4: // a fresh session: the inventory is posted again
 			return http.StatusOK, steps(inventory)
 		}
 		return http.StatusOK, nil
 	})
-	c, err := v2.NewClient(srv.URL, v2.WithAgentToken(testToken), v2.WithAgentVersion(testVersion))
+	c, err := wire.NewClient(srv.URL, wire.WithAgentToken(testToken), wire.WithAgentVersion(testVersion))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +185,7 @@ func TestAgentSpeaksTheProtocol(t *testing.T) {
 		t.Fatalf("%d registrations, want 2 (the second after the 404)", len(f.registers))
 	}
 	for _, r := range f.registers {
-		want := registration{v2.HostCreateParams{HostID: h.ID, DiscoveryAgentVersion: testVersion}, testToken, testVersion, r.ReqID}
+		want := registration{wire.HostCreateParams{HostID: h.ID, DiscoveryAgentVersion: testVersion}, testToken, testVersion, r.ReqID}
 		if r != want || len(r.ReqID) != 36 {
 			t.Errorf("registration = %+v, want %+v with a request id", r, want)
 		}
@@ -217,17 +217,17 @@ func TestAgentUpstreamCadence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inventory := &v2.Step{StepType: v2.StepTypeInventory, StepID: "inventory-1", Args: []string{h.ID}}
+	inventory := &wire.Step{StepType: wire.StepTypeInventory, StepID: "inventory-1", Args: []string{h.ID}}
 	nexts := []int64{7, 3, 5}
-	f, srv := newFakeService(t, func(_ string, n int) (int, *v2.Steps) {
+	f, srv := newFakeService(t, func(_ string, n int) (int, *wire.Steps) {
 		s := steps()
 		s.NextInstructionSeconds = nexts[min(n, len(nexts))-1]
 		if n == 1 {
-			s.Instructions = []*v2.Step{inventory}
+			s.Instructions = []*wire.Step{inventory}
 		}
 		return http.StatusOK, s
 	})
-	c, err := v2.NewClient(srv.URL, v2.WithAgentToken(testToken), v2.WithAgentVersion(testVersion))
+	c, err := wire.NewClient(srv.URL, wire.WithAgentToken(testToken), wire.WithAgentVersion(testVersion))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,9 +277,9 @@ func TestAgentUpstreamCadence(t *testing.T) {
 }
 
 func TestFleet(t *testing.T) {
-	f, srv := newFakeService(t, func(host string, n int) (int, *v2.Steps) {
+	f, srv := newFakeService(t, func(host string, n int) (int, *wire.Steps) {
 		if n == 1 {
-			return http.StatusOK, steps(&v2.Step{StepType: v2.StepTypeInventory, StepID: "inventory-1", Args: []string{host}})
+			return http.StatusOK, steps(&wire.Step{StepType: wire.StepTypeInventory, StepID: "inventory-1", Args: []string{host}})
 		}
 		return http.StatusOK, nil
 	})
@@ -296,8 +296,8 @@ func TestFleet(t *testing.T) {
 	defer f.mu.Unlock()
 	cores := map[string]int64{}
 	for _, r := range f.replies {
-		var inv v2.Inventory
-		if err := v2.DecodeEmbedded(r.Output, &inv); err != nil {
+		var inv wire.Inventory
+		if err := wire.DecodeEmbedded(r.Output, &inv); err != nil {
 			t.Fatal(err)
 		}
 		cores[inv.Hostname] = inv.CPU.Count

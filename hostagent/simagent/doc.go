@@ -16,6 +16,6 @@
 // sparse file for a disk and a simulated reboot, after which the host
 // reports the stages OpenShift would until it is installed (install.go).
 //
-// simagent imports only the wire-types package daemon/v2, the installer,
+// simagent imports only the wire package, the installer,
 // the disk speed check's argument decoder and the standard library.
 package simagent

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // DefaultAgentVersion is what simulated agents report as their version: an
@@ -77,8 +77,8 @@ func StartFleet(ctx context.Context, cfg FleetConfig) (*Fleet, error) {
 		MaxIdleConnsPerHost: 2*cfg.Hosts + 16,
 		IdleConnTimeout:     90 * time.Second,
 	}
-	client, err := v2.NewClient(cfg.URL, v2.WithAgentToken(cfg.Token), v2.WithAgentVersion(cfg.AgentVersion),
-		v2.WithHTTPClient(&http.Client{Transport: tr}))
+	client, err := wire.NewClient(cfg.URL, wire.WithAgentToken(cfg.Token), wire.WithAgentVersion(cfg.AgentVersion),
+		wire.WithHTTPClient(&http.Client{Transport: tr}))
 	if err != nil {
 		return nil, fmt.Errorf("start fleet: %w", err)
 	}

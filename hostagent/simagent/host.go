@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // DefaultNetwork is where simulated hosts live: 198.18.0.0/16, part of the
@@ -66,7 +66,7 @@ func NewHost(index int, network netip.Prefix, c Class) (Host, error) {
 	gw, _ := offset(network, gatewayOffset)
 	return Host{
 		Index:    index,
-		ID:       v2.NewRequestID(), // a random version 4 UUID
+		ID:       wire.NewRequestID(), // a random version 4 UUID
 		Hostname: fmt.Sprintf("sim-%s-%04d", c, index),
 		MAC:      mac(0x02, index),
 		Address:  netip.PrefixFrom(addr, network.Bits()),
@@ -142,21 +142,21 @@ const (
 // Inventory returns the host's synthetic inventory: about 2.5 KB of JSON,
 // shaped like the one hostagent/inventory collects on a server with two
 // NICs (the second without link), a default route and eligible disks.
-func (h Host) Inventory() *v2.Inventory {
+func (h Host) Inventory() *wire.Inventory {
 	cores, mem, product := int64(4), 16*gib, "PowerEdge R450"
-	disks := []*v2.Disk{h.disk("sda", v2.DriveTypeSSD, "MZ7LH240HAHQ", 150*gb, "pci-0000:00:17.0-ata-1", "0:0:0:0")}
+	disks := []*wire.Disk{h.disk("sda", wire.DriveTypeSSD, "MZ7LH240HAHQ", 150*gb, "pci-0000:00:17.0-ata-1", "0:0:0:0")}
 	if h.Class == Master {
 		cores, mem, product = 8, 32*gib, "PowerEdge R650"
-		disks = []*v2.Disk{
-			h.disk("nvme0n1", v2.DriveTypeSSD, "Dell Ent NVMe AGN RI U.2 200GB", 200*gb, "pci-0000:01:00.0-nvme-1", ""),
-			h.disk("sda", v2.DriveTypeHDD, "ST500NM0011", 500*gb, "pci-0000:00:17.0-ata-1", "0:0:0:0"),
+		disks = []*wire.Disk{
+			h.disk("nvme0n1", wire.DriveTypeSSD, "Dell Ent NVMe AGN RI U.2 200GB", 200*gb, "pci-0000:01:00.0-nvme-1", ""),
+			h.disk("sda", wire.DriveTypeHDD, "ST500NM0011", 500*gb, "pci-0000:00:17.0-ata-1", "0:0:0:0"),
 		}
 	}
-	return &v2.Inventory{
+	return &wire.Inventory{
 		Hostname:     h.Hostname,
 		BMCAddress:   "0.0.0.0",
 		BMCV6address: "::/0",
-		Interfaces: []*v2.Interface{
+		Interfaces: []*wire.Interface{
 			{Name: "eno1", MACAddress: h.MAC, IPv4Addresses: []string{h.Address.String()}, IPv6Addresses: []string{},
 				Flags: []string{"up", "broadcast", "multicast", "running"}, HasCarrier: true, MTU: 1500,
 				SpeedMbps: 25000, Type: "physical", Vendor: "0x8086", Product: "0x158b"},
@@ -165,27 +165,27 @@ func (h Host) Inventory() *v2.Inventory {
 				Vendor: "0x8086", Product: "0x158b"},
 		},
 		Disks: disks,
-		Boot: &v2.Boot{CurrentBootMode: "uefi", SecureBootState: v2.SecureBootStateEnabled, DeviceType: v2.BootDeviceTypeEphemeral,
+		Boot: &wire.Boot{CurrentBootMode: "uefi", SecureBootState: wire.SecureBootStateEnabled, DeviceType: wire.BootDeviceTypeEphemeral,
 			CommandLine: "BOOT_IMAGE=/images/pxeboot/vmlinuz random.trust_cpu=on console=tty0 console=ttyS0,115200n8 ignition.firstboot ignition.platform.id=metal coreos.liveiso=rhcos-9.6.20250523-0\n"},
-		SystemVendor: &v2.SystemVendor{Manufacturer: "Dell Inc.", ProductName: product, SerialNumber: fmt.Sprintf("SIM%05d", h.Index)},
-		Memory:       &v2.Memory{PhysicalBytes: mem, UsableBytes: mem - mem/64, PhysicalBytesMethod: v2.MemoryMethodGhw},
-		CPU: &v2.CPU{Count: cores, Frequency: 2200, Flags: cpuFlags, Architecture: "x86_64",
+		SystemVendor: &wire.SystemVendor{Manufacturer: "Dell Inc.", ProductName: product, SerialNumber: fmt.Sprintf("SIM%05d", h.Index)},
+		Memory:       &wire.Memory{PhysicalBytes: mem, UsableBytes: mem - mem/64, PhysicalBytesMethod: wire.MemoryMethodGhw},
+		CPU: &wire.CPU{Count: cores, Frequency: 2200, Flags: cpuFlags, Architecture: "x86_64",
 			ModelName: "Intel(R) Xeon(R) Gold 6338N CPU @ 2.20GHz"},
-		GPUs: []*v2.GPU{{VendorID: "102b", DeviceID: "0536", Address: "0000:03:00.0"}},
-		Routes: []*v2.Route{
+		GPUs: []*wire.GPU{{VendorID: "102b", DeviceID: "0536", Address: "0000:03:00.0"}},
+		Routes: []*wire.Route{
 			{Interface: "eno1", Gateway: h.Gateway.String(), Destination: "0.0.0.0", Family: 2, Metric: 100},
 			{Interface: "eno1", Destination: h.Address.Masked().Addr().String(), Family: 2, Metric: 100},
 		},
-		TPMVersion: v2.InventoryTPMVersion20,
+		TPMVersion: wire.InventoryTPMVersion20,
 	}
 }
 
-func (h Host) disk(name string, t v2.DriveType, model string, size int64, byPath, hctl string) *v2.Disk {
+func (h Host) disk(name string, t wire.DriveType, model string, size int64, byPath, hctl string) *wire.Disk {
 	serial := fmt.Sprintf("S%s%06d", name[:2], h.Index)
 	id := "/dev/disk/by-id/wwn-0x5000c500" + fmt.Sprintf("%08x", h.Index) + name[:2]
-	return &v2.Disk{
+	return &wire.Disk{
 		ID: id, ByID: id, ByPath: "/dev/disk/by-path/" + byPath, Name: name, Path: "/dev/" + name,
 		DriveType: t, HasUUID: true, Model: model, Serial: serial, SizeBytes: size, HCTL: hctl,
-		InstallationEligibility: &v2.DiskInstallationEligibility{Eligible: true},
+		InstallationEligibility: &wire.DiskInstallationEligibility{Eligible: true},
 	}
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 func TestNewHost(t *testing.T) {
@@ -99,7 +99,7 @@ func TestInventory(t *testing.T) {
 				t.Fatal(err)
 			}
 			inv := h.Inventory()
-			s, err := v2.EncodeEmbedded(inv)
+			s, err := wire.EncodeEmbedded(inv)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -13,8 +13,8 @@ import (
 	"sync"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/hostagent/installer"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // The install step of a simulated host. It is the real installer
@@ -84,7 +84,7 @@ func (c InstallConfig) rebootDelay() time.Duration {
 // keeps the same record on a sandbox host).
 type bootDisk struct {
 	path              string
-	req               v2.InstallCmdRequest
+	req               wire.InstallCmdRequest
 	ignitionAt        int64    // offset of the ignition on the disk
 	ignitionLen       int64    // its length
 	ignitionSum       [32]byte // its SHA-256
@@ -102,7 +102,7 @@ type installation struct {
 // agent does not start a step type twice). It runs the installer, posts
 // its reply, and when the reboot was scheduled, waits the reboot delay and
 // calls reboot with the disk.
-func (a *Agent) installStep(ctx context.Context, st *v2.Step, reboot func(*bootDisk)) {
+func (a *Agent) installStep(ctx context.Context, st *wire.Step, reboot func(*bootDisk)) {
 	a.instMu.Lock()
 	defer a.instMu.Unlock()
 	if a.inst != nil {
@@ -119,7 +119,7 @@ func (a *Agent) installStep(ctx context.Context, st *v2.Step, reboot func(*bootD
 		defer close(in.done)
 		defer cancel()
 		var disk *bootDisk
-		run := installer.Step(func(req v2.InstallCmdRequest) (installer.Config, error) {
+		run := installer.Step(func(req wire.InstallCmdRequest) (installer.Config, error) {
 			return a.installerConfig(req, func(d *bootDisk) { disk = d })
 		})
 		_, stderr, code := run(ictx, st.Args)
@@ -171,7 +171,7 @@ var errNoInstallDir = errors.New("this simulated host has no install directory (
 
 // installerConfig is the simulated host's installer.Config: the real
 // installer with the disk writer and the reboot simulated.
-func (a *Agent) installerConfig(req v2.InstallCmdRequest, scheduled func(*bootDisk)) (installer.Config, error) {
+func (a *Agent) installerConfig(req wire.InstallCmdRequest, scheduled func(*bootDisk)) (installer.Config, error) {
 	ic := a.cfg.Install
 	if ic.Dir == "" {
 		return installer.Config{}, errNoInstallDir
@@ -301,15 +301,15 @@ func (d *bootDisk) verify() error {
 // runInstalled does, minus starting a service. It returns once the host
 // reported Done (node zero: once the installation is complete) or failed.
 func (a *Agent) installed(ctx context.Context, d *bootDisk) {
-	report := func(stage v2.HostStage, info string) bool {
+	report := func(stage wire.HostStage, info string) bool {
 		return a.retry(ctx, func() error {
 			err := a.cfg.Client.UpdateHostInstallProgress(ctx, d.req.InfraEnvID, d.req.HostID,
-				v2.HostProgress{CurrentStage: stage, ProgressInfo: info})
+				wire.HostProgress{CurrentStage: stage, ProgressInfo: info})
 			return err
 		}, KindProgress, http.StatusConflict)
 	}
 	if err := d.verify(); err != nil {
-		report(v2.HostStageFailed, err.Error())
+		report(wire.HostStageFailed, err.Error())
 		return
 	}
 	for _, st := range installer.BootedSteps(d.req.Role, d.controlPlaneCount) {
@@ -317,7 +317,7 @@ func (a *Agent) installed(ctx context.Context, d *bootDisk) {
 			return
 		}
 	}
-	if d.req.Role == v2.HostRoleBootstrap {
+	if d.req.Role == wire.HostRoleBootstrap {
 		a.completeWhenFinalizing(ctx, d.req.ClusterID)
 	}
 }
@@ -334,14 +334,14 @@ func (a *Agent) completeWhenFinalizing(ctx context.Context, clusterID string) {
 		}
 		if err == nil {
 			switch c.Status {
-			case v2.ClusterStatusFinalizing:
+			case wire.ClusterStatusFinalizing:
 				ok := true
 				start = a.now()
-				_, err := a.cfg.Client.CompleteInstallation(ctx, clusterID, v2.CompletionParams{IsSuccess: &ok})
+				_, err := a.cfg.Client.CompleteInstallation(ctx, clusterID, wire.CompletionParams{IsSuccess: &ok})
 				if !a.record(ctx, KindComplete, start, err) || err == nil {
 					return
 				}
-			case v2.ClusterStatusInstalled, v2.ClusterStatusError, v2.ClusterStatusCancelled:
+			case wire.ClusterStatusInstalled, wire.ClusterStatusError, wire.ClusterStatusCancelled:
 				return
 			}
 		}
@@ -363,7 +363,7 @@ func (a *Agent) retry(ctx context.Context, f func() error, kind string, ok int) 
 		if !a.record(ctx, kind, start, err) {
 			return false
 		}
-		code := v2.StatusCode(err)
+		code := wire.StatusCode(err)
 		switch {
 		case err == nil, code == ok:
 			return true
@@ -380,8 +380,8 @@ func (a *Agent) retry(ctx context.Context, f func() error, kind string, ok int) 
 // observedService is installer.Service over the agent's client, each call
 // timed for the load test.
 type observedService struct {
-	c   *v2.Client
-	req v2.InstallCmdRequest
+	c   *wire.Client
+	req wire.InstallCmdRequest
 	obs Observer
 }
 
@@ -391,9 +391,9 @@ func (s *observedService) observe(ctx context.Context, kind string, start time.T
 	}
 }
 
-func (s *observedService) UpdateProgress(ctx context.Context, stage v2.HostStage, info string) error {
+func (s *observedService) UpdateProgress(ctx context.Context, stage wire.HostStage, info string) error {
 	start := time.Now()
-	err := s.c.UpdateHostInstallProgress(ctx, s.req.InfraEnvID, s.req.HostID, v2.HostProgress{CurrentStage: stage, ProgressInfo: info})
+	err := s.c.UpdateHostInstallProgress(ctx, s.req.InfraEnvID, s.req.HostID, wire.HostProgress{CurrentStage: stage, ProgressInfo: info})
 	s.observe(ctx, KindProgress, start, err)
 	return err
 }
@@ -407,11 +407,11 @@ func (s *observedService) HostIgnition(ctx context.Context) ([]byte, error) {
 
 // ClusterHosts asks for what the installer's waits read: roles, statuses
 // and progress, no inventories or reports.
-func (s *observedService) ClusterHosts(ctx context.Context, role v2.HostRole) ([]*v2.Host, error) {
-	return s.list(ctx, v2.HostsQuery{Role: role})
+func (s *observedService) ClusterHosts(ctx context.Context, role wire.HostRole) ([]*wire.Host, error) {
+	return s.list(ctx, wire.HostsQuery{Role: role})
 }
 
-func (s *observedService) list(ctx context.Context, q v2.HostsQuery) ([]*v2.Host, error) {
+func (s *observedService) list(ctx context.Context, q wire.HostsQuery) ([]*wire.Host, error) {
 	start := time.Now()
 	hs, err := s.c.ListClusterHostsQuery(ctx, s.req.ClusterID, q)
 	s.observe(ctx, KindClusterHosts, start, err)

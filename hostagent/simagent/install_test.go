@@ -17,8 +17,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/hostagent/installer"
+	"github.com/nodezero/nodezero/wire"
 )
 
 const (
@@ -34,19 +34,19 @@ const (
 // installer polls, without timing anything.
 type fakeCluster struct {
 	t       *testing.T
-	install *v2.Step
+	install *wire.Step
 
 	mu       sync.Mutex
-	hosts    []*v2.Host
-	status   v2.ClusterStatus
+	hosts    []*wire.Host
+	status   wire.ClusterStatus
 	log      []string // "<hostname> <stage>[: info]" and "<hostname> reply <step> <exit code>"
 	lists    int
 	gets     int
 	onList   func(f *fakeCluster, n int)
-	onStage  func(f *fakeCluster, host string, stage v2.HostStage) // nil: none
-	stopNext bool                                                  // the next GET hands out stop-installation
-	complete []v2.CompletionParams
-	stderr   map[v2.StepType]string
+	onStage  func(f *fakeCluster, host string, stage wire.HostStage) // nil: none
+	stopNext bool                                                    // the next GET hands out stop-installation
+	complete []wire.CompletionParams
+	stderr   map[wire.StepType]string
 	done     chan struct{} // closed once a stage Done or a complete arrives, as the test's want says
 	doneWhen func(f *fakeCluster) bool
 }
@@ -59,23 +59,23 @@ const (
 	infoDone        = installer.BootedInfoDone
 )
 
-func (f *fakeCluster) host(id string) *v2.Host {
+func (f *fakeCluster) host(id string) *wire.Host {
 	for _, h := range f.hosts {
 		if h.ID == id {
 			return h
 		}
 	}
 	f.t.Errorf("unknown host %s", id)
-	return &v2.Host{}
+	return &wire.Host{}
 }
 
 // setStage puts a peer at stage. Callers hold f.mu.
-func (f *fakeCluster) setStage(name string, stage v2.HostStage) {
+func (f *fakeCluster) setStage(name string, stage wire.HostStage) {
 	for _, h := range f.hosts {
 		if h.RequestedHostname == name {
-			h.Progress = &v2.HostProgressInfo{CurrentStage: stage}
-			if stage == v2.HostStageDone {
-				h.Status = v2.HostStatusInstalled
+			h.Progress = &wire.HostProgressInfo{CurrentStage: stage}
+			if stage == wire.HostStageDone {
+				h.Status = wire.HostStatusInstalled
 			}
 			return
 		}
@@ -98,22 +98,22 @@ func (f *fakeCluster) serve(t *testing.T) *httptest.Server {
 	mux := http.NewServeMux()
 	const ie, host = apiPrefix + "/infra-envs/{ie}/hosts", apiPrefix + "/infra-envs/{ie}/hosts/{host}"
 	mux.HandleFunc("POST "+ie, func(w http.ResponseWriter, r *http.Request) {
-		var body v2.HostCreateParams
+		var body wire.HostCreateParams
 		_ = json.NewDecoder(r.Body).Decode(&body)
-		args := v2.MustEncodeEmbedded(v2.NextStepCmdRequest{HostID: body.HostID, InfraEnvID: r.PathValue("ie")})
-		writeJSON(w, http.StatusCreated, v2.HostRegistrationResponse{Host: v2.Host{ID: body.HostID},
-			NextStepRunnerCommand: &v2.HostRegistrationResponseNextStepRunnerCommand{Args: []string{args}}})
+		args := wire.MustEncodeEmbedded(wire.NextStepCmdRequest{HostID: body.HostID, InfraEnvID: r.PathValue("ie")})
+		writeJSON(w, http.StatusCreated, wire.HostRegistrationResponse{Host: wire.Host{ID: body.HostID},
+			NextStepRunnerCommand: &wire.HostRegistrationResponseNextStepRunnerCommand{Args: []string{args}}})
 	})
 	mux.HandleFunc("GET "+host+"/instructions", func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		f.gets++
-		var out *v2.Steps
+		var out *wire.Steps
 		switch {
 		case f.gets == 1:
 			out = steps(f.install)
 		case f.stopNext:
 			f.stopNext = false
-			out = steps(&v2.Step{StepType: v2.StepTypeStopInstallation, StepID: "stop-installation-1"})
+			out = steps(&wire.Step{StepType: wire.StepTypeStopInstallation, StepID: "stop-installation-1"})
 		}
 		f.mu.Unlock()
 		if out == nil {
@@ -129,7 +129,7 @@ func (f *fakeCluster) serve(t *testing.T) *httptest.Server {
 	})
 	mux.HandleFunc("POST "+host+"/instructions", func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
-		rep, err := v2.ParseStepReply(b)
+		rep, err := wire.ParseStepReply(b)
 		if err != nil {
 			writeJSON(w, http.StatusBadRequest, map[string]string{"reason": err.Error()})
 			return
@@ -142,7 +142,7 @@ func (f *fakeCluster) serve(t *testing.T) *httptest.Server {
 		w.WriteHeader(http.StatusNoContent)
 	})
 	mux.HandleFunc("PUT "+host+"/progress", func(w http.ResponseWriter, r *http.Request) {
-		var p v2.HostProgress
+		var p wire.HostProgress
 		_ = json.NewDecoder(r.Body).Decode(&p)
 		f.mu.Lock()
 		h := f.host(r.PathValue("host"))
@@ -178,24 +178,24 @@ func (f *fakeCluster) serve(t *testing.T) *httptest.Server {
 		defer f.mu.Unlock()
 		// node zero's first look finds the cluster still installing; the
 		// next, finalizing.
-		if f.status == v2.ClusterStatusInstalling {
-			defer func() { f.status = v2.ClusterStatusFinalizing }()
+		if f.status == wire.ClusterStatusInstalling {
+			defer func() { f.status = wire.ClusterStatusFinalizing }()
 		}
-		writeJSON(w, http.StatusOK, v2.Cluster{ID: r.PathValue("id"), Status: f.status})
+		writeJSON(w, http.StatusOK, wire.Cluster{ID: r.PathValue("id"), Status: f.status})
 	})
 	mux.HandleFunc("POST "+apiPrefix+"/clusters/{id}/actions/complete-installation", func(w http.ResponseWriter, r *http.Request) {
-		var p v2.CompletionParams
+		var p wire.CompletionParams
 		_ = json.NewDecoder(r.Body).Decode(&p)
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		if f.status != v2.ClusterStatusFinalizing {
+		if f.status != wire.ClusterStatusFinalizing {
 			writeJSON(w, http.StatusConflict, map[string]string{"reason": "not finalizing"})
 			return
 		}
 		f.complete = append(f.complete, p)
-		f.status = v2.ClusterStatusInstalled
+		f.status = wire.ClusterStatusInstalled
 		f.checkDone()
-		writeJSON(w, http.StatusAccepted, v2.Cluster{ID: r.PathValue("id"), Status: f.status})
+		writeJSON(w, http.StatusAccepted, wire.Cluster{ID: r.PathValue("id"), Status: f.status})
 	})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
@@ -223,37 +223,37 @@ type installFixture struct {
 
 // newInstallFixture makes host index 0 of class c, installing as role,
 // with the peers given by name and role.
-func newInstallFixture(t *testing.T, c Class, role v2.HostRole, install InstallConfig, peers map[string]v2.HostRole) *installFixture {
+func newInstallFixture(t *testing.T, c Class, role wire.HostRole, install InstallConfig, peers map[string]wire.HostRole) *installFixture {
 	t.Helper()
 	h, err := NewHost(0, DefaultNetwork, c)
 	if err != nil {
 		t.Fatal(err)
 	}
 	disk := h.Inventory().Disks[0]
-	req := v2.InstallCmdRequest{ClusterID: testCluster, InfraEnvID: testInfraEnv, HostID: h.ID, Role: role,
+	req := wire.InstallCmdRequest{ClusterID: testCluster, InfraEnvID: testInfraEnv, HostID: h.ID, Role: role,
 		BootDevice: disk.ByID, ControlPlaneCount: 3,
 		InstallerArgs: `["--append-karg","ip=` + strings.ReplaceAll(h.MAC, ":", "-") + `:dhcp"]`}
-	if role == v2.HostRoleWorker {
+	if role == wire.HostRoleWorker {
 		req.ControlPlaneCount = 0
 	}
-	self := &v2.Host{ID: h.ID, RequestedHostname: h.Hostname, Role: role, Status: v2.HostStatusInstallingInProgress}
-	if role == v2.HostRoleBootstrap {
-		self.Role, self.Bootstrap = v2.HostRoleMaster, true
+	self := &wire.Host{ID: h.ID, RequestedHostname: h.Hostname, Role: role, Status: wire.HostStatusInstallingInProgress}
+	if role == wire.HostRoleBootstrap {
+		self.Role, self.Bootstrap = wire.HostRoleMaster, true
 	}
-	f := &fakeCluster{t: t, hosts: []*v2.Host{self}, status: v2.ClusterStatusInstalling, stderr: map[v2.StepType]string{},
+	f := &fakeCluster{t: t, hosts: []*wire.Host{self}, status: wire.ClusterStatusInstalling, stderr: map[wire.StepType]string{},
 		done:    make(chan struct{}),
-		install: &v2.Step{StepType: v2.StepTypeInstall, StepID: "install-1", Args: []string{v2.MustEncodeEmbedded(req)}}}
+		install: &wire.Step{StepType: wire.StepTypeInstall, StepID: "install-1", Args: []string{wire.MustEncodeEmbedded(req)}}}
 	names := make([]string, 0, len(peers))
 	for name := range peers {
 		names = append(names, name)
 	}
 	slices.Sort(names)
 	for i, name := range names {
-		f.hosts = append(f.hosts, &v2.Host{ID: "00000000-0000-4000-8000-00000000000" + itoa(int64(i+1)), RequestedHostname: name,
-			Role: peers[name], Status: v2.HostStatusInstallingInProgress})
+		f.hosts = append(f.hosts, &wire.Host{ID: "00000000-0000-4000-8000-00000000000" + itoa(int64(i+1)), RequestedHostname: name,
+			Role: peers[name], Status: wire.HostStatusInstallingInProgress})
 	}
 	srv := f.serve(t)
-	client, err := v2.NewClient(srv.URL, v2.WithAgentToken(testToken))
+	client, err := wire.NewClient(srv.URL, wire.WithAgentToken(testToken))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,9 +305,9 @@ func (x *installFixture) logOf(name string) []string {
 // writing is the write progress the installer reports: the stage, then
 // every 5 %.
 func writing() []string {
-	out := []string{string(v2.HostStageWritingImageToDisk)}
+	out := []string{string(wire.HostStageWritingImageToDisk)}
 	for p := 5; p <= 100; p += 5 {
-		out = append(out, string(v2.HostStageWritingImageToDisk)+": "+itoa(int64(p))+"%")
+		out = append(out, string(wire.HostStageWritingImageToDisk)+": "+itoa(int64(p))+"%")
 	}
 	return out
 }
@@ -315,20 +315,20 @@ func writing() []string {
 var fastInstall = InstallConfig{Dir: "x", DiskMiB: 1, RebootDelay: time.Millisecond, Poll: 5 * time.Millisecond}
 
 func TestInstallWorker(t *testing.T) {
-	x := newInstallFixture(t, Worker, v2.HostRoleWorker, fastInstall,
-		map[string]v2.HostRole{"m1": v2.HostRoleMaster, "m2": v2.HostRoleMaster, "m3": v2.HostRoleMaster})
+	x := newInstallFixture(t, Worker, wire.HostRoleWorker, fastInstall,
+		map[string]wire.HostRole{"m1": wire.HostRoleMaster, "m2": wire.HostRoleMaster, "m3": wire.HostRoleMaster})
 	name := x.host.Hostname
-	x.f.doneWhen = func(f *fakeCluster) bool { return f.lastStage(name) == string(v2.HostStageDone) }
+	x.f.doneWhen = func(f *fakeCluster) bool { return f.lastStage(name) == string(wire.HostStageDone) }
 	// The worker waits until two masters are done.
 	x.f.onList = func(f *fakeCluster, n int) {
-		if got := f.lastStage(name); got != string(v2.HostStageWaitingForControlPlane) {
+		if got := f.lastStage(name); got != string(wire.HostStageWaitingForControlPlane) {
 			t.Errorf("cluster hosts listed while the worker is at %q, want only while waiting for the control plane", got)
 		}
 		switch n {
 		case 2:
-			f.setStage("m1", v2.HostStageDone)
+			f.setStage("m1", wire.HostStageDone)
 		case 3:
-			f.setStage("m2", v2.HostStageDone)
+			f.setStage("m2", wire.HostStageDone)
 		}
 	}
 	x.run(t)
@@ -377,16 +377,16 @@ func TestInstallWorker(t *testing.T) {
 }
 
 func TestInstallBootstrap(t *testing.T) {
-	x := newInstallFixture(t, Master, v2.HostRoleBootstrap, fastInstall,
-		map[string]v2.HostRole{"m1": v2.HostRoleMaster, "m2": v2.HostRoleMaster, "w1": v2.HostRoleWorker, "w2": v2.HostRoleWorker})
+	x := newInstallFixture(t, Master, wire.HostRoleBootstrap, fastInstall,
+		map[string]wire.HostRole{"m1": wire.HostRoleMaster, "m2": wire.HostRoleMaster, "w1": wire.HostRoleWorker, "w2": wire.HostRoleWorker})
 	name := x.host.Hostname
 	x.f.doneWhen = func(f *fakeCluster) bool { return len(f.complete) > 0 }
 	x.f.mu.Lock()
 	for _, p := range []string{"m1", "m2"} {
-		x.f.setStage(p, v2.HostStageRebooting)
+		x.f.setStage(p, wire.HostStageRebooting)
 	}
 	for _, p := range []string{"w1", "w2"} {
-		x.f.setStage(p, v2.HostStageWritingImageToDisk)
+		x.f.setStage(p, wire.HostStageWritingImageToDisk)
 	}
 	x.f.mu.Unlock()
 	// Node zero waits for the masters to join, then for every worker to
@@ -396,18 +396,18 @@ func TestInstallBootstrap(t *testing.T) {
 		stage := f.lastStage(name)
 		switch {
 		case joinedAt == 0 && n == 3:
-			if stage != string(v2.HostStageWaitingForControlPlane) {
+			if stage != string(wire.HostStageWaitingForControlPlane) {
 				t.Errorf("bootstrap at %q while no master has joined, want Waiting for control plane", stage)
 			}
-			f.setStage("m1", v2.HostStageJoined)
-			f.setStage("m2", v2.HostStageDone)
+			f.setStage("m1", wire.HostStageJoined)
+			f.setStage("m2", wire.HostStageDone)
 			joinedAt = n
 		case joinedAt > 0 && writtenAt == 0 && n == joinedAt+3:
-			if stage != string(v2.HostStageWaitingForController) {
+			if stage != string(wire.HostStageWaitingForController) {
 				t.Errorf("bootstrap at %q while the workers write, want Waiting for controller", stage)
 			}
-			f.setStage("w1", v2.HostStageRebooting)
-			f.setStage("w2", v2.HostStageDone)
+			f.setStage("w1", wire.HostStageRebooting)
+			f.setStage("w2", wire.HostStageDone)
 			writtenAt = n
 		}
 	}
@@ -420,7 +420,7 @@ func TestInstallBootstrap(t *testing.T) {
 		"Configuring: "+infoConfiguring, "Joined: "+infoJoined, "Done: "+infoDone)
 	got := x.logOf(name)
 	for i, l := range got { // the two waits' infos explain the built-in payload; not compared
-		if s, _, ok := strings.Cut(l, ": "); ok && (s == string(v2.HostStageWaitingForBootkube) || s == string(v2.HostStageWaitingForController)) {
+		if s, _, ok := strings.Cut(l, ": "); ok && (s == string(wire.HostStageWaitingForBootkube) || s == string(wire.HostStageWaitingForController)) {
 			got[i] = s
 		}
 	}
@@ -441,7 +441,7 @@ func TestInstallBootstrap(t *testing.T) {
 }
 
 func TestInstallRefusedWithoutDir(t *testing.T) {
-	x := newInstallFixture(t, Worker, v2.HostRoleWorker, InstallConfig{}, nil)
+	x := newInstallFixture(t, Worker, wire.HostRoleWorker, InstallConfig{}, nil)
 	x.f.doneWhen = func(f *fakeCluster) bool { return len(f.log) > 0 }
 	ctx, cancel := context.WithCancel(context.Background())
 	ended := make(chan error, 1)
@@ -458,7 +458,7 @@ func TestInstallRefusedWithoutDir(t *testing.T) {
 	if diff := cmp.Diff([]string{x.host.Hostname + " reply install -1"}, x.f.log); diff != "" {
 		t.Errorf("log (-want +got):\n%s", diff)
 	}
-	if got := x.f.stderr[v2.StepTypeInstall]; !strings.Contains(got, errNoInstallDir.Error()) {
+	if got := x.f.stderr[wire.StepTypeInstall]; !strings.Contains(got, errNoInstallDir.Error()) {
 		t.Errorf("install stderr %q, want it to say %q", got, errNoInstallDir)
 	}
 }
@@ -466,10 +466,10 @@ func TestInstallRefusedWithoutDir(t *testing.T) {
 func TestStopInstallation(t *testing.T) {
 	// No master ever finishes: the worker waits until the service stops
 	// the installation.
-	x := newInstallFixture(t, Worker, v2.HostRoleWorker, fastInstall, map[string]v2.HostRole{"m1": v2.HostRoleMaster})
+	x := newInstallFixture(t, Worker, wire.HostRoleWorker, fastInstall, map[string]wire.HostRole{"m1": wire.HostRoleMaster})
 	name := x.host.Hostname
-	x.f.onStage = func(f *fakeCluster, host string, stage v2.HostStage) {
-		if stage == v2.HostStageWaitingForControlPlane {
+	x.f.onStage = func(f *fakeCluster, host string, stage wire.HostStage) {
+		if stage == wire.HostStageWaitingForControlPlane {
 			f.stopNext = true
 		}
 	}
@@ -500,7 +500,7 @@ func TestStopInstallation(t *testing.T) {
 	if diff := cmp.Diff([]string{"reply install 1", "reply stop-installation 0"}, got[len(got)-2:]); diff != "" {
 		t.Errorf("last replies (-want +got):\n%s", diff)
 	}
-	if slices.ContainsFunc(got, func(l string) bool { return strings.HasPrefix(l, string(v2.HostStageFailed)) }) {
+	if slices.ContainsFunc(got, func(l string) bool { return strings.HasPrefix(l, string(wire.HostStageFailed)) }) {
 		t.Errorf("a stopped install reported Failed: %v", got)
 	}
 }

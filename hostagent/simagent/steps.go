@@ -5,8 +5,8 @@ import (
 	"net/netip"
 	"strings"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/hostagent/diskspeed"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // exitNotRun is the exit code of a step the agent cannot run: an unknown
@@ -32,32 +32,32 @@ var registryAddr = netip.MustParseAddr("198.51.100.10")
 
 // answer runs one instruction for h and returns what the real agent would
 // post: the output, the stderr and the exit code.
-func (a *Agent) answer(st *v2.Step) (output, stderr string, code int) {
+func (a *Agent) answer(st *wire.Step) (output, stderr string, code int) {
 	var out any
 	var err error
 	switch st.StepType {
-	case v2.StepTypeInventory:
+	case wire.StepTypeInventory:
 		if len(st.Args) != 1 || st.Args[0] != a.sessionHostID() {
 			return "", fmt.Sprintf("inventory cmd accepts only 1 params in args and it should be UUID, given args %v", st.Args), exitNotRun
 		}
 		return a.inventory, "", 0
-	case v2.StepTypeConnectivityCheck:
+	case wire.StepTypeConnectivityCheck:
 		out, err = a.connectivity(st.Args)
-	case v2.StepTypeFreeNetworkAddresses:
+	case wire.StepTypeFreeNetworkAddresses:
 		out, err = a.freeAddresses(st.Args)
-	case v2.StepTypeNTPSynchronizer:
+	case wire.StepTypeNTPSynchronizer:
 		out, err = ntp(st.Args)
-	case v2.StepTypeDomainResolution:
+	case wire.StepTypeDomainResolution:
 		out, err = a.resolve(st.Args)
-	case v2.StepTypeVerifyVIPs:
+	case wire.StepTypeVerifyVIPs:
 		out, err = verifyVIPs(st.Args)
-	case v2.StepTypeContainerImageAvailability:
+	case wire.StepTypeContainerImageAvailability:
 		out, err = pullImages(st.Args)
-	case v2.StepTypeInstallationDiskSpeedCheck:
+	case wire.StepTypeInstallationDiskSpeedCheck:
 		// The request and a timeout, as the real step takes them.
 		var req diskspeed.Args
 		if req, err = diskspeed.DecodeArgs(st.Args); err == nil {
-			out = v2.DiskSpeedCheckResponse{Path: req.Path, IOSyncDuration: simSyncMs}
+			out = wire.DiskSpeedCheckResponse{Path: req.Path, IOSyncDuration: simSyncMs}
 		}
 	default:
 		// The real agent's answer to a step it has no action for.
@@ -66,7 +66,7 @@ func (a *Agent) answer(st *v2.Step) (output, stderr string, code int) {
 	if err != nil {
 		return "", err.Error(), exitNotRun
 	}
-	s, err := v2.EncodeEmbedded(out)
+	s, err := wire.EncodeEmbedded(out)
 	if err != nil {
 		return "", err.Error(), exitNotRun
 	}
@@ -75,18 +75,18 @@ func (a *Agent) answer(st *v2.Step) (output, stderr string, code int) {
 
 // connectivity reports every NIC address of every other host reachable
 // over L2 and L3 from eno1, with a low RTT and no loss.
-func (a *Agent) connectivity(args []string) (v2.ConnectivityReport, error) {
-	var hosts v2.ConnectivityCheckParams
-	if err := v2.DecodeStepArg(v2.StepTypeConnectivityCheck, args, &hosts); err != nil {
-		return v2.ConnectivityReport{}, err
+func (a *Agent) connectivity(args []string) (wire.ConnectivityReport, error) {
+	var hosts wire.ConnectivityCheckParams
+	if err := wire.DecodeStepArg(wire.StepTypeConnectivityCheck, args, &hosts); err != nil {
+		return wire.ConnectivityReport{}, err
 	}
 	local := a.cfg.Host.Address.Addr().String()
-	rep := v2.ConnectivityReport{RemoteHosts: make([]*v2.ConnectivityRemoteHost, 0, len(hosts))}
+	rep := wire.ConnectivityReport{RemoteHosts: make([]*wire.ConnectivityRemoteHost, 0, len(hosts))}
 	for _, h := range hosts {
 		if h == nil {
 			continue
 		}
-		r := &v2.ConnectivityRemoteHost{HostID: h.HostID}
+		r := &wire.ConnectivityRemoteHost{HostID: h.HostID}
 		for _, nic := range h.Nics {
 			if nic == nil {
 				continue
@@ -97,11 +97,11 @@ func (a *Agent) connectivity(args []string) (v2.ConnectivityReport, error) {
 				if p, err := netip.ParsePrefix(cidr); err == nil {
 					ip = p.Addr().String()
 				}
-				r.L2Connectivity = append(r.L2Connectivity, &v2.L2Connectivity{OutgoingNic: "eno1", OutgoingIPAddress: local,
+				r.L2Connectivity = append(r.L2Connectivity, &wire.L2Connectivity{OutgoingNic: "eno1", OutgoingIPAddress: local,
 					RemoteIPAddress: ip, RemoteMAC: nic.MAC, Successful: true})
-				r.L3Connectivity = append(r.L3Connectivity, &v2.L3Connectivity{OutgoingNic: "eno1", RemoteIPAddress: ip,
+				r.L3Connectivity = append(r.L3Connectivity, &wire.L3Connectivity{OutgoingNic: "eno1", RemoteIPAddress: ip,
 					Successful: true, AverageRTTMs: simRTTMs})
-				r.MTUReport = append(r.MTUReport, &v2.MTUReport{OutgoingNic: "eno1", RemoteIPAddress: ip, MTUSuccessful: true})
+				r.MTUReport = append(r.MTUReport, &wire.MTUReport{OutgoingNic: "eno1", RemoteIPAddress: ip, MTUSuccessful: true})
 			}
 		}
 		rep.RemoteHosts = append(rep.RemoteHosts, r)
@@ -112,18 +112,18 @@ func (a *Agent) connectivity(args []string) (v2.ConnectivityReport, error) {
 // freeAddresses reports a few free addresses per network: the top of each
 // network, which no simulated host takes. A real agent scans with nmap; the
 // list it sends for a /16 is not what a load test is about.
-func (a *Agent) freeAddresses(args []string) (v2.FreeNetworksAddresses, error) {
-	var nets v2.FreeAddressesRequest
-	if err := v2.DecodeStepArg(v2.StepTypeFreeNetworkAddresses, args, &nets); err != nil {
+func (a *Agent) freeAddresses(args []string) (wire.FreeNetworksAddresses, error) {
+	var nets wire.FreeAddressesRequest
+	if err := wire.DecodeStepArg(wire.StepTypeFreeNetworkAddresses, args, &nets); err != nil {
 		return nil, err
 	}
-	out := make(v2.FreeNetworksAddresses, 0, len(nets))
+	out := make(wire.FreeNetworksAddresses, 0, len(nets))
 	for _, n := range nets {
 		p, err := netip.ParsePrefix(n)
 		if err != nil {
 			return nil, fmt.Errorf("free-network-addresses: %q is not a CIDR", n)
 		}
-		f := &v2.FreeNetworkAddresses{Network: n, FreeAddresses: []string{}}
+		f := &wire.FreeNetworkAddresses{Network: n, FreeAddresses: []string{}}
 		if p.Addr().Is4() && p.Bits() <= 24 {
 			size := 1 << (32 - p.Bits())
 			for i := size - 2; i > size-2-maxFreeAddrs; i-- {
@@ -139,36 +139,36 @@ func (a *Agent) freeAddresses(args []string) (v2.FreeNetworksAddresses, error) {
 
 // ntp reports every requested source synced, or one of ours when none is
 // given.
-func ntp(args []string) (v2.NTPSynchronizationResponse, error) {
-	var req v2.NTPSynchronizationRequest
-	if err := v2.DecodeStepArg(v2.StepTypeNTPSynchronizer, args, &req); err != nil {
-		return v2.NTPSynchronizationResponse{}, err
+func ntp(args []string) (wire.NTPSynchronizationResponse, error) {
+	var req wire.NTPSynchronizationRequest
+	if err := wire.DecodeStepArg(wire.StepTypeNTPSynchronizer, args, &req); err != nil {
+		return wire.NTPSynchronizationResponse{}, err
 	}
-	var out v2.NTPSynchronizationResponse
+	var out wire.NTPSynchronizationResponse
 	for _, s := range strings.Split(req.NTPSource, ",") {
 		if s = strings.TrimSpace(s); s != "" {
-			out.NTPSources = append(out.NTPSources, &v2.NTPSource{SourceName: s, SourceState: v2.SourceStateSynced})
+			out.NTPSources = append(out.NTPSources, &wire.NTPSource{SourceName: s, SourceState: wire.SourceStateSynced})
 		}
 	}
 	if len(out.NTPSources) == 0 {
-		out.NTPSources = []*v2.NTPSource{{SourceName: simNTPSource, SourceState: v2.SourceStateSynced}}
+		out.NTPSources = []*wire.NTPSource{{SourceName: simNTPSource, SourceState: wire.SourceStateSynced}}
 	}
 	return out, nil
 }
 
 // resolve answers the cluster's names with its VIPs, the wildcard probe with
 // nothing (no wildcard DNS), and every other name with a registry address.
-func (a *Agent) resolve(args []string) (v2.DomainResolutionResponse, error) {
-	var req v2.DomainResolutionRequest
-	if err := v2.DecodeStepArg(v2.StepTypeDomainResolution, args, &req); err != nil {
-		return v2.DomainResolutionResponse{}, err
+func (a *Agent) resolve(args []string) (wire.DomainResolutionResponse, error) {
+	var req wire.DomainResolutionRequest
+	if err := wire.DecodeStepArg(wire.StepTypeDomainResolution, args, &req); err != nil {
+		return wire.DomainResolutionResponse{}, err
 	}
-	out := v2.DomainResolutionResponse{Resolutions: make([]*v2.DomainResolutionResponseResolutionsItem, 0, len(req.Domains))}
+	out := wire.DomainResolutionResponse{Resolutions: make([]*wire.DomainResolutionResponseResolutionsItem, 0, len(req.Domains))}
 	for _, d := range req.Domains {
 		if d == nil {
 			continue
 		}
-		r := &v2.DomainResolutionResponseResolutionsItem{DomainName: d.DomainName, IPv4Addresses: []string{}, IPv6Addresses: []string{}}
+		r := &wire.DomainResolutionResponseResolutionsItem{DomainName: d.DomainName, IPv4Addresses: []string{}, IPv6Addresses: []string{}}
 		name := strings.TrimSuffix(d.DomainName, ".")
 		var addr netip.Addr
 		switch {
@@ -189,29 +189,29 @@ func (a *Agent) resolve(args []string) (v2.DomainResolutionResponse, error) {
 }
 
 // verifyVIPs reports every VIP free and usable.
-func verifyVIPs(args []string) (v2.VerifyVIPsResponse, error) {
-	var req v2.VerifyVIPsRequest
-	if err := v2.DecodeStepArg(v2.StepTypeVerifyVIPs, args, &req); err != nil {
+func verifyVIPs(args []string) (wire.VerifyVIPsResponse, error) {
+	var req wire.VerifyVIPsRequest
+	if err := wire.DecodeStepArg(wire.StepTypeVerifyVIPs, args, &req); err != nil {
 		return nil, err
 	}
-	out := make(v2.VerifyVIPsResponse, 0, len(req))
+	out := make(wire.VerifyVIPsResponse, 0, len(req))
 	for _, v := range req {
 		if v != nil {
-			out = append(out, &v2.VerifiedVIP{VIP: v.VIP, VIPType: v.VIPType, Verification: v2.VIPVerificationSucceeded})
+			out = append(out, &wire.VerifiedVIP{VIP: v.VIP, VIPType: v.VIPType, Verification: wire.VIPVerificationSucceeded})
 		}
 	}
 	return out, nil
 }
 
 // pullImages reports every image pulled at a steady rate.
-func pullImages(args []string) (v2.ContainerImageAvailabilityResponse, error) {
-	var req v2.ContainerImageAvailabilityRequest
-	if err := v2.DecodeStepArg(v2.StepTypeContainerImageAvailability, args, &req); err != nil {
-		return v2.ContainerImageAvailabilityResponse{}, err
+func pullImages(args []string) (wire.ContainerImageAvailabilityResponse, error) {
+	var req wire.ContainerImageAvailabilityRequest
+	if err := wire.DecodeStepArg(wire.StepTypeContainerImageAvailability, args, &req); err != nil {
+		return wire.ContainerImageAvailabilityResponse{}, err
 	}
-	var out v2.ContainerImageAvailabilityResponse
+	var out wire.ContainerImageAvailabilityResponse
 	for _, img := range req.Images {
-		out.Images = append(out.Images, &v2.ContainerImageAvailability{Name: img, Result: v2.ContainerImageAvailabilityResultSuccess,
+		out.Images = append(out.Images, &wire.ContainerImageAvailability{Name: img, Result: wire.ContainerImageAvailabilityResultSuccess,
 			SizeBytes: simImageBytes, Time: simImageSeconds, DownloadRate: simImageBytes / simImageSeconds / 1e6})
 	}
 	return out, nil

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // ErrNoDaemon is returned (wrapped) when chronyc is missing or cannot talk
@@ -55,7 +55,7 @@ func noDaemon(msg string) bool {
 
 // sync adds the sources chronyd does not have yet and returns its view of
 // every source.
-func (c *chrony) sync(ctx context.Context, sources []string) (*v2.NTPSynchronizationResponse, error) {
+func (c *chrony) sync(ctx context.Context, sources []string) (*wire.NTPSynchronizationResponse, error) {
 	out, err := c.run(ctx, "-n", "sources")
 	if err != nil {
 		return nil, err
@@ -90,7 +90,7 @@ func (c *chrony) sync(ctx context.Context, sources []string) (*v2.NTPSynchroniza
 			names[ip] = src
 		}
 	}
-	resp := &v2.NTPSynchronizationResponse{}
+	resp := &wire.NTPSynchronizationResponse{}
 	for _, s := range have {
 		if n, ok := names[s.SourceName]; ok {
 			s.SourceName = n
@@ -102,7 +102,7 @@ func (c *chrony) sync(ctx context.Context, sources []string) (*v2.NTPSynchroniza
 
 // present reports whether src, or one of its addresses, is already a
 // chronyd source.
-func (c *chrony) present(ctx context.Context, src string, have []*v2.NTPSource) bool {
+func (c *chrony) present(ctx context.Context, src string, have []*wire.NTPSource) bool {
 	addrs := c.addrs(ctx, src)
 	for _, h := range have {
 		if h.SourceName == src || slices.Contains(addrs, h.SourceName) {
@@ -127,20 +127,20 @@ func (c *chrony) addrs(ctx context.Context, src string) []string {
 
 // sourceStates maps the state column of `chronyc sources` (the second
 // character of a line) to the wire's states.
-var sourceStates = map[byte]v2.SourceState{
-	'*': v2.SourceStateSynced,
-	'+': v2.SourceStateCombined,
-	'-': v2.SourceStateNotCombined,
-	'?': v2.SourceStateUnreachable,
-	'x': v2.SourceStateError,
-	'~': v2.SourceStateVariable,
+var sourceStates = map[byte]wire.SourceState{
+	'*': wire.SourceStateSynced,
+	'+': wire.SourceStateCombined,
+	'-': wire.SourceStateNotCombined,
+	'?': wire.SourceStateUnreachable,
+	'x': wire.SourceStateError,
+	'~': wire.SourceStateVariable,
 }
 
 // ParseSources parses the output of `chronyc -n sources`. Like the agent
 // it keeps only NTP servers (lines starting with '^'), skipping peers,
 // reference clocks, headers and lines with an unknown state.
-func ParseSources(out string) []*v2.NTPSource {
-	var srcs []*v2.NTPSource
+func ParseSources(out string) []*wire.NTPSource {
+	var srcs []*wire.NTPSource
 	for _, line := range strings.Split(out, "\n") {
 		if len(line) < 2 || line[0] != '^' {
 			continue
@@ -153,7 +153,7 @@ func ParseSources(out string) []*v2.NTPSource {
 		if len(fields) == 0 {
 			continue
 		}
-		srcs = append(srcs, &v2.NTPSource{SourceName: fields[0], SourceState: state})
+		srcs = append(srcs, &wire.NTPSource{SourceName: fields[0], SourceState: state})
 	}
 	return srcs
 }

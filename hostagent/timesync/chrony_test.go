@@ -4,14 +4,14 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 func TestParseSources(t *testing.T) {
 	tests := []struct {
 		name string
 		out  string
-		want []*v2.NTPSource
+		want []*wire.NTPSource
 	}{
 		{
 			name: "every state",
@@ -24,13 +24,13 @@ func TestParseSources(t *testing.T) {
 ^x 10.0.0.5                      1   6   377    12    -3s[   -3s] +/-  100us
 ^~ 10.0.0.6                      2   6   377    12    +9ms[  +9ms] +/-  900us
 `,
-			want: []*v2.NTPSource{
-				{SourceName: "192.168.1.10", SourceState: v2.SourceStateSynced},
-				{SourceName: "10.0.0.2", SourceState: v2.SourceStateCombined},
-				{SourceName: "fd00::5", SourceState: v2.SourceStateNotCombined},
-				{SourceName: "10.0.0.4", SourceState: v2.SourceStateUnreachable},
-				{SourceName: "10.0.0.5", SourceState: v2.SourceStateError},
-				{SourceName: "10.0.0.6", SourceState: v2.SourceStateVariable},
+			want: []*wire.NTPSource{
+				{SourceName: "192.168.1.10", SourceState: wire.SourceStateSynced},
+				{SourceName: "10.0.0.2", SourceState: wire.SourceStateCombined},
+				{SourceName: "fd00::5", SourceState: wire.SourceStateNotCombined},
+				{SourceName: "10.0.0.4", SourceState: wire.SourceStateUnreachable},
+				{SourceName: "10.0.0.5", SourceState: wire.SourceStateError},
+				{SourceName: "10.0.0.6", SourceState: wire.SourceStateVariable},
 			},
 		},
 		{
@@ -43,7 +43,7 @@ func TestParseSources(t *testing.T) {
 ^*
 ^? 127.0.0.1                     0   6     0     -     +0ns[   +0ns] +/-    0ns
 `,
-			want: []*v2.NTPSource{{SourceName: "127.0.0.1", SourceState: v2.SourceStateUnreachable}},
+			want: []*wire.NTPSource{{SourceName: "127.0.0.1", SourceState: wire.SourceStateUnreachable}},
 		},
 		{name: "no sources", out: "MS Name/IP address         Stratum Poll Reach LastRx Last sample\n====\n", want: nil},
 		{name: "empty", out: "", want: nil},

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // startChronyd runs a chronyd of the test's own: it never touches the
@@ -97,14 +97,14 @@ func TestStepChronyd(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("step exit %d, stderr %q", code, stderr)
 		}
-		var got v2.NTPSynchronizationResponse
-		if err := v2.DecodeEmbedded(out, &got); err != nil {
+		var got wire.NTPSynchronizationResponse
+		if err := wire.DecodeEmbedded(out, &got); err != nil {
 			t.Fatal(err)
 		}
 		if len(got.NTPSources) != 1 || got.NTPSources[0].SourceName != "127.0.0.1" {
 			t.Fatalf("step output = %s, want exactly source 127.0.0.1", out)
 		}
-		if got.NTPSources[0].SourceState == v2.SourceStateSynced {
+		if got.NTPSources[0].SourceState == wire.SourceStateSynced {
 			return
 		}
 		last = out

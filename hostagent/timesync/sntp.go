@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // An SNTP exchange (RFC 4330): one 48-byte client packet, one 48-byte
@@ -120,33 +120,33 @@ func NTPTimestamp(t time.Time) uint64 {
 }
 
 // state judges one reply.
-func (r Reply) state(maxOffset time.Duration) v2.SourceState {
+func (r Reply) state(maxOffset time.Duration) wire.SourceState {
 	if r.Stratum < 1 || r.Stratum > 15 || r.Leap == liAlarm {
 		// Stratum 0 is a kiss-o'-death, 16 an unsynchronised server:
 		// neither can be synced to.
-		return v2.SourceStateUnreachable
+		return wire.SourceStateUnreachable
 	}
 	if r.Offset > maxOffset || r.Offset < -maxOffset {
-		return v2.SourceStateError
+		return wire.SourceStateError
 	}
-	return v2.SourceStateSynced
+	return wire.SourceStateSynced
 }
 
 // checkSNTP queries every source at once and reports each one's state in
 // the order given.
-func checkSNTP(ctx context.Context, opts Options, sources []string) *v2.NTPSynchronizationResponse {
-	resp := &v2.NTPSynchronizationResponse{NTPSources: make([]*v2.NTPSource, len(sources))}
+func checkSNTP(ctx context.Context, opts Options, sources []string) *wire.NTPSynchronizationResponse {
+	resp := &wire.NTPSynchronizationResponse{NTPSources: make([]*wire.NTPSource, len(sources))}
 	var wg sync.WaitGroup
 	for i, src := range sources {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			st := v2.SourceStateUnreachable
+			st := wire.SourceStateUnreachable
 			addr := net.JoinHostPort(src, strconv.Itoa(opts.Port))
 			if r, err := Query(ctx, addr, opts.Resolver, opts.Timeout); err == nil {
 				st = r.state(opts.MaxOffset)
 			}
-			resp.NTPSources[i] = &v2.NTPSource{SourceName: src, SourceState: st}
+			resp.NTPSources[i] = &wire.NTPSource{SourceName: src, SourceState: st}
 		}()
 	}
 	wg.Wait()

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // needTool is testbed.NeedTool: fail under CI=true, skip elsewhere.
@@ -128,15 +128,15 @@ func TestReplyState(t *testing.T) {
 	tests := []struct {
 		name string
 		r    Reply
-		want v2.SourceState
+		want wire.SourceState
 	}{
-		{"stratum 1", Reply{Stratum: 1}, v2.SourceStateSynced},
-		{"stratum 15 small offset", Reply{Stratum: 15, Offset: -time.Second}, v2.SourceStateSynced},
-		{"kiss of death", Reply{Stratum: 0}, v2.SourceStateUnreachable},
-		{"unsynchronised", Reply{Stratum: 16}, v2.SourceStateUnreachable},
-		{"alarm", Reply{Stratum: 2, Leap: liAlarm}, v2.SourceStateUnreachable},
-		{"far ahead", Reply{Stratum: 2, Offset: time.Hour}, v2.SourceStateError},
-		{"far behind", Reply{Stratum: 2, Offset: -time.Hour}, v2.SourceStateError},
+		{"stratum 1", Reply{Stratum: 1}, wire.SourceStateSynced},
+		{"stratum 15 small offset", Reply{Stratum: 15, Offset: -time.Second}, wire.SourceStateSynced},
+		{"kiss of death", Reply{Stratum: 0}, wire.SourceStateUnreachable},
+		{"unsynchronised", Reply{Stratum: 16}, wire.SourceStateUnreachable},
+		{"alarm", Reply{Stratum: 2, Leap: liAlarm}, wire.SourceStateUnreachable},
+		{"far ahead", Reply{Stratum: 2, Offset: time.Hour}, wire.SourceStateError},
+		{"far behind", Reply{Stratum: 2, Offset: -time.Hour}, wire.SourceStateError},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -156,13 +156,13 @@ func TestStepSNTP(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("step exit %d, stderr %q", code, stderr)
 	}
-	var got v2.NTPSynchronizationResponse
-	if err := v2.DecodeEmbedded(out, &got); err != nil {
+	var got wire.NTPSynchronizationResponse
+	if err := wire.DecodeEmbedded(out, &got); err != nil {
 		t.Fatal(err)
 	}
-	want := v2.NTPSynchronizationResponse{NTPSources: []*v2.NTPSource{
-		{SourceName: "127.0.0.1", SourceState: v2.SourceStateSynced},
-		{SourceName: "127.0.0.2", SourceState: v2.SourceStateUnreachable},
+	want := wire.NTPSynchronizationResponse{NTPSources: []*wire.NTPSource{
+		{SourceName: "127.0.0.1", SourceState: wire.SourceStateSynced},
+		{SourceName: "127.0.0.2", SourceState: wire.SourceStateUnreachable},
 	}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("step output (-want +got):\n%s", diff)
@@ -174,10 +174,10 @@ func TestStepSNTPBadServers(t *testing.T) {
 		name    string
 		stratum byte
 		skew    time.Duration
-		want    v2.SourceState
+		want    wire.SourceState
 	}{
-		{"unsynchronised server", 16, 0, v2.SourceStateUnreachable},
-		{"clock a day off", 1, 24 * time.Hour, v2.SourceStateError},
+		{"unsynchronised server", 16, 0, wire.SourceStateUnreachable},
+		{"clock a day off", 1, 24 * time.Hour, wire.SourceStateError},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -186,8 +186,8 @@ func TestStepSNTPBadServers(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("step exit %d, stderr %q", code, stderr)
 			}
-			var got v2.NTPSynchronizationResponse
-			if err := v2.DecodeEmbedded(out, &got); err != nil {
+			var got wire.NTPSynchronizationResponse
+			if err := wire.DecodeEmbedded(out, &got); err != nil {
 				t.Fatal(err)
 			}
 			if len(got.NTPSources) != 1 || got.NTPSources[0].SourceState != tt.want {

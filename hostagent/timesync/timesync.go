@@ -4,7 +4,7 @@
 // is checked with a small SNTP client (RFC 4330) in Go instead, against the
 // requested sources only: never a default pool.
 //
-// timesync imports only the wire-types package daemon/v2.
+// timesync imports only the wire package.
 package timesync
 
 import (
@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // exitNotRun is the exit code of a step whose args are invalid
@@ -91,7 +91,7 @@ func Step(opts Options) func(ctx context.Context, args []string) (output, stderr
 		if err != nil {
 			return "", err.Error(), 1
 		}
-		out, err := v2.EncodeEmbedded(resp)
+		out, err := wire.EncodeEmbedded(resp)
 		if err != nil {
 			return "", err.Error(), 1
 		}
@@ -106,8 +106,8 @@ func DecodeArgs(args []string) ([]string, error) {
 	if len(args) != 1 {
 		return nil, fmt.Errorf("ntp synchronizer cmd accepts 1 params in args, given args %v", args)
 	}
-	var req v2.NTPSynchronizationRequest
-	if err := v2.DecodeEmbedded(args[0], &req); err != nil {
+	var req wire.NTPSynchronizationRequest
+	if err := wire.DecodeEmbedded(args[0], &req); err != nil {
 		return nil, fmt.Errorf("ntp synchronizer args: %w", err)
 	}
 	if req.NTPSource == "" {
@@ -166,7 +166,7 @@ func validHostname(s string) bool {
 // answering, it adds the sources chronyd lacks and reports chronyd's view
 // of all its sources, as the agent does; otherwise it queries each source
 // with SNTP.
-func Check(ctx context.Context, opts Options, sources []string) (*v2.NTPSynchronizationResponse, error) {
+func Check(ctx context.Context, opts Options, sources []string) (*wire.NTPSynchronizationResponse, error) {
 	opts = opts.withDefaults()
 	if len(opts.Chronyc) > 0 {
 		c := &chrony{cmd: opts.Chronyc, port: opts.Port, resolver: opts.Resolver}

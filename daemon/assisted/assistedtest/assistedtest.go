@@ -11,8 +11,8 @@ import (
 	"fmt"
 	"strings"
 
-	v2 "github.com/nodezero/nodezero/daemon/v2"
 	"github.com/nodezero/nodezero/daemon/validation"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // AnswerChecks posts, for every host of the infra-env that has sent an
@@ -22,17 +22,17 @@ import (
 // ingress VIP, the wildcard probe and others to nothing). user lists the
 // hosts (user token), agent posts the replies (agent token); cluster is the
 // hosts' cluster (nil: no names).
-func AnswerChecks(ctx context.Context, user, agent *v2.Client, infraEnvID string, cluster *v2.Cluster) error {
+func AnswerChecks(ctx context.Context, user, agent *wire.Client, infraEnvID string, cluster *wire.Cluster) error {
 	hosts, err := user.ListHosts(ctx, infraEnvID)
 	if err != nil {
 		return err
 	}
-	invs := map[string]*v2.Inventory{}
+	invs := map[string]*wire.Inventory{}
 	for _, h := range hosts {
 		if h.Inventory == "" {
 			continue
 		}
-		var inv v2.Inventory
+		var inv wire.Inventory
 		if err := json.Unmarshal([]byte(h.Inventory), &inv); err != nil {
 			return fmt.Errorf("host %s inventory: %w", h.ID, err)
 		}
@@ -44,15 +44,15 @@ func AnswerChecks(ctx context.Context, user, agent *v2.Client, infraEnvID string
 			continue
 		}
 		rep := Connectivity(self, h.ID, invs)
-		if err := post(ctx, agent, infraEnvID, h.ID, v2.StepTypeConnectivityCheck, rep); err != nil {
+		if err := post(ctx, agent, infraEnvID, h.ID, wire.StepTypeConnectivityCheck, rep); err != nil {
 			return err
 		}
-		ntp := v2.NTPSynchronizationResponse{NTPSources: []*v2.NTPSource{{SourceName: "ntp.test", SourceState: v2.SourceStateSynced}}}
-		if err := post(ctx, agent, infraEnvID, h.ID, v2.StepTypeNTPSynchronizer, ntp); err != nil {
+		ntp := wire.NTPSynchronizationResponse{NTPSources: []*wire.NTPSource{{SourceName: "ntp.test", SourceState: wire.SourceStateSynced}}}
+		if err := post(ctx, agent, infraEnvID, h.ID, wire.StepTypeNTPSynchronizer, ntp); err != nil {
 			return err
 		}
 		if cluster != nil {
-			if err := post(ctx, agent, infraEnvID, h.ID, v2.StepTypeDomainResolution, Resolutions(cluster)); err != nil {
+			if err := post(ctx, agent, infraEnvID, h.ID, wire.StepTypeDomainResolution, Resolutions(cluster)); err != nil {
 				return err
 			}
 		}
@@ -62,22 +62,22 @@ func AnswerChecks(ctx context.Context, user, agent *v2.Client, infraEnvID string
 
 // Connectivity is the report of a host (inventory self, id selfID) that
 // reaches every other host in invs at L2 and L3 on all its addresses.
-func Connectivity(self *v2.Inventory, selfID string, invs map[string]*v2.Inventory) v2.ConnectivityReport {
-	rep := v2.ConnectivityReport{}
+func Connectivity(self *wire.Inventory, selfID string, invs map[string]*wire.Inventory) wire.ConnectivityReport {
+	rep := wire.ConnectivityReport{}
 	for id, inv := range invs {
 		if id == selfID {
 			continue
 		}
-		rh := &v2.ConnectivityRemoteHost{HostID: id}
+		rh := &wire.ConnectivityRemoteHost{HostID: id}
 		for _, iface := range inv.Interfaces {
 			if iface == nil {
 				continue
 			}
 			for _, a := range append(append([]string(nil), iface.IPv4Addresses...), iface.IPv6Addresses...) {
 				ip := strings.SplitN(a, "/", 2)[0]
-				rh.L2Connectivity = append(rh.L2Connectivity, &v2.L2Connectivity{OutgoingNic: self.Interfaces[0].Name,
+				rh.L2Connectivity = append(rh.L2Connectivity, &wire.L2Connectivity{OutgoingNic: self.Interfaces[0].Name,
 					RemoteIPAddress: ip, RemoteMAC: iface.MACAddress, Successful: true})
-				rh.L3Connectivity = append(rh.L3Connectivity, &v2.L3Connectivity{OutgoingNic: self.Interfaces[0].Name,
+				rh.L3Connectivity = append(rh.L3Connectivity, &wire.L3Connectivity{OutgoingNic: self.Interfaces[0].Name,
 					RemoteIPAddress: ip, Successful: true, AverageRTTMs: 0.4})
 			}
 		}
@@ -89,10 +89,10 @@ func Connectivity(self *v2.Inventory, selfID string, invs map[string]*v2.Invento
 // Resolutions resolves the names the service asks about for cluster c:
 // api and api-int to the first API VIP, names under apps to the first
 // ingress VIP, everything else to nothing.
-func Resolutions(c *v2.Cluster) v2.DomainResolutionResponse {
-	res := v2.DomainResolutionResponse{}
+func Resolutions(c *wire.Cluster) wire.DomainResolutionResponse {
+	res := wire.DomainResolutionResponse{}
 	for _, name := range validation.DomainsToResolve(c, c.OCPReleaseImage) {
-		r := &v2.DomainResolutionResponseResolutionsItem{DomainName: name}
+		r := &wire.DomainResolutionResponseResolutionsItem{DomainName: name}
 		switch {
 		case (strings.HasPrefix(name, "api.") || strings.HasPrefix(name, "api-int.")) && len(c.APIVIPs) > 0:
 			r.IPv4Addresses = []string{string(c.APIVIPs[0].IP)}
@@ -104,10 +104,10 @@ func Resolutions(c *v2.Cluster) v2.DomainResolutionResponse {
 	return res
 }
 
-func post(ctx context.Context, agent *v2.Client, infraEnvID, hostID string, typ v2.StepType, v any) error {
+func post(ctx context.Context, agent *wire.Client, infraEnvID, hostID string, typ wire.StepType, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	return agent.PostStepReply(ctx, infraEnvID, hostID, v2.StepReply{StepType: typ, StepID: string(typ) + "-0badc0de", Output: string(b)})
+	return agent.PostStepReply(ctx, infraEnvID, hostID, wire.StepReply{StepType: typ, StepID: string(typ) + "-0badc0de", Output: string(b)})
 }

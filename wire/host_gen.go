@@ -1,7 +1,7 @@
 // Code generated from the assisted-service v2 swagger definitions; shapes only. DO NOT EDIT by hand
 // beyond what the file comment of doc.go allows.
 
-package v2
+package wire
 
 import (
 	"time"

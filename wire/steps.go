@@ -1,4 +1,4 @@
-package v2
+package wire
 
 import (
 	"encoding/json"

@@ -8,4 +8,4 @@
 // hand since: field names, JSON tags, omitempty and nullability follow the
 // swagger file exactly, so that a real agent or a real service can talk to
 // ours. Hand-written helpers live in the files without the _gen suffix.
-package v2
+package wire

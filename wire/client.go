@@ -1,4 +1,4 @@
-package v2
+package wire
 
 // The HTTP client for the assisted-service v2 API. The wire format (headers,
 // query, bodies) follows shared/reference/agent-protocol-transcript.md §1, a

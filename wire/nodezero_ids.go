@@ -1,4 +1,4 @@
-package v2
+package wire
 
 // Validation IDs of nodezero's own, beyond assisted-service's enums. They
 // report on the config image's host configs (ABI's apply-host-config
