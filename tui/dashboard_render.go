@@ -44,28 +44,15 @@ var categoryOrder = map[string]int{
 // [{id, status, message}]. The result is ordered by category (categoryOrder)
 // and, inside one, as the service listed them. "" holds no validations.
 func parseValidations(info string) ([]validation, error) {
-	if info == "" {
-		return nil, nil
+	vi, err := wire.ParseValidationsInfo(info)
+	if err != nil {
+		return nil, err
 	}
-	var groups map[string][]struct {
-		ID      string `json:"id"`
-		Status  string `json:"status"`
-		Message string `json:"message"`
-	}
-	if err := json.Unmarshal([]byte(info), &groups); err != nil {
-		return nil, fmt.Errorf("parse validations_info: %w", err)
-	}
-	cats := make([]string, 0, len(groups))
-	for c := range groups {
-		cats = append(cats, c)
-	}
-	slices.SortFunc(cats, compareCategories)
 	var out []validation
-	for _, c := range cats {
-		for _, v := range groups[c] {
-			out = append(out, validation{Category: c, ID: v.ID, Status: v.Status, Message: v.Message})
-		}
+	for _, v := range vi {
+		out = append(out, validation{Category: string(v.Category), ID: v.ID, Status: string(v.Status), Message: v.Message})
 	}
+	slices.SortStableFunc(out, func(a, b validation) int { return compareCategories(a.Category, b.Category) })
 	return out, nil
 }
 

@@ -1,11 +1,17 @@
-// Package v2 holds the JSON shapes of the assisted-service v2 REST API and a
-// small HTTP client for it. It is the contract between node zero's embedded
-// service, the host agent and the console, so it imports no other package of
-// this module.
+// Package wire owns the assisted-service v2 contract that node zero's
+// service, the host agent, the console and wait-for share: the JSON shapes
+// of the REST API, a small HTTP client for it, and typed helpers for the
+// fields that carry JSON inside a string (validations_info, step args and
+// replies, the connectivity report, the image, disk, NTP and DNS results).
 //
-// The *_gen.go files were generated once from the public assisted-service
-// swagger definitions (shapes are facts, the code is ours) and are edited by
-// hand since: field names, JSON tags, omitempty and nullability follow the
-// swagger file exactly, so that a real agent or a real service can talk to
-// ours. Hand-written helpers live in the files without the _gen suffix.
+// The shapes follow shared/reference's assisted-service swagger exactly —
+// field names, JSON tags, omitempty and nullability — so that a real agent
+// or a real service can talk to ours; TestSwaggerConformance in daemon/api
+// checks every answer against that file. They were written once from the
+// swagger definitions and are kept by hand (no generator): cluster.go,
+// host.go, infraenv.go, inventory.go, event.go, manifest.go, step_args.go.
+// Hand-written helpers live beside them.
+//
+// wire imports no other package of this module; daemon, hostagent, tui and
+// the Cluster API providers import it.
 package wire

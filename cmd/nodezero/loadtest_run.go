@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -353,17 +352,10 @@ func ltWaitClusterReady(ctx context.Context, uc *wire.Client, clusterID string, 
 // ltFailingValidations lists the validations of a validations_info
 // document that neither pass nor are disabled.
 func ltFailingValidations(info string) string {
-	var groups map[string][]struct{ ID, Status, Message string }
-	if json.Unmarshal([]byte(info), &groups) != nil {
-		return ""
-	}
+	vi, _ := wire.ParseValidationsInfo(info) // unreadable text names nothing
 	var out []string
-	for _, g := range groups {
-		for _, v := range g {
-			if v.Status != "success" && v.Status != "disabled" {
-				out = append(out, fmt.Sprintf("%s %s (%s)", v.ID, v.Status, v.Message))
-			}
-		}
+	for _, v := range vi.Unmet() {
+		out = append(out, fmt.Sprintf("%s %s (%s)", v.ID, v.Status, v.Message))
 	}
 	if len(out) == 0 {
 		return ""

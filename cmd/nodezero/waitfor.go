@@ -17,13 +17,11 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"slices"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -219,7 +217,10 @@ type waiter struct {
 	problemAt time.Time // and when
 }
 
-type validationSeen struct{ status, message string }
+type validationSeen struct {
+	status  wire.ValidationStatus
+	message string
+}
 
 // pollResult is what one poll learnt.
 type pollResult struct {
@@ -467,44 +468,29 @@ func (w *waiter) reportValidations(c *wire.Cluster) {
 }
 
 func (w *waiter) validate(key, prefix, info string) {
-	if info == "" {
-		return
-	}
-	var groups map[string][]struct {
-		ID      string `json:"id"`
-		Status  string `json:"status"`
-		Message string `json:"message"`
-	}
-	if err := json.Unmarshal([]byte(info), &groups); err != nil {
+	vi, err := wire.ParseValidationsInfo(info)
+	if err != nil {
 		w.log.Debug(prefix+": unreadable validations_info", "error", err.Error())
 		return
 	}
-	cats := make([]string, 0, len(groups))
-	for cat := range groups {
-		cats = append(cats, cat)
-	}
-	sort.Strings(cats)
-	for _, cat := range cats {
-		for _, r := range groups[cat] {
-			k := key + " " + r.ID
-			old, seen := w.validations[k]
-			now := validationSeen{r.Status, r.Message}
-			w.validations[k] = now
-			line := prefix + ": " + r.Message
-			switch {
-			case seen && old == now:
-			case validationFailing(now.status):
-				w.log.Warn(line)
-			case seen && validationFailing(old.status):
-				w.log.Info(line)
-			default:
-				w.log.Debug(line)
-			}
+	for _, r := range vi {
+		k := key + " " + r.ID
+		old, seen := w.validations[k]
+		now := validationSeen{r.Status, r.Message}
+		w.validations[k] = now
+		line := prefix + ": " + r.Message
+		switch {
+		case seen && old == now:
+		case now.status.Failing():
+			w.log.Warn(line)
+		case seen && old.status.Failing():
+			w.log.Info(line)
+		default:
+			w.log.Debug(line)
 		}
 	}
 }
 
-func validationFailing(status string) bool { return status == "failure" || status == "error" }
 
 // reportEvents logs the infra-env's latest event when its message is new.
 func (w *waiter) reportEvents(ctx context.Context) {

@@ -142,22 +142,11 @@ func displayName(h *wire.Host) string {
 // validations_info ({"category": [{"id", "status", "message"}]}) that keep a
 // host from known, sorted: an advisory one (ntp-synced) is not why.
 func failingValidations(info string) []string {
-	if info == "" {
-		return nil
-	}
-	var groups map[string][]struct {
-		ID     string `json:"id"`
-		Status string `json:"status"`
-	}
-	if json.Unmarshal([]byte(info), &groups) != nil {
-		return nil
-	}
+	vi, _ := wire.ParseValidationsInfo(info) // unreadable text names nothing
 	var ids []string
-	for _, list := range groups {
-		for _, v := range list {
-			if v.Status == "failure" && !machine.Advisory(wire.HostValidationID(v.ID)) {
-				ids = append(ids, v.ID)
-			}
+	for _, v := range vi.Failing() {
+		if !machine.Advisory(wire.HostValidationID(v.ID)) {
+			ids = append(ids, v.ID)
 		}
 	}
 	sort.Strings(ids)

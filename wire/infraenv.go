@@ -1,6 +1,3 @@
-// Code generated from the assisted-service v2 swagger definitions; shapes only. DO NOT EDIT by hand
-// beyond what the file comment of doc.go allows.
-
 package wire
 
 import (
