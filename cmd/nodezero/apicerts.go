@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/nodezero/nodezero/configimage"
-	"github.com/nodezero/nodezero/daemon/atomicfile"
+	"github.com/nodezero/nodezero/internal/atomicfile"
 )
 
 // apiCerts is what an install directory's tls/ holds for an HTTPS API

@@ -14,8 +14,8 @@ import (
 
 	"github.com/nodezero/nodezero/configimage"
 	"github.com/nodezero/nodezero/configimage/credentials"
-	"github.com/nodezero/nodezero/daemon/atomicfile"
 	"github.com/nodezero/nodezero/daemon/auth"
+	"github.com/nodezero/nodezero/internal/atomicfile"
 )
 
 // stateFile keeps an install directory's generated secrets, like

@@ -24,6 +24,7 @@ var importRules = []struct {
 	{"units", nil},
 	{"testbed", nil},
 	{"wire", nil},
+	{"internal", nil}, // the leaf helpers every layer may import
 	{"kube", nil}, // kube/localapi imports kube only
 	{"hostagent", []string{"wire"}},
 	{"tui", []string{"wire"}},
@@ -120,6 +121,10 @@ func TestImportRules(t *testing.T) {
 				if under(to, a) {
 					okImport = true
 				}
+			}
+			// internal/ holds the leaf helpers every layer may import.
+			if under(to, "internal") {
+				okImport = true
 			}
 			// daemon may use its own sub-packages.
 			if folder == "daemon" && under(to, "daemon") {

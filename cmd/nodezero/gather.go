@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/nodezero/nodezero/internal/atomicfile"
 	"io"
 	"os"
 	"path/filepath"
@@ -72,25 +73,16 @@ func runGather(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // renames it into place: a failed gather leaves no half bundle. The bundle
 // is 0600: redacted, it still describes the host in detail.
 func writeBundle(ctx context.Context, o gather.Options, path string) (*gather.Report, error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return nil, err
+	if _, err := os.Stat(filepath.Dir(path)); err != nil {
+		return nil, err // a bundle goes into a directory that exists
 	}
-	defer os.Remove(f.Name()) // after the rename, there is nothing left to remove
-	rep, err := gather.Write(ctx, o, f)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return nil, err
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return nil, err
-	}
-	return rep, nil
+	var rep *gather.Report
+	err := atomicfile.Stream(path, 0o600, func(w io.Writer) error {
+		var err error
+		rep, err = gather.Write(ctx, o, w)
+		return err
+	})
+	return rep, err
 }
 
 // hostName names the host for the bundle's file name: the root's

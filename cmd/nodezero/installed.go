@@ -16,10 +16,10 @@ import (
 	"github.com/coreos/ignition/v2/config/v3_4/types"
 	"github.com/vincent-petithory/dataurl"
 
-	"github.com/nodezero/nodezero/daemon/atomicfile"
 	"github.com/nodezero/nodezero/daemon/boot"
 	"github.com/nodezero/nodezero/hostagent/diskwrite"
 	"github.com/nodezero/nodezero/hostagent/installer"
+	"github.com/nodezero/nodezero/internal/atomicfile"
 	"github.com/nodezero/nodezero/wire"
 )
 

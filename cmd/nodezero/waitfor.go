@@ -491,7 +491,6 @@ func (w *waiter) validate(key, prefix, info string) {
 	}
 }
 
-
 // reportEvents logs the infra-env's latest event when its message is new.
 func (w *waiter) reportEvents(ctx context.Context) {
 	if w.infraEnvID == "" {

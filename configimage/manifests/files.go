@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/nodezero/nodezero/internal/atomicfile"
 	"io/fs"
 	"os"
 	"path"
@@ -146,7 +147,7 @@ func WriteTo(manifestsDir, extraDir string, s *Set) error {
 		if path.Clean(dir) == ExtraManifestsDir {
 			target = filepath.Join(extraDir, name)
 		}
-		if err := writeFileAtomic(target, f.Data); err != nil {
+		if err := atomicfile.Write(target, f.Data, 0o644); err != nil {
 			return fmt.Errorf("write manifests: %w", err)
 		}
 	}
@@ -157,30 +158,4 @@ func WriteTo(manifestsDir, extraDir string, s *Set) error {
 		}
 	}
 	return nil
-}
-
-// writeFileAtomic replaces name with data: temp file, fsync, rename.
-func writeFileAtomic(name string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // no-op once renamed
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, name)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/nodezero/nodezero/internal/atomicfile"
 	"io"
 	"io/fs"
 	"os"
@@ -193,7 +194,7 @@ func WriteHostConfigs(dir string, configs []HostConfig) error {
 			return fmt.Errorf("write host configs: %w", err)
 		}
 		for _, f := range files {
-			if err := writeFileAtomic(filepath.Join(d, f.Name), f.Data); err != nil {
+			if err := atomicfile.Write(filepath.Join(d, f.Name), f.Data, 0o644); err != nil {
 				return fmt.Errorf("write host configs: %w", err)
 			}
 		}

@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nodezero/nodezero/daemon/atomicfile"
+	"github.com/nodezero/nodezero/internal/atomicfile"
 )
 
 // DefaultMaxLogsSize bounds one uploaded log bundle. assisted-service's

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nodezero/nodezero/daemon/atomicfile"
+	"github.com/nodezero/nodezero/internal/atomicfile"
 )
 
 // Material is what a service needs to check tokens and what its users need to

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/nodezero/nodezero/daemon/atomicfile"
+	"github.com/nodezero/nodezero/internal/atomicfile"
 )
 
 // HostnamesDir holds one file per host, named by the host's first MAC in

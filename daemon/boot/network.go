@@ -11,7 +11,7 @@ import (
 
 	"github.com/nodezero/nodezero/configimage"
 	"github.com/nodezero/nodezero/configimage/nmstate"
-	"github.com/nodezero/nodezero/daemon/atomicfile"
+	"github.com/nodezero/nodezero/internal/atomicfile"
 )
 
 // SystemConnectionsDir is where NetworkManager reads keyfiles from.

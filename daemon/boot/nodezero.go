@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nodezero/nodezero/daemon/atomicfile"
+	"github.com/nodezero/nodezero/internal/atomicfile"
 )
 
 // Node0Path is where node zero records that it is node zero, with the

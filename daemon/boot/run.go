@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/nodezero/nodezero/configimage"
-	"github.com/nodezero/nodezero/daemon/atomicfile"
+	"github.com/nodezero/nodezero/internal/atomicfile"
 	"github.com/nodezero/nodezero/daemon/issue"
 )
 

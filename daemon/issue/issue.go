@@ -14,7 +14,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/nodezero/nodezero/daemon/atomicfile"
+	"github.com/nodezero/nodezero/internal/atomicfile"
 )
 
 // Key names one status file; the number orders it on the console.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/nodezero/nodezero/internal/atomicfile"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -153,7 +154,7 @@ func WritePayload(dir string, p *Payload) error {
 		return fmt.Errorf("write payload: %w", err)
 	}
 	data = append(data, '\n')
-	if err := replaceFile(filepath.Join(dir, PayloadFile), data); err != nil {
+	if err := atomicfile.Write(filepath.Join(dir, PayloadFile), data, 0o644); err != nil {
 		return fmt.Errorf("write payload: %w", err)
 	}
 	return nil
@@ -224,39 +225,4 @@ func jsonError(path string, data []byte, err error) string {
 		col = 1
 	}
 	return fmt.Sprintf("%s:%d:%d: %v", path, line, col, err)
-}
-
-// replaceFile writes data to path so that a reader sees the old content or
-// the new, never a part.
-func replaceFile(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name()) // fails harmlessly once renamed
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -202,38 +201,4 @@ func addKeyfiles(cfg map[string]any, kfs []keyfile) error {
 // /opt/install-dir/<role>-<host id>.ign, under root.
 func ignitionPath(root, role, hostID string) string {
 	return filepath.Join(root, "opt", "install-dir", role+"-"+hostID+".ign")
-}
-
-// saveFile replaces name with data atomically: a temporary file in the
-// same directory, fsynced, renamed over name. The ignition holds secrets
-// (pull secret, keys), hence mode 0600.
-func saveFile(name string, data []byte) error {
-	dir := filepath.Dir(name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("save %s: %w", name, err)
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(name)+".*")
-	if err != nil {
-		return fmt.Errorf("save %s: %w", name, err)
-	}
-	defer os.Remove(f.Name()) // fails harmlessly once renamed
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("save %s: %w", name, err)
-	}
-	if err := f.Chmod(fs.FileMode(0o600)); err != nil {
-		f.Close()
-		return fmt.Errorf("save %s: %w", name, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("save %s: %w", name, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("save %s: %w", name, err)
-	}
-	if err := os.Rename(f.Name(), name); err != nil {
-		return fmt.Errorf("save %s: %w", name, err)
-	}
-	return nil
 }

@@ -3,6 +3,7 @@ package installer
 import (
 	"encoding/base64"
 	"errors"
+	"github.com/nodezero/nodezero/internal/atomicfile"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -192,7 +193,7 @@ func TestReadKeyfiles(t *testing.T) {
 func TestSaveFile(t *testing.T) {
 	p := ignitionPath(t.TempDir(), "worker", testHostID)
 	for _, content := range []string{"first", "second"} {
-		if err := saveFile(p, []byte(content)); err != nil {
+		if err := atomicfile.Write(p, []byte(content), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		b, err := os.ReadFile(p)

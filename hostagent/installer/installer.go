@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/nodezero/nodezero/internal/atomicfile"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -357,7 +358,7 @@ func (in *install) writeDisk(ctx context.Context) error {
 		}
 	}
 	path := ignitionPath(in.cfg.Root, in.ignitionRole(), in.req.HostID)
-	if err := saveFile(path, ign); err != nil {
+	if err := atomicfile.Write(path, ign, 0o600); err != nil {
 		return fmt.Errorf("install: %w", err)
 	}
 	if err := in.rep.stage(ctx, wire.HostStageWritingImageToDisk, ""); err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/nodezero/nodezero/internal/atomicfile"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -83,7 +84,7 @@ func (j *Journal) save(root string) error {
 	if err != nil {
 		return err
 	}
-	return saveFile(filepath.Join(rootOr(root), JournalPath), append(b, '\n'))
+	return atomicfile.Write(filepath.Join(rootOr(root), JournalPath), append(b, '\n'), 0o600)
 }
 
 func rootOr(root string) string {
