@@ -7,12 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nodezero/nodezero/hostagent/step"
 	"github.com/nodezero/nodezero/wire"
 )
 
 // blockingStep runs until its context ends, then answers as a cancelled
 // installer does; started is closed once it runs.
-func blockingStep(started chan struct{}) StepFunc {
+func blockingStep(started chan struct{}) step.Func {
 	return func(ctx context.Context, _ []string) (string, string, int) {
 		close(started)
 		<-ctx.Done()

@@ -6,13 +6,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nodezero/nodezero/hostagent/step"
 	"github.com/nodezero/nodezero/wire"
 )
-
-// ExitNotRun is the exit code of a step that could not run: an unknown step
-// type or invalid args. The real agent replies -1 in both cases
-// (agent-and-installer.md §1.7).
-const ExitNotRun = -1
 
 // StepRunner runs one instruction. output is the step's stdout (usually a
 // JSON document), stderr its diagnostics, exitCode 0 on success. Run must
@@ -21,16 +17,12 @@ type StepRunner interface {
 	Run(ctx context.Context, stepType wire.StepType, args []string) (output string, stderr string, exitCode int)
 }
 
-// StepFunc runs one step type. It validates its own args and answers
-// ExitNotRun with the reason in stderr when they are invalid.
-type StepFunc func(ctx context.Context, args []string) (output string, stderr string, exitCode int)
-
 // Steps is a StepRunner that maps step types to StepFuncs. It is safe for
 // concurrent use. It knows which steps are running, so that one step can
 // stop another (Cancel, StopInstallationStep).
 type Steps struct {
 	mu      sync.RWMutex
-	funcs   map[wire.StepType]StepFunc
+	funcs   map[wire.StepType]step.Func
 	running map[wire.StepType]map[*run]bool
 }
 
@@ -43,7 +35,7 @@ type run struct {
 // NewSteps returns a registry holding the inventory step, which calls
 // inventory to collect the host's hardware (nil leaves it out).
 func NewSteps(inventory func(ctx context.Context) (*wire.Inventory, error)) *Steps {
-	s := &Steps{funcs: map[wire.StepType]StepFunc{}, running: map[wire.StepType]map[*run]bool{}}
+	s := &Steps{funcs: map[wire.StepType]step.Func{}, running: map[wire.StepType]map[*run]bool{}}
 	if inventory != nil {
 		s.Handle(wire.StepTypeInventory, InventoryStep(inventory))
 	}
@@ -51,14 +43,14 @@ func NewSteps(inventory func(ctx context.Context) (*wire.Inventory, error)) *Ste
 }
 
 // Handle registers f for stepType, replacing any earlier func.
-func (s *Steps) Handle(stepType wire.StepType, f StepFunc) {
+func (s *Steps) Handle(stepType wire.StepType, f step.Func) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.funcs[stepType] = f
 }
 
-// Run implements StepRunner. An unknown step type answers ExitNotRun with
-// the real agent's message; a panicking step answers ExitNotRun too rather
+// Run implements StepRunner. An unknown step type answers step.ExitNotRun with
+// the real agent's message; a panicking step answers step.ExitNotRun too rather
 // than take the daemon down. The step runs with a context Cancel can end.
 func (s *Steps) Run(ctx context.Context, stepType wire.StepType, args []string) (output, stderr string, exitCode int) {
 	s.mu.Lock()
@@ -69,12 +61,12 @@ func (s *Steps) Run(ctx context.Context, stepType wire.StepType, args []string) 
 	}
 	s.mu.Unlock()
 	if !ok {
-		return "", fmt.Sprintf("failed to find action for step type %s", stepType), ExitNotRun
+		return "", fmt.Sprintf("failed to find action for step type %s", stepType), step.ExitNotRun
 	}
 	defer s.untrack(stepType, r) // after the recover below: a panicking step has returned too
 	defer func() {
 		if r := recover(); r != nil {
-			output, stderr, exitCode = "", fmt.Sprintf("step %s panicked: %v", stepType, r), ExitNotRun
+			output, stderr, exitCode = "", fmt.Sprintf("step %s panicked: %v", stepType, r), step.ExitNotRun
 		}
 	}()
 	return f(ctx, args)
@@ -102,7 +94,7 @@ func (s *Steps) untrack(stepType wire.StepType, r *run) {
 // Cancel cancels every running step of stepType and waits until they have
 // returned or ctx ends. It returns how many were running; the error is
 // ctx's when some had not returned by then. Each cancelled step still
-// answers, with whatever its StepFunc returns once its context is done.
+// answers, with whatever its step.Func returns once its context is done.
 func (s *Steps) Cancel(ctx context.Context, stepType wire.StepType) (int, error) {
 	s.mu.Lock()
 	runs := make([]*run, 0, len(s.running[stepType]))
@@ -134,7 +126,7 @@ const DefaultStopWait = 30 * time.Second
 // it has returned; nothing running is 0 too (podman's -i). An install
 // step still running after wait (0: DefaultStopWait) is exit code 1. The
 // step takes no args.
-func StopInstallationStep(s *Steps, wait time.Duration) StepFunc {
+func StopInstallationStep(s *Steps, wait time.Duration) step.Func {
 	if wait <= 0 {
 		wait = DefaultStopWait
 	}
@@ -151,11 +143,11 @@ func StopInstallationStep(s *Steps, wait time.Duration) StepFunc {
 // InventoryStep returns the inventory step: its single arg is the host id,
 // which must be a UUID (agent-protocol-transcript.md §2); its output is the
 // inventory as compact JSON.
-func InventoryStep(collect func(ctx context.Context) (*wire.Inventory, error)) StepFunc {
+func InventoryStep(collect func(ctx context.Context) (*wire.Inventory, error)) step.Func {
 	return func(ctx context.Context, args []string) (string, string, int) {
 		if len(args) != 1 || !isUUID(args[0]) {
 			// The real agent's wording (inventory_cmd.go Validate).
-			return "", fmt.Sprintf("inventory cmd accepts only 1 params in args and it should be UUID, given args %v", args), ExitNotRun
+			return "", fmt.Sprintf("inventory cmd accepts only 1 params in args and it should be UUID, given args %v", args), step.ExitNotRun
 		}
 		inv, err := collect(ctx)
 		if err != nil {

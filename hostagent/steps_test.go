@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nodezero/nodezero/hostagent/step"
 	"github.com/nodezero/nodezero/wire"
 )
 
@@ -53,8 +54,8 @@ func TestStepsHandleAndPanic(t *testing.T) {
 	s := NewSteps(nil)
 	s.Handle(wire.StepTypeVerifyVIPs, func(context.Context, []string) (string, string, int) { panic("nil map") })
 	_, stderr, code := s.Run(context.Background(), wire.StepTypeVerifyVIPs, nil)
-	if code != ExitNotRun || stderr != "step verify-vips panicked: nil map" {
-		t.Errorf("panicking step = %q, %d; want the panic as stderr, %d", stderr, code, ExitNotRun)
+	if code != step.ExitNotRun || stderr != "step verify-vips panicked: nil map" {
+		t.Errorf("panicking step = %q, %d; want the panic as stderr, %d", stderr, code, step.ExitNotRun)
 	}
 	s.Handle(wire.StepTypeVerifyVIPs, func(context.Context, []string) (string, string, int) { return "[]", "", 0 })
 	if out, _, code := s.Run(context.Background(), wire.StepTypeVerifyVIPs, nil); out != "[]" || code != 0 {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/nodezero/nodezero/internal/atomicfile"
 	"io/fs"
 	"net"
 	"net/http"
@@ -13,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/nodezero/nodezero/internal/atomicfile"
 )
 
 // saveRendezvousIP writes root/etc/assisted/rendezvous-host.env for addr

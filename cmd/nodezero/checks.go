@@ -14,6 +14,7 @@ import (
 	"github.com/nodezero/nodezero/hostagent/imagecheck"
 	"github.com/nodezero/nodezero/hostagent/logsgather"
 	"github.com/nodezero/nodezero/hostagent/netcheck"
+	"github.com/nodezero/nodezero/hostagent/step"
 	"github.com/nodezero/nodezero/hostagent/timesync"
 	"github.com/nodezero/nodezero/wire"
 )
@@ -87,12 +88,12 @@ func addFailureSteps(steps *hostagent.Steps, c *wire.Client, cfg agentConfig) {
 // segment by construction, so a peer address that answers ICMP on it is
 // reported reached at L2 too, with the MAC the service gave for it. This is
 // the sandbox's stand-in for a switch, not a measurement.
-func loopbackConnectivity(o netcheck.Options) hostagent.StepFunc {
+func loopbackConnectivity(o netcheck.Options) step.Func {
 	real := netcheck.ConnectivityStep(o)
 	return func(ctx context.Context, args []string) (string, string, int) {
 		var params wire.ConnectivityCheckParams
 		if err := wire.DecodeStepArg(wire.StepTypeConnectivityCheck, args, &params); err != nil {
-			return "", err.Error(), hostagent.ExitNotRun
+			return "", err.Error(), step.ExitNotRun
 		}
 		out, stderr, code := real(ctx, args)
 		if code != 0 {

@@ -25,7 +25,7 @@ var importRules = []struct {
 	{"testbed", nil},
 	{"wire", nil},
 	{"internal", nil}, // the leaf helpers every layer may import
-	{"kube", nil}, // kube/localapi imports kube only
+	{"kube", nil},     // kube/localapi imports kube only
 	{"hostagent", []string{"wire"}},
 	{"tui", []string{"wire"}},
 	{"daemon", []string{"store", "configimage", "units", "kube", "wire"}},

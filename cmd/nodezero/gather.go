@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/nodezero/nodezero/internal/atomicfile"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nodezero/nodezero/cmd/nodezero/internal/gather"
+	"github.com/nodezero/nodezero/internal/atomicfile"
 )
 
 // runGather is `nodezero gather`: the support bundle of this host, as

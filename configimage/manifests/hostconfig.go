@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/nodezero/nodezero/internal/atomicfile"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/nodezero/nodezero/internal/atomicfile"
 	"gopkg.in/yaml.v3"
 )
 

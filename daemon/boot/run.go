@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/nodezero/nodezero/configimage"
-	"github.com/nodezero/nodezero/internal/atomicfile"
 	"github.com/nodezero/nodezero/daemon/issue"
+	"github.com/nodezero/nodezero/internal/atomicfile"
 )
 
 // Env is what the stages learned, handed to the service and the agent.

@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/nodezero/nodezero/configimage/manifests"
-	"github.com/nodezero/nodezero/internal/atomicfile"
 	"github.com/nodezero/nodezero/daemon/validation"
+	"github.com/nodezero/nodezero/internal/atomicfile"
 	"github.com/nodezero/nodezero/wire"
 )
 

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nodezero/nodezero/hostagent/step"
 	"github.com/nodezero/nodezero/testbed"
 	"github.com/nodezero/nodezero/wire"
 )
@@ -331,8 +332,8 @@ func TestAllocateRefusesAndCleansUp(t *testing.T) {
 
 	// An interface the host does not have: not run, nothing made.
 	r := d.run(t, wire.DHCPAllocationRequest{Interface: "nosuch0", APIVIPMAC: testAPIMAC, IngressVIPMAC: testIngressMAC}, "", 0)
-	if r.ExitCode != exitNotRun || !strings.Contains(r.Stderr, ErrNoInterface.Error()) {
-		t.Errorf("step on a missing interface = exit %d, %q; want %d, %q", r.ExitCode, r.Stderr, exitNotRun, ErrNoInterface)
+	if r.ExitCode != step.ExitNotRun || !strings.Contains(r.Stderr, ErrNoInterface.Error()) {
+		t.Errorf("step on a missing interface = exit %d, %q; want %d, %q", r.ExitCode, r.Stderr, step.ExitNotRun, ErrNoInterface)
 	}
 
 	// A server that never answers: the step gives up at its timeout and

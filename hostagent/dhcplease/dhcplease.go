@@ -81,7 +81,7 @@ func (o Options) withDefaults() Options {
 // Errors callers tell apart with errors.Is.
 var (
 	// ErrInvalidRequest: the request is malformed (the step answers
-	// ExitNotRun).
+	// step.ExitNotRun).
 	ErrInvalidRequest = errors.New("invalid dhcp allocation request")
 	// ErrNoInterface: the request's interface does not exist here.
 	ErrNoInterface = errors.New("interface not found")

@@ -4,29 +4,26 @@ import (
 	"context"
 	"errors"
 
+	"github.com/nodezero/nodezero/hostagent/step"
 	"github.com/nodezero/nodezero/wire"
 )
 
-// exitNotRun is hostagent.ExitNotRun (-1), repeated here because this
-// package may import only wire.
-const exitNotRun = -1
-
-// Step returns the dhcp-lease-allocate step in hostagent.StepFunc's shape.
+// Step returns the dhcp-lease-allocate step in step.Func's shape.
 // Its single arg is a DHCPAllocationRequest as JSON text; its output the
 // DHCPAllocationResponse. Args that do not decode or validate answer
-// exitNotRun with the reason in stderr, as the real agent does; so does an
+// step.ExitNotRun with the reason in stderr, as the real agent does; so does an
 // interface that does not exist (the agent fails the same way before it
 // runs dhclient). A failed exchange answers 1.
 func Step(opts Options) func(ctx context.Context, args []string) (output, stderr string, exitCode int) {
 	return func(ctx context.Context, args []string) (string, string, int) {
 		req, err := DecodeArgs(args)
 		if err != nil {
-			return "", err.Error(), exitNotRun
+			return "", err.Error(), step.ExitNotRun
 		}
 		resp, err := Allocate(ctx, req, opts)
 		if err != nil {
 			if errors.Is(err, ErrNoInterface) || errors.Is(err, ErrInvalidRequest) {
-				return "", err.Error(), exitNotRun
+				return "", err.Error(), step.ExitNotRun
 			}
 			return "", err.Error(), 1
 		}

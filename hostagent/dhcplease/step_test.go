@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nodezero/nodezero/hostagent/step"
 	"github.com/nodezero/nodezero/wire"
 )
 
@@ -50,12 +51,12 @@ func TestDecodeArgs(t *testing.T) {
 	}
 }
 
-// Bad args never reach the network: the step answers exitNotRun.
+// Bad args never reach the network: the step answers step.ExitNotRun.
 func TestStepBadArgs(t *testing.T) {
-	step := Step(Options{})
-	out, stderr, code := step(context.Background(), []string{`{"interface":""}`})
-	if code != exitNotRun || out != "" || !strings.Contains(stderr, "interface: empty") {
-		t.Errorf("step(bad args) = %q, %q, %d; want \"\", the reason, %d", out, stderr, code, exitNotRun)
+	run := Step(Options{})
+	out, stderr, code := run(context.Background(), []string{`{"interface":""}`})
+	if code != step.ExitNotRun || out != "" || !strings.Contains(stderr, "interface: empty") {
+		t.Errorf("step(bad args) = %q, %q, %d; want \"\", the reason, %d", out, stderr, code, step.ExitNotRun)
 	}
 }
 

@@ -20,13 +20,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nodezero/nodezero/hostagent/step"
 	"github.com/nodezero/nodezero/wire"
 )
-
-// exitNotRun is the exit code of a step whose args are invalid, and of one
-// whose every run failed (hostagent.ExitNotRun; this package may not import
-// hostagent).
-const exitNotRun = -1
 
 // The agent's fio job: --size=22m -bs=2300 --fdatasync=1, two jobs at once.
 const (
@@ -89,13 +85,13 @@ func DecodeArgs(args []string) (Args, error) {
 }
 
 // Step returns the installation-disk-speed-check step function, shaped as
-// hostagent.StepFunc. Invalid args answer -1; when both runs fail it answers
+// step.Func. Invalid args answer -1; when both runs fail it answers
 // the path alone, the last error and -1, as the agent does.
 func Step(opts Options) func(ctx context.Context, args []string) (output, stderr string, exitCode int) {
 	return func(ctx context.Context, args []string) (string, string, int) {
 		a, err := DecodeArgs(args)
 		if err != nil {
-			return "", err.Error(), exitNotRun
+			return "", err.Error(), step.ExitNotRun
 		}
 		if a.Timeout > 0 {
 			var cancel context.CancelFunc
@@ -113,7 +109,7 @@ func Step(opts Options) func(ctx context.Context, args []string) (output, stderr
 		resp := wire.DiskSpeedCheckResponse{Path: a.Path}
 		code := 0
 		if err != nil {
-			code = exitNotRun
+			code = step.ExitNotRun
 		} else {
 			resp.IOSyncDuration = p99.Milliseconds()
 		}

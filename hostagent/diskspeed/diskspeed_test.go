@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/nodezero/nodezero/hostagent/step"
 	"github.com/nodezero/nodezero/wire"
 )
 
@@ -169,7 +170,7 @@ func TestStepDevice(t *testing.T) {
 		t.Error("the mapped file was not written")
 	}
 	out, stderr, code = Step(opts)(context.Background(), []string{`{"path":"/dev/sdz"}`, "60"})
-	if code != exitNotRun || !strings.Contains(stderr, "no disk /dev/sdz") || out != `{"path":"/dev/sdz"}` {
+	if code != step.ExitNotRun || !strings.Contains(stderr, "no disk /dev/sdz") || out != `{"path":"/dev/sdz"}` {
 		t.Errorf("unmapped disk: %q, %q, %d", out, stderr, code)
 	}
 }
@@ -178,8 +179,8 @@ func TestStepBothRunsFail(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "none")
 	out, stderr, code := Step(Options{})(context.Background(), []string{`{"path":"` + p + `"}`, "10"})
 	want := `{"path":"` + p + `"}`
-	if code != exitNotRun || out != want || !strings.Contains(stderr, "no such file") {
-		t.Errorf("step = %q, %q, %d; want %q, the open error, %d", out, stderr, code, want, exitNotRun)
+	if code != step.ExitNotRun || out != want || !strings.Contains(stderr, "no such file") {
+		t.Errorf("step = %q, %q, %d; want %q, the open error, %d", out, stderr, code, want, step.ExitNotRun)
 	}
 }
 

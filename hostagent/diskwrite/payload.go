@@ -6,10 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/nodezero/nodezero/internal/atomicfile"
 	"os"
 	"path/filepath"
 	"regexp"
+
+	"github.com/nodezero/nodezero/internal/atomicfile"
 )
 
 // DefaultPayloadDir is where the factory image carries its payload.

@@ -15,12 +15,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nodezero/nodezero/hostagent/step"
 	"github.com/nodezero/nodezero/wire"
 )
-
-// exitNotRun is the exit code of a step whose args are invalid
-// (hostagent.ExitNotRun; this package may not import hostagent).
-const exitNotRun = -1
 
 // DefaultTimeout bounds the lookups of one name.
 const DefaultTimeout = 10 * time.Second
@@ -50,12 +47,12 @@ func (o Options) resolver() *net.Resolver {
 }
 
 // Step returns the domain-resolution step function, shaped as
-// hostagent.StepFunc. Invalid args answer -1 with the real agent's message.
+// step.Func. Invalid args answer -1 with the real agent's message.
 func Step(opts Options) func(ctx context.Context, args []string) (output, stderr string, exitCode int) {
 	return func(ctx context.Context, args []string) (string, string, int) {
 		names, err := DecodeArgs(args)
 		if err != nil {
-			return "", err.Error(), exitNotRun
+			return "", err.Error(), step.ExitNotRun
 		}
 		resp := Resolve(ctx, opts, names)
 		out, err := wire.EncodeEmbedded(resp)

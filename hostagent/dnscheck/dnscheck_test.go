@@ -3,13 +3,15 @@ package dnscheck
 import (
 	"context"
 	"fmt"
-	"github.com/nodezero/nodezero/testbed"
 	"net"
 	"os/exec"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/nodezero/nodezero/hostagent/step"
+	"github.com/nodezero/nodezero/testbed"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/nodezero/nodezero/wire"
@@ -164,8 +166,8 @@ func TestDecodeArgs(t *testing.T) {
 
 func TestStepBadArgs(t *testing.T) {
 	out, stderr, code := Step(Options{})(context.Background(), []string{"a", "b"})
-	if code != exitNotRun || out != "" || stderr == "" {
-		t.Errorf("step = %q, %q, %d; want no output, a reason, %d", out, stderr, code, exitNotRun)
+	if code != step.ExitNotRun || out != "" || stderr == "" {
+		t.Errorf("step = %q, %q, %d; want no output, a reason, %d", out, stderr, code, step.ExitNotRun)
 	}
 }
 

@@ -20,12 +20,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nodezero/nodezero/hostagent/step"
 	"github.com/nodezero/nodezero/wire"
 )
-
-// exitNotRun is the exit code of a step whose args are invalid
-// (hostagent.ExitNotRun; this package may not import hostagent).
-const exitNotRun = -1
 
 // exitSomeFailed is the agent's exit code when an image could not be pulled.
 const exitSomeFailed = 2
@@ -64,14 +61,14 @@ var ErrTrustBundle = errors.New("invalid trust bundle")
 var running atomic.Bool
 
 // Step returns the container-image-availability step function, shaped as
-// hostagent.StepFunc. Invalid args answer -1; a run while another is under
+// step.Func. Invalid args answer -1; a run while another is under
 // way answers an empty success at once; an image that failed makes the exit
 // code 2, as in the agent.
 func Step(opts Options) func(ctx context.Context, args []string) (output, stderr string, exitCode int) {
 	return func(ctx context.Context, args []string) (string, string, int) {
 		req, err := DecodeArgs(args)
 		if err != nil {
-			return "", err.Error(), exitNotRun
+			return "", err.Error(), step.ExitNotRun
 		}
 		if !running.CompareAndSwap(false, true) {
 			return "{}", "", 0

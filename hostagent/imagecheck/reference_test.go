@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/nodezero/nodezero/hostagent/step"
 )
 
 func TestParseReference(t *testing.T) {
@@ -58,7 +60,7 @@ func TestDecodeArgs(t *testing.T) {
 		t.Errorf("DecodeArgs = %+v, %v", req, err)
 	}
 	out, stderr, code := Step(Options{})(context.Background(), []string{"["})
-	if code != exitNotRun || out != "" || stderr == "" {
+	if code != step.ExitNotRun || out != "" || stderr == "" {
 		t.Errorf("step with bad args = %q, %q, %d; want -1 with a reason", out, stderr, code)
 	}
 }

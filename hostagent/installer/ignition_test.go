@@ -3,7 +3,6 @@ package installer
 import (
 	"encoding/base64"
 	"errors"
-	"github.com/nodezero/nodezero/internal/atomicfile"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -14,6 +13,7 @@ import (
 	v34 "github.com/coreos/ignition/v2/config/v3_4"
 	"github.com/coreos/ignition/v2/config/v3_4/types"
 	"github.com/google/go-cmp/cmp"
+	"github.com/nodezero/nodezero/internal/atomicfile"
 )
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }

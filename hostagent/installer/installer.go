@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/nodezero/nodezero/internal/atomicfile"
 	"log/slog"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/nodezero/nodezero/internal/atomicfile"
 	"github.com/nodezero/nodezero/wire"
 )
 

@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/nodezero/nodezero/internal/atomicfile"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"time"
 
+	"github.com/nodezero/nodezero/internal/atomicfile"
 	"github.com/nodezero/nodezero/wire"
 )
 

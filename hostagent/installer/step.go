@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 
+	"github.com/nodezero/nodezero/hostagent/step"
 	"github.com/nodezero/nodezero/wire"
 )
-
-// exitNotRun is the exit code of a step whose args are invalid
-// (hostagent.ExitNotRun; this package may not import hostagent).
-const exitNotRun = -1
 
 // Step adapts Run to the agent's step shape. The step's single arg is the
 // InstallCmdRequest as JSON; newConfig builds the rest of the Config for it
@@ -21,21 +18,21 @@ func Step(newConfig func(req wire.InstallCmdRequest) (Config, error)) func(ctx c
 	return func(ctx context.Context, args []string) (string, string, int) {
 		var req wire.InstallCmdRequest
 		if err := wire.DecodeStepArg(wire.StepTypeInstall, args, &req); err != nil {
-			return "", err.Error(), exitNotRun
+			return "", err.Error(), step.ExitNotRun
 		}
 		if _, err := validateRequest(req); err != nil {
-			return "", err.Error(), exitNotRun
+			return "", err.Error(), step.ExitNotRun
 		}
 		cfg, err := newConfig(req)
 		if err != nil {
-			return "", "install: " + err.Error(), exitNotRun
+			return "", "install: " + err.Error(), step.ExitNotRun
 		}
 		cfg.Request = req
 		switch err := Run(ctx, cfg); {
 		case err == nil:
 			return "", "", 0
 		case errors.Is(err, ErrInvalidRequest):
-			return "", err.Error(), exitNotRun
+			return "", err.Error(), step.ExitNotRun
 		default:
 			return "", err.Error(), 1
 		}

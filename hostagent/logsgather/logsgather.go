@@ -30,12 +30,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nodezero/nodezero/hostagent/step"
 	"github.com/nodezero/nodezero/wire"
 )
-
-// exitNotRun is the exit code of a step whose args are invalid
-// (hostagent.ExitNotRun; this package may not import hostagent).
-const exitNotRun = -1
 
 // DefaultMaxFile bounds one collected file: a larger one keeps its last
 // DefaultMaxFile bytes, where a log's news is.
@@ -106,13 +103,13 @@ func Step(o Options) func(ctx context.Context, args []string) (output, stderr st
 	return func(ctx context.Context, args []string) (string, string, int) {
 		var req wire.LogsGatherCmdRequest
 		if err := wire.DecodeStepArg(wire.StepTypeLogsGather, args, &req); err != nil {
-			return "", err.Error(), exitNotRun
+			return "", err.Error(), step.ExitNotRun
 		}
 		if req.ClusterID == "" || req.HostID == "" || req.InfraEnvID == "" {
-			return "", "logs-gather args: cluster_id, host_id and infra_env_id are required", exitNotRun
+			return "", "logs-gather args: cluster_id, host_id and infra_env_id are required", step.ExitNotRun
 		}
 		if o.Service == nil {
-			return "", "logs-gather: no service to upload to", exitNotRun
+			return "", "logs-gather: no service to upload to", step.ExitNotRun
 		}
 		var warnings []string
 		for _, st := range []wire.LogsState{wire.LogsStateRequested, wire.LogsStateCollecting} {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/nodezero/nodezero/hostagent/step"
 	"github.com/nodezero/nodezero/wire"
 )
 
@@ -143,8 +144,8 @@ var fixedNow = func() time.Time { return time.Date(2026, 11, 22, 5, 0, 0, 0, tim
 
 func TestStepUploadsBundle(t *testing.T) {
 	svc := &service{}
-	step := Step(Options{Service: svc.start(t), Root: hostRoot(t, "agent started\n"), HardwareRoot: hwRoot, TempDir: t.TempDir(), Now: fixedNow})
-	out, stderr, code := step(context.Background(), request())
+	run := Step(Options{Service: svc.start(t), Root: hostRoot(t, "agent started\n"), HardwareRoot: hwRoot, TempDir: t.TempDir(), Now: fixedNow})
+	out, stderr, code := run(context.Background(), request())
 	if out != "" || stderr != "" || code != 0 {
 		t.Fatalf("step = %q, %q, %d; want 0 and nothing else", out, stderr, code)
 	}
@@ -201,8 +202,8 @@ func TestStepJournal(t *testing.T) {
 	}
 	t.Setenv("PATH", bin)
 	svc := &service{}
-	step := Step(Options{Service: svc.start(t), Root: hostRoot(t, ""), HardwareRoot: hwRoot, Journal: true, TempDir: t.TempDir(), Now: fixedNow})
-	if _, stderr, code := step(context.Background(), request()); code != 0 {
+	run := Step(Options{Service: svc.start(t), Root: hostRoot(t, ""), HardwareRoot: hwRoot, Journal: true, TempDir: t.TempDir(), Now: fixedNow})
+	if _, stderr, code := run(context.Background(), request()); code != 0 {
 		t.Fatalf("step = %q, %d; want 0", stderr, code)
 	}
 	files := open(t, svc.uploads[0].data)
@@ -215,7 +216,7 @@ func TestStepJournal(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(bin, "journalctl"), []byte("#!/bin/sh\necho 'No journal files were found.' >&2\nexit 1\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, stderr, code := step(context.Background(), request()); code != 0 {
+	if _, stderr, code := run(context.Background(), request()); code != 0 {
 		t.Fatalf("step with a failing journalctl = %q, %d; want 0", stderr, code)
 	}
 	files = open(t, svc.uploads[1].data)
@@ -227,8 +228,8 @@ func TestStepJournal(t *testing.T) {
 func TestStepTruncatesAndNotesMissing(t *testing.T) {
 	svc := &service{}
 	root := hostRoot(t, strings.Repeat("old\n", 100)+"newest line\n")
-	step := Step(Options{Service: svc.start(t), Root: root, HardwareRoot: t.TempDir(), MaxFile: 12, TempDir: t.TempDir(), Now: fixedNow})
-	if _, stderr, code := step(context.Background(), request()); code != 0 {
+	run := Step(Options{Service: svc.start(t), Root: root, HardwareRoot: t.TempDir(), MaxFile: 12, TempDir: t.TempDir(), Now: fixedNow})
+	if _, stderr, code := run(context.Background(), request()); code != 0 {
 		t.Fatalf("step = %q, %d; want 0", stderr, code)
 	}
 	files := open(t, svc.uploads[0].data)
@@ -251,8 +252,8 @@ func TestStepTruncatesAndNotesMissing(t *testing.T) {
 func TestStepFailures(t *testing.T) {
 	svc := &service{uploadStatus: http.StatusRequestEntityTooLarge}
 	client := svc.start(t)
-	step := Step(Options{Service: client, Root: hostRoot(t, ""), HardwareRoot: hwRoot, TempDir: t.TempDir(), Now: fixedNow})
-	_, stderr, code := step(context.Background(), request())
+	run := Step(Options{Service: client, Root: hostRoot(t, ""), HardwareRoot: hwRoot, TempDir: t.TempDir(), Now: fixedNow})
+	_, stderr, code := run(context.Background(), request())
 	if code != 1 || !strings.Contains(stderr, "upload logs") || !strings.Contains(stderr, "larger than") {
 		t.Errorf("refused upload: step = %q, %d; want 1 with the service's reason", stderr, code)
 	}
@@ -273,15 +274,15 @@ func TestStepFailures(t *testing.T) {
 		if name == "nil service" {
 			o.Service = nil
 		}
-		if _, stderr, code := Step(o)(context.Background(), args); code != exitNotRun || stderr == "" {
-			t.Errorf("%s: step = %q, %d; want %d with a reason", name, stderr, code, exitNotRun)
+		if _, stderr, code := Step(o)(context.Background(), args); code != step.ExitNotRun || stderr == "" {
+			t.Errorf("%s: step = %q, %d; want %d with a reason", name, stderr, code, step.ExitNotRun)
 		}
 	}
 
 	// An unwritable temp dir: nothing to send, and it says so.
 	svc = &service{}
-	step = Step(Options{Service: svc.start(t), Root: hostRoot(t, ""), TempDir: filepath.Join(t.TempDir(), "missing")})
-	if _, stderr, code := step(context.Background(), request()); code != 1 || !strings.Contains(stderr, "build logs bundle") {
+	run = Step(Options{Service: svc.start(t), Root: hostRoot(t, ""), TempDir: filepath.Join(t.TempDir(), "missing")})
+	if _, stderr, code := run(context.Background(), request()); code != 1 || !strings.Contains(stderr, "build logs bundle") {
 		t.Errorf("no temp dir: step = %q, %d; want 1 naming the bundle", stderr, code)
 	}
 	if len(svc.uploads) != 0 {

@@ -4,26 +4,20 @@ import (
 	"context"
 	"errors"
 
+	"github.com/nodezero/nodezero/hostagent/step"
 	"github.com/nodezero/nodezero/wire"
 )
-
-// StepFunc has the shape of hostagent.StepFunc (this package may not import
-// hostagent): output, stderr and exit code of one step.
-type StepFunc = func(ctx context.Context, args []string) (output string, stderr string, exitCode int)
-
-// ExitNotRun is hostagent.ExitNotRun: the step could not run (bad args).
-const ExitNotRun = -1
 
 // exitFailed is the exit code of a step that ran and failed.
 const exitFailed = 1
 
 // ConnectivityStep is the connectivity-check step: one JSON arg, a
 // ConnectivityCheckParams; output a ConnectivityReport.
-func ConnectivityStep(opts Options) StepFunc {
+func ConnectivityStep(opts Options) step.Func {
 	return func(ctx context.Context, args []string) (string, string, int) {
 		var params wire.ConnectivityCheckParams
 		if err := wire.DecodeStepArg(wire.StepTypeConnectivityCheck, args, &params); err != nil {
-			return "", err.Error(), ExitNotRun
+			return "", err.Error(), step.ExitNotRun
 		}
 		return reply(ConnectivityCheck(ctx, params, opts))
 	}
@@ -31,11 +25,11 @@ func ConnectivityStep(opts Options) StepFunc {
 
 // FreeAddressesStep is the free-network-addresses step: one JSON arg, a
 // list of IPv4 CIDRs; output FreeNetworksAddresses.
-func FreeAddressesStep(opts Options) StepFunc {
+func FreeAddressesStep(opts Options) step.Func {
 	return func(ctx context.Context, args []string) (string, string, int) {
 		var req wire.FreeAddressesRequest
 		if err := wire.DecodeStepArg(wire.StepTypeFreeNetworkAddresses, args, &req); err != nil {
-			return "", err.Error(), ExitNotRun
+			return "", err.Error(), step.ExitNotRun
 		}
 		return reply(FreeAddresses(ctx, req, opts))
 	}
@@ -43,22 +37,22 @@ func FreeAddressesStep(opts Options) StepFunc {
 
 // VerifyVIPsStep is the verify-vips step: one JSON arg, a VerifyVIPsRequest;
 // output a VerifyVIPsResponse.
-func VerifyVIPsStep(opts Options) StepFunc {
+func VerifyVIPsStep(opts Options) step.Func {
 	return func(ctx context.Context, args []string) (string, string, int) {
 		var req wire.VerifyVIPsRequest
 		if err := wire.DecodeStepArg(wire.StepTypeVerifyVIPs, args, &req); err != nil {
-			return "", err.Error(), ExitNotRun
+			return "", err.Error(), step.ExitNotRun
 		}
 		return reply(VerifyVIPs(ctx, req, opts))
 	}
 }
 
-// reply turns a result into a step reply: bad arguments are ExitNotRun, any
+// reply turns a result into a step reply: bad arguments are step.ExitNotRun, any
 // other error (a refusal included) exit 1 with the reason in stderr.
 func reply[T any](v T, err error) (string, string, int) {
 	if err != nil {
 		if errors.Is(err, ErrInvalidArgs) {
-			return "", err.Error(), ExitNotRun
+			return "", err.Error(), step.ExitNotRun
 		}
 		return "", err.Error(), exitFailed
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/nodezero/nodezero/hostagent/step"
 	"github.com/nodezero/nodezero/wire"
 )
 
@@ -16,7 +17,7 @@ func noProbes() (Options, *Stats) {
 
 func TestStepArgs(t *testing.T) {
 	o, st := noProbes()
-	steps := map[string]StepFunc{
+	steps := map[string]step.Func{
 		"connectivity": ConnectivityStep(o), "free": FreeAddressesStep(o), "vips": VerifyVIPsStep(o),
 	}
 	for _, tc := range []struct {
@@ -24,21 +25,21 @@ func TestStepArgs(t *testing.T) {
 		args []string
 		want int
 	}{
-		{"connectivity", nil, ExitNotRun},
-		{"connectivity", []string{"[]", "[]"}, ExitNotRun},
-		{"connectivity", []string{`{"host_id":1}`}, ExitNotRun},
-		{"connectivity", []string{`[{"host_id":"h","nics":[{"ip_addresses":["10.0.0.300/24"]}]}]`}, ExitNotRun},
-		{"connectivity", []string{`[{"host_id":"h","nics":[{"mac":"zz"}]}]`}, ExitNotRun},
-		{"connectivity", []string{`[null]`}, ExitNotRun},
+		{"connectivity", nil, step.ExitNotRun},
+		{"connectivity", []string{"[]", "[]"}, step.ExitNotRun},
+		{"connectivity", []string{`{"host_id":1}`}, step.ExitNotRun},
+		{"connectivity", []string{`[{"host_id":"h","nics":[{"ip_addresses":["10.0.0.300/24"]}]}]`}, step.ExitNotRun},
+		{"connectivity", []string{`[{"host_id":"h","nics":[{"mac":"zz"}]}]`}, step.ExitNotRun},
+		{"connectivity", []string{`[null]`}, step.ExitNotRun},
 		{"connectivity", []string{`[]`}, 0},
-		{"free", []string{`["10.0.0.1/24"]`}, ExitNotRun}, // not canonical
-		{"free", []string{`["fd00::/120"]`}, ExitNotRun},
-		{"free", []string{`["10.0.0.0/33"]`}, ExitNotRun},
+		{"free", []string{`["10.0.0.1/24"]`}, step.ExitNotRun}, // not canonical
+		{"free", []string{`["fd00::/120"]`}, step.ExitNotRun},
+		{"free", []string{`["10.0.0.0/33"]`}, step.ExitNotRun},
 		{"free", []string{`["10.0.0.0/20"]`}, 1},  // refused: wider than /22
 		{"free", []string{`["10.99.0.0/24"]`}, 1}, // refused: no allowed interface
 		{"free", []string{`[]`}, 0},
-		{"vips", []string{`[{"vip":"nope","vip_type":"api"}]`}, ExitNotRun},
-		{"vips", []string{`[null]`}, ExitNotRun},
+		{"vips", []string{`[{"vip":"nope","vip_type":"api"}]`}, step.ExitNotRun},
+		{"vips", []string{`[null]`}, step.ExitNotRun},
 		{"vips", []string{`[{"vip":"10.99.0.5","vip_type":"api"}]`}, 0},
 	} {
 		out, stderr, code := steps[tc.step](t.Context(), tc.args)
@@ -62,19 +63,19 @@ func TestParseNetworksRefusesWide(t *testing.T) {
 	}
 }
 
-func fuzzStep(f *testing.F, step func(Options) StepFunc, seeds ...string) {
+func fuzzStep(f *testing.F, mk func(Options) step.Func, seeds ...string) {
 	for _, s := range seeds {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, arg string) {
 		o, st := noProbes()
-		out, stderr, code := step(o)(t.Context(), []string{arg})
+		out, stderr, code := mk(o)(t.Context(), []string{arg})
 		switch {
 		case code == 0 && out == "":
 			t.Errorf("arg %q: exit 0 without output", arg)
 		case code != 0 && (stderr == "" || out != ""):
 			t.Errorf("arg %q: exit %d with output %q, stderr %q", arg, code, out, stderr)
-		case code != 0 && code != ExitNotRun && code != exitFailed:
+		case code != 0 && code != step.ExitNotRun && code != exitFailed:
 			t.Errorf("arg %q: exit %d", arg, code)
 		}
 		if n := st.Sent("", ""); n != 0 {

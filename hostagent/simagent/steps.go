@@ -6,12 +6,9 @@ import (
 	"strings"
 
 	"github.com/nodezero/nodezero/hostagent/diskspeed"
+	"github.com/nodezero/nodezero/hostagent/step"
 	"github.com/nodezero/nodezero/wire"
 )
-
-// exitNotRun is the exit code of a step the agent cannot run: an unknown
-// type or bad args (agent-and-installer.md §1.7, as hostagent.ExitNotRun).
-const exitNotRun = -1
 
 // The synthetic results. They are what a healthy host on a quiet network
 // reports, derived from the step's args, so the same args always give the
@@ -38,7 +35,7 @@ func (a *Agent) answer(st *wire.Step) (output, stderr string, code int) {
 	switch st.StepType {
 	case wire.StepTypeInventory:
 		if len(st.Args) != 1 || st.Args[0] != a.sessionHostID() {
-			return "", fmt.Sprintf("inventory cmd accepts only 1 params in args and it should be UUID, given args %v", st.Args), exitNotRun
+			return "", fmt.Sprintf("inventory cmd accepts only 1 params in args and it should be UUID, given args %v", st.Args), step.ExitNotRun
 		}
 		return a.inventory, "", 0
 	case wire.StepTypeConnectivityCheck:
@@ -61,14 +58,14 @@ func (a *Agent) answer(st *wire.Step) (output, stderr string, code int) {
 		}
 	default:
 		// The real agent's answer to a step it has no action for.
-		return "", fmt.Sprintf("failed to find action for step type %s", st.StepType), exitNotRun
+		return "", fmt.Sprintf("failed to find action for step type %s", st.StepType), step.ExitNotRun
 	}
 	if err != nil {
-		return "", err.Error(), exitNotRun
+		return "", err.Error(), step.ExitNotRun
 	}
 	s, err := wire.EncodeEmbedded(out)
 	if err != nil {
-		return "", err.Error(), exitNotRun
+		return "", err.Error(), step.ExitNotRun
 	}
 	return s, "", 0
 }

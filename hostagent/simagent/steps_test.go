@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/nodezero/nodezero/hostagent/step"
 	"github.com/nodezero/nodezero/wire"
 )
 
@@ -152,9 +153,9 @@ func TestAnswerRefuses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			out, stderr, code := a.answer(&tt.step)
-			if code != exitNotRun || out != "" || !strings.Contains(stderr, tt.stderr) {
+			if code != step.ExitNotRun || out != "" || !strings.Contains(stderr, tt.stderr) {
 				t.Errorf("answer(%s %v) = %q, %q, %d; want no output, stderr with %q, exit %d",
-					tt.step.StepType, tt.step.Args, out, stderr, code, tt.stderr, exitNotRun)
+					tt.step.StepType, tt.step.Args, out, stderr, code, tt.stderr, step.ExitNotRun)
 			}
 		})
 	}

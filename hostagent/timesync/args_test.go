@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/nodezero/nodezero/hostagent/step"
 )
 
 func itoa(i int) string { return strconv.Itoa(i) }
@@ -50,8 +51,8 @@ func TestDecodeArgs(t *testing.T) {
 
 func TestStepBadArgs(t *testing.T) {
 	out, stderr, code := Step(Options{})(context.Background(), []string{`{"ntp_source":"a b"}`})
-	if code != exitNotRun || out != "" || !strings.Contains(stderr, "Invalid NTP source") {
-		t.Errorf("step = %q, %q, %d; want no output, Invalid NTP source, %d", out, stderr, code, exitNotRun)
+	if code != step.ExitNotRun || out != "" || !strings.Contains(stderr, "Invalid NTP source") {
+		t.Errorf("step = %q, %q, %d; want no output, Invalid NTP source, %d", out, stderr, code, step.ExitNotRun)
 	}
 }
 

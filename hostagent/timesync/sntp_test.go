@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"github.com/nodezero/nodezero/testbed"
 	"net"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/nodezero/nodezero/testbed"
 	"github.com/nodezero/nodezero/wire"
 )
 

@@ -16,12 +16,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nodezero/nodezero/hostagent/step"
 	"github.com/nodezero/nodezero/wire"
 )
-
-// exitNotRun is the exit code of a step whose args are invalid
-// (hostagent.ExitNotRun; this package may not import hostagent).
-const exitNotRun = -1
 
 // Defaults for Options fields left zero.
 const (
@@ -79,13 +76,13 @@ func (o Options) withDefaults() Options {
 }
 
 // Step returns the ntp-synchronizer step function, shaped as
-// hostagent.StepFunc. Invalid args answer -1 with the real agent's message.
+// step.Func. Invalid args answer -1 with the real agent's message.
 func Step(opts Options) func(ctx context.Context, args []string) (output, stderr string, exitCode int) {
 	opts = opts.withDefaults()
 	return func(ctx context.Context, args []string) (string, string, int) {
 		sources, err := DecodeArgs(args)
 		if err != nil {
-			return "", err.Error(), exitNotRun
+			return "", err.Error(), step.ExitNotRun
 		}
 		resp, err := Check(ctx, opts, sources)
 		if err != nil {
