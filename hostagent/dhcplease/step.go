@@ -18,12 +18,12 @@ func Step(opts Options) func(ctx context.Context, args []string) (output, stderr
 	return func(ctx context.Context, args []string) (string, string, int) {
 		req, err := DecodeArgs(args)
 		if err != nil {
-			return "", err.Error(), step.ExitNotRun
+			return step.NotRun(err)
 		}
 		resp, err := Allocate(ctx, req, opts)
 		if err != nil {
 			if errors.Is(err, ErrNoInterface) || errors.Is(err, ErrInvalidRequest) {
-				return "", err.Error(), step.ExitNotRun
+				return step.NotRun(err)
 			}
 			return "", err.Error(), 1
 		}

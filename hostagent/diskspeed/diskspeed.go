@@ -91,7 +91,7 @@ func Step(opts Options) func(ctx context.Context, args []string) (output, stderr
 	return func(ctx context.Context, args []string) (string, string, int) {
 		a, err := DecodeArgs(args)
 		if err != nil {
-			return "", err.Error(), step.ExitNotRun
+			return step.NotRun(err)
 		}
 		if a.Timeout > 0 {
 			var cancel context.CancelFunc

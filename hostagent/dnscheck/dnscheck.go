@@ -52,7 +52,7 @@ func Step(opts Options) func(ctx context.Context, args []string) (output, stderr
 	return func(ctx context.Context, args []string) (string, string, int) {
 		names, err := DecodeArgs(args)
 		if err != nil {
-			return "", err.Error(), step.ExitNotRun
+			return step.NotRun(err)
 		}
 		resp := Resolve(ctx, opts, names)
 		out, err := wire.EncodeEmbedded(resp)

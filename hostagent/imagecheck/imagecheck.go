@@ -68,7 +68,7 @@ func Step(opts Options) func(ctx context.Context, args []string) (output, stderr
 	return func(ctx context.Context, args []string) (string, string, int) {
 		req, err := DecodeArgs(args)
 		if err != nil {
-			return "", err.Error(), step.ExitNotRun
+			return step.NotRun(err)
 		}
 		if !running.CompareAndSwap(false, true) {
 			return "{}", "", 0

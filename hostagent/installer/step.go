@@ -18,10 +18,10 @@ func Step(newConfig func(req wire.InstallCmdRequest) (Config, error)) func(ctx c
 	return func(ctx context.Context, args []string) (string, string, int) {
 		var req wire.InstallCmdRequest
 		if err := wire.DecodeStepArg(wire.StepTypeInstall, args, &req); err != nil {
-			return "", err.Error(), step.ExitNotRun
+			return step.NotRun(err)
 		}
 		if _, err := validateRequest(req); err != nil {
-			return "", err.Error(), step.ExitNotRun
+			return step.NotRun(err)
 		}
 		cfg, err := newConfig(req)
 		if err != nil {
@@ -32,7 +32,7 @@ func Step(newConfig func(req wire.InstallCmdRequest) (Config, error)) func(ctx c
 		case err == nil:
 			return "", "", 0
 		case errors.Is(err, ErrInvalidRequest):
-			return "", err.Error(), step.ExitNotRun
+			return step.NotRun(err)
 		default:
 			return "", err.Error(), 1
 		}

@@ -103,7 +103,7 @@ func Step(o Options) func(ctx context.Context, args []string) (output, stderr st
 	return func(ctx context.Context, args []string) (string, string, int) {
 		var req wire.LogsGatherCmdRequest
 		if err := wire.DecodeStepArg(wire.StepTypeLogsGather, args, &req); err != nil {
-			return "", err.Error(), step.ExitNotRun
+			return step.NotRun(err)
 		}
 		if req.ClusterID == "" || req.HostID == "" || req.InfraEnvID == "" {
 			return "", "logs-gather args: cluster_id, host_id and infra_env_id are required", step.ExitNotRun

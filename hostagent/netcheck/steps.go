@@ -17,7 +17,7 @@ func ConnectivityStep(opts Options) step.Func {
 	return func(ctx context.Context, args []string) (string, string, int) {
 		var params wire.ConnectivityCheckParams
 		if err := wire.DecodeStepArg(wire.StepTypeConnectivityCheck, args, &params); err != nil {
-			return "", err.Error(), step.ExitNotRun
+			return step.NotRun(err)
 		}
 		return reply(ConnectivityCheck(ctx, params, opts))
 	}
@@ -29,7 +29,7 @@ func FreeAddressesStep(opts Options) step.Func {
 	return func(ctx context.Context, args []string) (string, string, int) {
 		var req wire.FreeAddressesRequest
 		if err := wire.DecodeStepArg(wire.StepTypeFreeNetworkAddresses, args, &req); err != nil {
-			return "", err.Error(), step.ExitNotRun
+			return step.NotRun(err)
 		}
 		return reply(FreeAddresses(ctx, req, opts))
 	}
@@ -41,7 +41,7 @@ func VerifyVIPsStep(opts Options) step.Func {
 	return func(ctx context.Context, args []string) (string, string, int) {
 		var req wire.VerifyVIPsRequest
 		if err := wire.DecodeStepArg(wire.StepTypeVerifyVIPs, args, &req); err != nil {
-			return "", err.Error(), step.ExitNotRun
+			return step.NotRun(err)
 		}
 		return reply(VerifyVIPs(ctx, req, opts))
 	}
@@ -52,7 +52,7 @@ func VerifyVIPsStep(opts Options) step.Func {
 func reply[T any](v T, err error) (string, string, int) {
 	if err != nil {
 		if errors.Is(err, ErrInvalidArgs) {
-			return "", err.Error(), step.ExitNotRun
+			return step.NotRun(err)
 		}
 		return "", err.Error(), exitFailed
 	}

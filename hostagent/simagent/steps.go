@@ -61,11 +61,11 @@ func (a *Agent) answer(st *wire.Step) (output, stderr string, code int) {
 		return "", fmt.Sprintf("failed to find action for step type %s", st.StepType), step.ExitNotRun
 	}
 	if err != nil {
-		return "", err.Error(), step.ExitNotRun
+		return step.NotRun(err)
 	}
 	s, err := wire.EncodeEmbedded(out)
 	if err != nil {
-		return "", err.Error(), step.ExitNotRun
+		return step.NotRun(err)
 	}
 	return s, "", 0
 }

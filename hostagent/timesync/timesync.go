@@ -82,7 +82,7 @@ func Step(opts Options) func(ctx context.Context, args []string) (output, stderr
 	return func(ctx context.Context, args []string) (string, string, int) {
 		sources, err := DecodeArgs(args)
 		if err != nil {
-			return "", err.Error(), step.ExitNotRun
+			return step.NotRun(err)
 		}
 		resp, err := Check(ctx, opts, sources)
 		if err != nil {
