@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nodezero/nodezero/internal/backoff"
 	"github.com/nodezero/nodezero/wire"
 )
 
@@ -76,7 +77,7 @@ type Agent struct {
 	now    func() time.Time
 
 	// Tunables, shortened by tests.
-	getBackoff  func() backoff
+	getBackoff  func() backoff.Backoff
 	giveUpAfter time.Duration // failing GETs for this long: re-register
 	stableAfter time.Duration // a session this long resets the re-register backoff
 	minPollGap  time.Duration // floor between two GETs, against a hot loop
@@ -123,7 +124,7 @@ func New(cfg Config, steps StepRunner, hostID func() (string, error)) (*Agent, e
 		log:         log.With(slog.String("subsystem", "hostagent")),
 		errLog:      newLogLimiter(30 * time.Second),
 		now:         time.Now,
-		getBackoff:  getBackoff,
+		getBackoff:  backoff.Agent,
 		giveUpAfter: 15 * time.Minute,
 		stableAfter: time.Minute,
 		minPollGap:  50 * time.Millisecond,
@@ -176,7 +177,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	// Consecutive short sessions (the service answering "exit" at once, a
 	// 404 right after registering) back off; the real agent is slowed there
 	// by starting a container.
-	reRegister := backoff{initial: min(time.Second, a.cfg.Interval), factor: 2, jitter: 0.5, max: a.cfg.Interval}
+	reRegister := backoff.Backoff{Initial: min(time.Second, a.cfg.Interval), Factor: 2, Jitter: 0.5, Max: a.cfg.Interval}
 	for {
 		s, err := a.register(ctx, hostID)
 		if err != nil {
@@ -195,7 +196,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		}
 		a.log.Info("instruction loop ended, registering again",
 			slog.String(keyEndReason, string(reason)), slog.Duration(keyRetryIn, delay))
-		if !sleep(ctx, delay) {
+		if !backoff.Sleep(ctx, delay) {
 			return nil
 		}
 	}
@@ -205,13 +206,13 @@ func (a *Agent) Run(ctx context.Context) error {
 func (a *Agent) register(ctx context.Context, hostID string) (session, error) {
 	// Transient failures (connection refused, 5xx, 400) retry quickly at
 	// first, never slower than Interval, as --interval does for the agent.
-	transient := backoff{initial: min(time.Second, a.cfg.Interval), factor: 2, jitter: 0.5, max: a.cfg.Interval}
+	transient := backoff.Backoff{Initial: min(time.Second, a.cfg.Interval), Factor: 2, Jitter: 0.5, Max: a.cfg.Interval}
 	// 401, 403, 404 and 409 make the real agent block forever until it is
 	// restarted (register_node.go). We keep retrying, slower, because here
 	// the cause is often fixed without touching the host: node zero's
 	// service comes up with the infra-env, a cluster reset reopens
 	// registration, a token is replaced.
-	rejected := backoff{initial: a.cfg.Interval, factor: 2, jitter: 0.2, max: 10 * a.cfg.Interval}
+	rejected := backoff.Backoff{Initial: a.cfg.Interval, Factor: 2, Jitter: 0.2, Max: 10 * a.cfg.Interval}
 	params := wire.HostCreateParams{HostID: hostID, DiscoveryAgentVersion: a.cfg.AgentVersion}
 	log := a.log.With(slog.String(keyHost, hostID), slog.String(keyInfraEnv, a.cfg.InfraEnvID))
 	for attempt := 1; ; attempt++ {
@@ -258,7 +259,7 @@ func (a *Agent) register(ctx context.Context, hostID string) (session, error) {
 			delay = transient.Next()
 		}
 		a.logError(log, "register", "registration failed", err, delay, slog.String("hint", hint), slog.Int(keyAttempt, attempt))
-		if !sleep(ctx, delay) {
+		if !backoff.Sleep(ctx, delay) {
 			return session{}, ctx.Err()
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/nodezero/nodezero/internal/backoff"
 	"github.com/nodezero/nodezero/wire"
 )
 
@@ -53,8 +54,8 @@ func prepareAgent(t *testing.T, serviceURL string, runner StepRunner, mod func(*
 	if err != nil {
 		t.Fatalf("New() = %v", err)
 	}
-	a.getBackoff = func() backoff {
-		return backoff{initial: 10 * time.Millisecond, factor: 1.5, jitter: 0.5, max: 100 * time.Millisecond}
+	a.getBackoff = func() backoff.Backoff {
+		return backoff.Backoff{Initial: 10 * time.Millisecond, Factor: 1.5, Jitter: 0.5, Max: 100 * time.Millisecond}
 	}
 	a.minPollGap = 2 * time.Millisecond
 	h := &harness{a: a, log: tl, done: make(chan error, 1)}

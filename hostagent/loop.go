@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/nodezero/nodezero/internal/backoff"
 	"github.com/nodezero/nodezero/wire"
 )
 
@@ -23,7 +24,7 @@ func (a *Agent) instructionLoop(ctx context.Context, s session) endReason {
 	retry := a.getBackoff()
 	var failingSince, lastGet time.Time
 	for {
-		if gap := a.minPollGap - a.now().Sub(lastGet); gap > 0 && !sleep(ctx, gap) {
+		if gap := a.minPollGap - a.now().Sub(lastGet); gap > 0 && !backoff.Sleep(ctx, gap) {
 			return endCancelled
 		}
 		lastGet = a.now()
@@ -53,7 +54,7 @@ func (a *Agent) instructionLoop(ctx context.Context, s session) endReason {
 			}
 			delay := retry.Next()
 			a.logError(log, "next-steps", "get next steps failed", err, delay)
-			if !sleep(ctx, delay) {
+			if !backoff.Sleep(ctx, delay) {
 				return endCancelled
 			}
 			continue
@@ -77,7 +78,7 @@ func (a *Agent) instructionLoop(ctx context.Context, s session) endReason {
 		// Clamped so that a nonsensical value cannot overflow or park the
 		// agent for days; assisted-service sends 0, 60 or 120.
 		next := time.Duration(min(max(steps.NextInstructionSeconds, 0), maxNextInstructionSeconds)) * time.Second
-		if !sleep(ctx, next) {
+		if !backoff.Sleep(ctx, next) {
 			return endCancelled
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nodezero/nodezero/internal/backoff"
 	"github.com/nodezero/nodezero/wire"
 )
 
@@ -272,7 +273,7 @@ func (h *crashHarness) run(ctx context.Context) {
 	for ctx.Err() == nil {
 		v := h.view(ctx)
 		if v == nil {
-			sleepCtx(ctx, 20*time.Millisecond)
+			backoff.Sleep(ctx, 20*time.Millisecond)
 			continue
 		}
 		if last != nil {
@@ -308,7 +309,7 @@ func (h *crashHarness) run(ctx context.Context) {
 			h.pending = slices.Delete(h.pending, i, i+1)
 			break
 		}
-		sleepCtx(ctx, 15*time.Millisecond)
+		backoff.Sleep(ctx, 15*time.Millisecond)
 	}
 }
 
@@ -340,7 +341,7 @@ func (h *crashHarness) kill(ctx context.Context, p crashPoint, v *crashView) boo
 			h.t.Logf("install %d, %.1fs: killed %s at %q (cluster %s, %s %s %d%%)", h.install, time.Since(h.start).Seconds(), p.host, p.name, v.cluster.Status, p.host, s, pct)
 			return true
 		}
-		sleepCtx(ctx, 5*time.Millisecond) // between a reboot and the next process
+		backoff.Sleep(ctx, 5*time.Millisecond) // between a reboot and the next process
 	}
 	return false
 }
@@ -356,7 +357,7 @@ func (h *crashHarness) recovered(ctx context.Context, p crashPoint) *crashView {
 				return v
 			}
 		}
-		sleepCtx(ctx, 20*time.Millisecond)
+		backoff.Sleep(ctx, 20*time.Millisecond)
 	}
 	return nil
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/nodezero/nodezero/hostagent/diskwrite"
 	"github.com/nodezero/nodezero/hostagent/installer"
 	"github.com/nodezero/nodezero/internal/atomicfile"
+	"github.com/nodezero/nodezero/internal/backoff"
 	"github.com/nodezero/nodezero/wire"
 )
 
@@ -201,7 +202,7 @@ func runInstalled(ctx context.Context, d *bootDisk, o installedOptions) error {
 		if err != nil {
 			return err
 		}
-		if st.Settle && !sleepCtx(ctx, o.settle) {
+		if st.Settle && !backoff.Sleep(ctx, o.settle) {
 			return ctx.Err()
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/nodezero/nodezero/internal/backoff"
 )
 
 // The sandbox's hosts and their supervisor: one `nodezero run` process per
@@ -114,7 +116,7 @@ func superviseHost(ctx context.Context, bin string, h *sandboxHost, say func(str
 			h.crashes++
 			h.mu.Unlock()
 			say("%s: its nodezero process was killed (%s); restarting it as systemd would", h.Name, ws)
-			if !sleepCtx(ctx, sandboxRestartDelay) {
+			if !backoff.Sleep(ctx, sandboxRestartDelay) {
 				return
 			}
 			continue
@@ -142,18 +144,6 @@ func exitSignal(ee *exec.ExitError) (syscall.Signal, bool) {
 		return 0, false
 	}
 	return ws.Signal(), true
-}
-
-// sleepCtx waits d or until ctx is done; it reports whether d elapsed.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
 
 func (h *sandboxHost) setExit(err error) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nodezero/nodezero/configimage/manifests"
+	"github.com/nodezero/nodezero/internal/backoff"
 	"github.com/nodezero/nodezero/wire"
 )
 
@@ -98,8 +99,8 @@ func Run(ctx context.Context, cfg RunConfig) (string, error) {
 		}
 		say("Registering the cluster with the service: " + err.Error())
 		cfg.Logger.Warn("registration failed; retrying", "err", err)
-		if err := sleep(ctx, cfg.Interval); err != nil {
-			return "", err
+		if !backoff.Sleep(ctx, cfg.Interval) {
+			return "", ctx.Err()
 		}
 	}
 	masters, workers := ExpectedHosts(cfg.Set)
@@ -137,19 +138,8 @@ func Run(ctx context.Context, cfg RunConfig) (string, error) {
 				}
 			}
 		}
-		if err := sleep(ctx, cfg.Interval); err != nil {
-			return "", err
+		if !backoff.Sleep(ctx, cfg.Interval) {
+			return "", ctx.Err()
 		}
-	}
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }

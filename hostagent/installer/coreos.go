@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/nodezero/nodezero/internal/backoff"
 )
 
 // coreos-installer is tried this many times, this far apart
@@ -67,7 +69,7 @@ func coreosInstall(ctx context.Context, bin, ignition string, args []string, dev
 	argv = append(argv, device)
 	var err error
 	for attempt := 1; attempt <= coreosAttempts; attempt++ {
-		if attempt > 1 && !sleep(ctx, coreosAttemptDelay) {
+		if attempt > 1 && !backoff.Sleep(ctx, coreosAttemptDelay) {
 			return fmt.Errorf("coreos-installer: %w", ctx.Err())
 		}
 		log.Info("running coreos-installer", slog.Any(keyArgv, argv), slog.Int(keyAttempt, attempt))

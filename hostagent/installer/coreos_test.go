@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/nodezero/nodezero/internal/backoff"
 	"github.com/nodezero/nodezero/wire"
 )
 
@@ -140,7 +141,7 @@ func TestCoreOSInstallerStopped(t *testing.T) {
 				cancel()
 				return
 			}
-			if !sleep(ctx, 5*time.Millisecond) {
+			if !backoff.Sleep(ctx, 5*time.Millisecond) {
 				return
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nodezero/nodezero/internal/backoff"
 	"github.com/nodezero/nodezero/wire"
 )
 
@@ -53,22 +54,10 @@ func retry(ctx context.Context, window time.Duration, log *slog.Logger, op strin
 			return &serviceError{op: op, err: fmt.Errorf("%w (gave up after %d attempts)", err, attempt)}
 		}
 		log.Warn(op+" failed; retrying", slog.Any(keyErr, err), slog.Int(keyAttempt, attempt), slog.Duration(keyRetryIn, delay))
-		if !sleep(ctx, delay) {
+		if !backoff.Sleep(ctx, delay) {
 			return fmt.Errorf("%s: %w", op, ctx.Err())
 		}
 		delay = min(delay*2, retryMax)
-	}
-}
-
-// sleep waits d or until ctx is done; it reports whether d elapsed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
 	}
 }
 

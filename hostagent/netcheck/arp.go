@@ -8,10 +8,10 @@ import (
 	"net/netip"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/mdlayher/arp"
 	"github.com/mdlayher/ethernet"
+	"github.com/nodezero/nodezero/internal/backoff"
 )
 
 // arpConn sends ARP requests from one interface and address and collects
@@ -93,18 +93,6 @@ func (a *arpConn) close() error {
 	return err
 }
 
-// sleep waits d or until ctx is done; it reports whether d passed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
-
 // arpQuery sends count requests for target from via, o.Interval apart,
 // waits o.Wait for late replies and returns every distinct MAC that
 // answered (more than one means an address conflict).
@@ -115,7 +103,7 @@ func arpQuery(ctx context.Context, via nicAddr, target netip.Addr, count int, o 
 	}
 	var errs []error
 	for i := range count {
-		if i > 0 && !sleep(ctx, o.Interval) {
+		if i > 0 && !backoff.Sleep(ctx, o.Interval) {
 			break
 		}
 		if err := a.request(target); err != nil {
@@ -123,7 +111,7 @@ func arpQuery(ctx context.Context, via nicAddr, target netip.Addr, count int, o 
 			break
 		}
 	}
-	sleep(ctx, o.Wait)
+	backoff.Sleep(ctx, o.Wait)
 	macs := a.answered(target)
 	if err := a.close(); err != nil {
 		errs = append(errs, fmt.Errorf("close arp socket on %s: %w", via.nic.ifi.Name, err))
@@ -141,7 +129,7 @@ func arpSweep(ctx context.Context, via nicAddr, targets []netip.Addr, rounds int
 	}
 	var sendErr error
 	for r := 0; r < rounds && sendErr == nil && ctx.Err() == nil; r++ {
-		if r > 0 && !sleep(ctx, o.Interval) {
+		if r > 0 && !backoff.Sleep(ctx, o.Interval) {
 			break
 		}
 		for _, t := range targets {
@@ -156,7 +144,7 @@ func arpSweep(ctx context.Context, via nicAddr, targets []netip.Addr, rounds int
 			}
 		}
 	}
-	sleep(ctx, o.Wait)
+	backoff.Sleep(ctx, o.Wait)
 	up := map[netip.Addr]bool{}
 	for _, t := range targets {
 		if len(a.answered(t)) > 0 {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/nodezero/nodezero/internal/backoff"
 	"github.com/nodezero/nodezero/testbed"
 	"github.com/nodezero/nodezero/wire"
 )
@@ -282,7 +283,7 @@ func TestOnlyAllowedInterfaces(t *testing.T) {
 	// the bound only stops a bed that never settles.)
 	before := txPackets()
 	for deadline := time.Now().Add(30 * time.Second); ; {
-		if !sleep(t.Context(), 2*time.Second) {
+		if !backoff.Sleep(t.Context(), 2*time.Second) {
 			t.Fatal(t.Context().Err())
 		}
 		now := txPackets()

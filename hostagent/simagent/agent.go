@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"net/netip"
 	"sync"
 	"time"
 
+	"github.com/nodezero/nodezero/internal/backoff"
 	"github.com/nodezero/nodezero/wire"
 )
 
@@ -101,7 +101,7 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("new sim agent: %w", err)
 	}
-	return &Agent{cfg: cfg, inventory: inv, now: time.Now, minPollGap: 50 * time.Millisecond, pause: sleep}, nil
+	return &Agent{cfg: cfg, inventory: inv, now: time.Now, minPollGap: 50 * time.Millisecond, pause: backoff.Sleep}, nil
 }
 
 // Host returns the agent's host.
@@ -113,7 +113,7 @@ func (a *Agent) Host() Host { return a.cfg.Host }
 // gone: Run plays the installed host (installed) and returns. It returns
 // nil once ctx is cancelled or the installed host is done.
 func (a *Agent) Run(ctx context.Context) error {
-	short := backoff{initial: time.Second, factor: 2, max: a.cfg.RetryInterval}
+	short := backoff.Backoff{Initial: time.Second, Factor: 2, Jitter: 0.25, Max: a.cfg.RetryInterval}
 	for {
 		if err := a.register(ctx); err != nil {
 			return nil // ctx done
@@ -130,11 +130,11 @@ func (a *Agent) Run(ctx context.Context) error {
 		// A session that ends at once is not repeated in a hot loop.
 		var delay time.Duration
 		if a.now().Sub(started) < time.Minute {
-			delay = short.next()
+			delay = short.Next()
 		} else {
-			short.reset()
+			short.Reset()
 		}
-		if !sleep(ctx, delay) {
+		if !backoff.Sleep(ctx, delay) {
 			return nil
 		}
 	}
@@ -142,7 +142,7 @@ func (a *Agent) Run(ctx context.Context) error {
 
 // register posts the host until the service accepts it or ctx is done.
 func (a *Agent) register(ctx context.Context) error {
-	retry := backoff{initial: time.Second, factor: 2, max: a.cfg.RetryInterval}
+	retry := backoff.Backoff{Initial: time.Second, Factor: 2, Jitter: 0.25, Max: a.cfg.RetryInterval}
 	params := wire.HostCreateParams{HostID: a.cfg.Host.ID, DiscoveryAgentVersion: a.cfg.AgentVersion}
 	for {
 		start := a.now()
@@ -156,7 +156,7 @@ func (a *Agent) register(ctx context.Context) error {
 		if err == nil {
 			return nil
 		}
-		if !sleep(ctx, retry.next()) {
+		if !backoff.Sleep(ctx, retry.Next()) {
 			return ctx.Err()
 		}
 	}
@@ -220,10 +220,10 @@ func (a *Agent) instructionLoop(parent context.Context) (endReason, *bootDisk) {
 	}
 	// A fresh reply cache per session, as each real step runner has.
 	cache := map[wire.StepType]string{}
-	retry := backoff{initial: 500 * time.Millisecond, factor: 1.5, max: time.Minute}
+	retry := backoff.Backoff{Initial: 500 * time.Millisecond, Factor: 1.5, Jitter: 0.25, Max: time.Minute}
 	var lastGet time.Time
 	for {
-		if gap := a.minPollGap - a.now().Sub(lastGet); gap > 0 && !sleep(ctx, gap) {
+		if gap := a.minPollGap - a.now().Sub(lastGet); gap > 0 && !backoff.Sleep(ctx, gap) {
 			return end(endCancelled)
 		}
 		lastGet = a.now()
@@ -240,12 +240,12 @@ func (a *Agent) instructionLoop(parent context.Context) (endReason, *bootDisk) {
 			if wire.IsStatus(err, http.StatusNotFound) {
 				return end(endSession) // register again
 			}
-			if !sleep(ctx, retry.next()) {
+			if !backoff.Sleep(ctx, retry.Next()) {
 				return end(endCancelled)
 			}
 			continue
 		}
-		retry.reset()
+		retry.Reset()
 		a.observe(a.nextStepsKind(steps), took, nil)
 		for _, st := range steps.Instructions {
 			switch {
@@ -334,38 +334,4 @@ func (a *Agent) record(ctx context.Context, kind string, start time.Time, err er
 		a.observe(kind, a.now().Sub(start), err)
 	}
 	return ctx.Err() == nil
-}
-
-// backoff yields capped, ±25 % jittered, exponentially growing delays.
-type backoff struct {
-	initial time.Duration
-	factor  float64
-	max     time.Duration
-	cur     time.Duration
-}
-
-func (b *backoff) next() time.Duration {
-	if b.cur == 0 {
-		b.cur = b.initial
-	} else {
-		b.cur = min(time.Duration(float64(b.cur)*b.factor), b.max)
-	}
-	return time.Duration(float64(b.cur) * (0.75 + 0.5*rand.Float64()))
-}
-
-func (b *backoff) reset() { b.cur = 0 }
-
-// sleep waits d or until ctx is done; it reports whether d elapsed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nodezero/nodezero/internal/backoff"
 	"github.com/nodezero/nodezero/wire"
 )
 
@@ -103,7 +104,7 @@ func StartFleet(ctx context.Context, cfg FleetConfig) (*Fleet, error) {
 		f.hosts[i] = a.Host()
 		delay := time.Duration(int64(cfg.Ramp) * int64(i) / int64(len(agents)))
 		f.wg.Go(func() {
-			if sleep(ctx, delay) {
+			if backoff.Sleep(ctx, delay) {
 				_ = a.Run(ctx) // Run fails only when ctx is done
 			}
 		})

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/nodezero/nodezero/hostagent/installer"
+	"github.com/nodezero/nodezero/internal/backoff"
 	"github.com/nodezero/nodezero/wire"
 )
 
@@ -131,7 +132,7 @@ func (a *Agent) installStep(ctx context.Context, st *wire.Step, reboot func(*boo
 		if code != 0 || disk == nil || ictx.Err() != nil {
 			return
 		}
-		if sleep(ctx, a.cfg.Install.rebootDelay()) {
+		if backoff.Sleep(ctx, a.cfg.Install.rebootDelay()) {
 			reboot(disk)
 		}
 	}()
@@ -252,7 +253,7 @@ func (a *Agent) writeDisk(ctx context.Context, disk *bootDisk, device string, ig
 		}
 		// Paced against the start, so the write takes WriteTime however
 		// long the writes themselves took.
-		if !sleep(ctx, time.Until(start.Add(a.cfg.Install.WriteTime*time.Duration(step)/writeSteps))) {
+		if !backoff.Sleep(ctx, time.Until(start.Add(a.cfg.Install.WriteTime*time.Duration(step)/writeSteps))) {
 			return ctx.Err()
 		}
 		progress(step * 100 / writeSteps)
@@ -345,7 +346,7 @@ func (a *Agent) completeWhenFinalizing(ctx context.Context, clusterID string) {
 				return
 			}
 		}
-		if !sleep(ctx, completePoll) {
+		if !backoff.Sleep(ctx, completePoll) {
 			return
 		}
 	}
@@ -370,7 +371,7 @@ func (a *Agent) retry(ctx context.Context, f func() error, kind string, ok int) 
 		case code >= 400 && code < 500 && code != http.StatusRequestTimeout && code != http.StatusTooManyRequests:
 			return false
 		}
-		if !sleep(ctx, delay) {
+		if !backoff.Sleep(ctx, delay) {
 			return false
 		}
 		delay = min(2*delay, maxReportBackoff)
