@@ -52,7 +52,7 @@ type rebootError struct{}
 func (rebootError) Error() string {
 	return "the host rebooted into its installed disk (sandbox: start it again)"
 }
-func (rebootError) exitStatus() int { return exitReboot }
+func (rebootError) ExitStatus() int { return exitReboot }
 
 // bootDisk is what the fake firmware keeps: the disk to boot, and who the
 // host was when it wrote it.

@@ -57,7 +57,7 @@ func main() {
 		var e statusError
 		errors.As(err, &e)
 		fmt.Fprintln(os.Stderr, "nodezero:", err)
-		os.Exit(e.exitStatus())
+		os.Exit(e.ExitStatus())
 	default:
 		fmt.Fprintln(os.Stderr, "nodezero:", err)
 		os.Exit(1)
@@ -65,10 +65,11 @@ func main() {
 }
 
 // statusError is an error that ends the process with its own exit status
+// (a package error may carry one: an ExitStatus method is the whole contract)
 // (wait-for's 5 and 6, run's exitReboot).
 type statusError interface {
 	error
-	exitStatus() int
+	ExitStatus() int
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {

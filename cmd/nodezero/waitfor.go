@@ -46,7 +46,7 @@ func (e *exitError) Unwrap() error { return e.err }
 
 // ExitCode is the code main exits with.
 func (e *exitError) ExitCode() int   { return e.code }
-func (e *exitError) exitStatus() int { return e.code }
+func (e *exitError) ExitStatus() int { return e.code }
 
 // waitTarget is what wait-for waits for.
 type waitTarget string
