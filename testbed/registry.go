@@ -3,16 +3,11 @@ package testbed
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/hex"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"io"
 	"net"
@@ -24,6 +19,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/nodezero/nodezero/internal/pki"
 )
 
 // The bed's registry v2: Debian's docker-registry (distribution) with
@@ -275,60 +272,20 @@ func digest(b []byte) string {
 type registryPKI struct {
 	ca   []byte // CA certificate
 	cert []byte // server certificate
-	key  []byte // server key, PKCS #8
+	key  []byte // server key, PEM
 }
 
 // newRegistryPKI makes an ECDSA P-256 CA named after the bed and a server
 // certificate for names and ip, both valid from an hour before now (clock
-// skew between whoever checks) for registryCertLifetime. Serial numbers
-// are left to CreateCertificate, which picks random ones.
+// skew between whoever checks) for registryCertLifetime.
 func newRegistryPKI(bedID string, names []string, ip netip.Addr, now time.Time) (*registryPKI, error) {
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, fmt.Errorf("make registry CA: %w", err)
-	}
-	notBefore, notAfter := now.Add(-time.Hour), now.Add(registryCertLifetime)
-	caTmpl := &x509.Certificate{
-		Subject:               pkix.Name{CommonName: "nodezero test bed " + bedID + " CA"},
-		NotBefore:             notBefore,
-		NotAfter:              notAfter,
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-		MaxPathLenZero:        true,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		return nil, fmt.Errorf("make registry CA: %w", err)
-	}
-	ca, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		return nil, fmt.Errorf("make registry CA: %w", err)
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, cert, key, err := pki.NewServer("nodezero test bed "+bedID+" CA", []netip.Addr{ip}, names, now, now.Add(registryCertLifetime))
 	if err != nil {
 		return nil, fmt.Errorf("make registry certificate: %w", err)
 	}
-	tmpl := &x509.Certificate{
-		Subject:     pkix.Name{CommonName: names[0]},
-		NotBefore:   notBefore,
-		NotAfter:    notAfter,
-		KeyUsage:    x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		DNSNames:    names,
-		IPAddresses: []net.IP{ip.AsSlice()},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	keyPEM, err := pki.KeyPEM(key)
 	if err != nil {
 		return nil, fmt.Errorf("make registry certificate: %w", err)
 	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		return nil, fmt.Errorf("make registry certificate: %w", err)
-	}
-	return &registryPKI{
-		ca:   pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
-		cert: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		key:  pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}),
-	}, nil
+	return &registryPKI{ca: pki.CertPEM(ca.Cert), cert: pki.CertPEM(cert), key: keyPEM}, nil
 }

@@ -11,11 +11,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/nodezero/nodezero/internal/pki"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -95,44 +95,22 @@ func NewTLS(rnd io.Reader, now time.Time) (*TLS, error) {
 		if err != nil {
 			return nil, fmt.Errorf("generate %s key: %w", name, err)
 		}
-		sn, err := serial(rnd)
+		ca, err := pki.SelfSign(rnd, key, pki.Spec{
+			Subject:   pkix.Name{CommonName: name, OrganizationalUnit: []string{"openshift"}},
+			NotBefore: now.UTC(),
+			NotAfter:  now.UTC().Add(validity),
+			KeyUsage:  x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		})
 		if err != nil {
 			return nil, err
 		}
-		tmpl := &x509.Certificate{
-			SerialNumber:          sn,
-			Subject:               pkix.Name{CommonName: name, OrganizationalUnit: []string{"openshift"}},
-			NotBefore:             now.UTC(),
-			NotAfter:              now.UTC().Add(validity),
-			KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-			BasicConstraintsValid: true,
-			IsCA:                  true,
-		}
-		der, err := x509.CreateCertificate(rnd, tmpl, tmpl, &key.PublicKey, key)
-		if err != nil {
-			return nil, fmt.Errorf("self-sign %s: %w", name, err)
-		}
-		cert, err := x509.ParseCertificate(der)
+		keyPEM, err := pki.KeyPEM(key)
 		if err != nil {
 			return nil, err
 		}
-		t.Signers[name] = &Signer{
-			Cert: cert, Key: key,
-			CertPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-			KeyPEM:  pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}),
-		}
+		t.Signers[name] = &Signer{Cert: ca.Cert, Key: key, CertPEM: pki.CertPEM(ca.Cert), KeyPEM: keyPEM}
 	}
 	return t, nil
-}
-
-// serial is a random certificate serial number, as openshift-install's
-// (below 2^63).
-func serial(rnd io.Reader) (*big.Int, error) {
-	n, err := rand.Int(rnd, new(big.Int).Lsh(big.NewInt(1), 63))
-	if err != nil {
-		return nil, fmt.Errorf("certificate serial: %w", err)
-	}
-	return n.Add(n, big.NewInt(1)), nil
 }
 
 // Files are the directory's files by name: each signer's .crt and .key,
@@ -307,28 +285,25 @@ func (t *TLS) IssueAdminClient(rnd io.Reader, now time.Time) (certPEM, keyPEM []
 	if err != nil {
 		return nil, nil, fmt.Errorf("generate admin client key: %w", err)
 	}
-	sn, err := serial(rnd)
-	if err != nil {
-		return nil, nil, err
-	}
 	notAfter := now.UTC().Add(validity)
 	if notAfter.After(ca.Cert.NotAfter) {
 		notAfter = ca.Cert.NotAfter
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber: sn,
-		Subject:      pkix.Name{CommonName: "system:admin", Organization: []string{"system:masters"}},
-		NotBefore:    ca.Cert.NotBefore,
-		NotAfter:     notAfter,
-		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
-	der, err := x509.CreateCertificate(rnd, tmpl, ca.Cert, &key.PublicKey, ca.Key)
+	cert, err := (&pki.CA{Cert: ca.Cert, Key: ca.Key}).Issue(rnd, key.Public(), pki.Spec{
+		Subject:     pkix.Name{CommonName: "system:admin", Organization: []string{"system:masters"}},
+		NotBefore:   ca.Cert.NotBefore,
+		NotAfter:    notAfter,
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("sign admin client certificate: %w", err)
 	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}), nil
+	keyPEM, err = pki.KeyPEM(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pki.CertPEM(cert), keyPEM, nil
 }
 
 // Kubeconfig is the admin kubeconfig for https://api.<name>.<baseDomain>:6443
