@@ -9,6 +9,7 @@ import (
 
 	"github.com/nodezero/nodezero/configimage/inputs"
 	"github.com/nodezero/nodezero/configimage/manifests"
+	"github.com/nodezero/nodezero/configimage/report"
 )
 
 // The input file names of an install directory, as openshift-install
@@ -29,11 +30,11 @@ type Release struct {
 // dir/agent-config.yaml, and validates them together. The report holds
 // every problem with its file, line, column and field path; it has errors
 // when the inputs cannot be used.
-func LoadInputs(dir string) (*inputs.InstallConfig, *inputs.AgentConfig, inputs.Report) {
-	var rep inputs.Report
+func LoadInputs(dir string) (*inputs.InstallConfig, *inputs.AgentConfig, report.Report) {
+	var rep report.Report
 	icData, err := os.ReadFile(filepath.Join(dir, InstallConfigFile))
 	if err != nil {
-		rep.Entries = append(rep.Entries, inputs.Entry{File: InstallConfigFile, Severity: inputs.SeverityError,
+		rep.Entries = append(rep.Entries, report.Entry{File: InstallConfigFile, Severity: report.Error,
 			Message: fmt.Sprintf("cannot read it: %v (an install directory needs %s)", err, InstallConfigFile)})
 		return nil, nil, rep
 	}
@@ -44,7 +45,7 @@ func LoadInputs(dir string) (*inputs.InstallConfig, *inputs.AgentConfig, inputs.
 		ac, r = inputs.LoadAgentConfig(AgentConfigFile, acData)
 		rep.Merge(r)
 	} else if !os.IsNotExist(err) {
-		rep.Entries = append(rep.Entries, inputs.Entry{File: AgentConfigFile, Severity: inputs.SeverityError, Message: "cannot read it: " + err.Error()})
+		rep.Entries = append(rep.Entries, report.Entry{File: AgentConfigFile, Severity: report.Error, Message: "cannot read it: " + err.Error()})
 	}
 	if ic != nil {
 		rep.Merge(inputs.Validate(ic, ac))

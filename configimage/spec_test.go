@@ -18,7 +18,7 @@ func TestInputSetsToManifests(t *testing.T) {
 			dir := filepath.Join("inputs", "testdata", set)
 			ic, ac, rep := LoadInputs(dir)
 			if rep.HasErrors() {
-				t.Fatalf("inputs:\n%s", rep.Error())
+				t.Fatalf("inputs:\n%s", rep.String())
 			}
 			spec, err := SpecFrom(ic, ac, testRelease)
 			if err != nil {

@@ -92,7 +92,7 @@ func TestConfigImageToRegisteredCluster(t *testing.T) {
 			}
 			ic, ac, rep := configimage.LoadInputs(dir)
 			if rep.HasErrors() {
-				t.Fatal(rep.Error())
+				t.Fatal(rep.String())
 			}
 			masters, _, _ := ic.ReplicaCounts()
 			if cl.Name != ic.Metadata.Name || cl.BaseDNSDomain != ic.BaseDomain || cl.ControlPlaneCount != masters {

@@ -202,7 +202,7 @@ func installSecrets(t *testing.T, dir string) []secret {
 	}
 	ic, _, rep := configimage.LoadInputs(dir)
 	if rep.HasErrors() {
-		t.Fatal(rep.Error())
+		t.Fatal(rep.String())
 	}
 	out = append(out, pullSecretAuths(t, ic)...)
 	return out

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"strings"
 
+	"github.com/nodezero/nodezero/configimage/report"
 	"gopkg.in/yaml.v3"
 )
 
@@ -120,9 +121,9 @@ func flexTrue(n *yaml.Node) bool {
 
 // where names a position for a message pointing at another place: the
 // file:line:col of path in src.
-func where(src *source, defaultFile, path string) string {
-	e := entryAt(src, defaultFile, path, SeverityError, "")
-	return strings.TrimSuffix(Entry{File: e.File, Line: e.Line, Column: e.Column}.String(), ": ")
+func where(tree *report.Tree, defaultFile, path string) string {
+	e := entryAt(tree, defaultFile, path, report.Error, "")
+	return strings.TrimSuffix(report.Entry{File: e.File, Line: e.Line, Column: e.Column}.String(), ": ")
 }
 
 // addressRules runs the address rules over the hosts the install uses.
@@ -159,7 +160,7 @@ func (v *validator) duplicateAddresses(hosts []hostView, nets []hostAddressing) 
 			other := hosts[o.host]
 			h.errf(a.path, msgDuplicate(a.addr.String())+fmt.Sprintf(
 				": hosts %s and %s both have this static address (%s's at %s); each host needs its own",
-				other.label(), h.label(), other.label(), where(other.src, other.file(), o.path)))
+				other.label(), h.label(), other.label(), where(other.tree, other.file(), o.path)))
 		}
 	}
 }
@@ -248,14 +249,14 @@ func (v *validator) vipsNotHostAddresses(hosts []hostView, nets []hostAddressing
 			if !ok {
 				continue // reported by the VIP rules
 			}
-			path := index(base+"."+l.field, i)
+			path := report.Index(base+"."+l.field, i)
 			if o, taken := owners[a]; taken {
 				h := hosts[o.host]
 				v.icErr(path, msgInvalid(vip, fmt.Sprintf("VIP for %s must not be a host's address; host %s has it at %s",
-					l.kind, h.label(), where(h.src, h.file(), o.path))))
+					l.kind, h.label(), where(h.tree, h.file(), o.path))))
 			} else if rendezvous.IsValid() && a == rendezvous {
 				v.icErr(path, msgInvalid(vip, fmt.Sprintf("VIP for %s must not be the rendezvousIP (%s): node zero has that address",
-					l.kind, where(v.ac.src, AgentConfigFile, "rendezvousIP"))))
+					l.kind, where(v.ac.tree, AgentConfigFile, "rendezvousIP"))))
 			}
 		}
 	}

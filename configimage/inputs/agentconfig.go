@@ -1,6 +1,7 @@
 package inputs
 
 import (
+	"github.com/nodezero/nodezero/configimage/report"
 	"gopkg.in/yaml.v3"
 )
 
@@ -22,7 +23,7 @@ type AgentConfig struct {
 	MinimalISO           bool       `yaml:"minimalISO"`
 	Hosts                []Host     `yaml:"hosts"`
 
-	src *source
+	tree *report.Tree
 }
 
 // Host is one entry of agent-config hosts[].
@@ -72,24 +73,25 @@ func (h RootDeviceHints) IsZero() bool { return h == RootDeviceHints{} }
 // pkg/asset/agent/agentconfig/agent_config.go), so rootDeviceHint: for
 // rootDeviceHints: fails there instead of installing to the default disk.
 // Keys inside networkConfig are nmstate's, checked by the nmstate rules.
-func LoadAgentConfig(name string, data []byte) (*AgentConfig, Report) {
+func LoadAgentConfig(name string, data []byte) (*AgentConfig, report.Report) {
 	if name == "" {
 		name = AgentConfigFile
 	}
-	ac := &AgentConfig{src: newSource(name)}
-	rep, ok := load(ac.src, data, ac, strict)
+	ac := &AgentConfig{}
+	tree, rep, ok := load(name, data, ac, strict)
 	if !ok {
 		return nil, rep
 	}
+	ac.tree = tree
 	return ac, rep
 }
 
 // File is the file name the config was loaded from.
 func (ac *AgentConfig) File() string {
-	if ac.src == nil {
+	if ac.tree == nil {
 		return AgentConfigFile
 	}
-	return ac.src.file
+	return ac.tree.File
 }
 
 // NetworkConfigYAML returns the host's networkConfig as YAML text (nil when

@@ -17,7 +17,7 @@ func BenchmarkLoadAndValidate(b *testing.B) {
 		rep.Merge(r2)
 		rep.Merge(Validate(ic, ac))
 		if len(rep.Entries) != 0 {
-			b.Fatal(rep.Error())
+			b.Fatal(rep.String())
 		}
 	}
 }

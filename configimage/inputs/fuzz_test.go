@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/nodezero/nodezero/configimage/report"
 )
 
 // The fuzz targets check that no input makes loading or validation panic,
@@ -21,7 +23,7 @@ func FuzzLoadInstallConfig(f *testing.F) {
 		ic, rep := LoadInstallConfig("install-config.yaml", data)
 		if ic == nil {
 			if !rep.HasErrors() {
-				t.Fatalf("nil config with a report without errors:\n%s", rep.Error())
+				t.Fatalf("nil config with a report without errors:\n%s", rep.String())
 			}
 			checkEntries(t, rep, "install-config.yaml", data)
 			return
@@ -42,7 +44,7 @@ func FuzzLoadAgentConfig(f *testing.F) {
 		ac, rep := LoadAgentConfig("agent-config.yaml", data)
 		if ac == nil {
 			if !rep.HasErrors() {
-				t.Fatalf("nil config with a report without errors:\n%s", rep.Error())
+				t.Fatalf("nil config with a report without errors:\n%s", rep.String())
 			}
 			checkEntries(t, rep, "agent-config.yaml", data)
 			return
@@ -60,11 +62,11 @@ func FuzzLoadAgentConfig(f *testing.F) {
 
 // checkEntries checks every entry names a file and says something, and
 // that an entry about the fuzzed file points at one of its lines.
-func checkEntries(t *testing.T, rep Report, name string, data []byte) {
+func checkEntries(t *testing.T, rep report.Report, name string, data []byte) {
 	t.Helper()
 	lines := yamlLines(string(data))
 	for _, e := range rep.Entries {
-		if e.File == "" || e.Message == "" || (e.Severity != SeverityError && e.Severity != SeverityWarning) {
+		if e.File == "" || e.Message == "" || (e.Severity != report.Error && e.Severity != report.Warning) {
 			t.Fatalf("malformed entry %+v", e)
 		}
 		if e.File == name && (e.Line < 0 || e.Line > lines || e.Column < 0) {
@@ -74,7 +76,7 @@ func checkEntries(t *testing.T, rep Report, name string, data []byte) {
 			t.Fatalf("entry leaks the pull secret: %s", e)
 		}
 	}
-	_ = rep.Error()
+	_ = rep.String()
 }
 
 // fuzzSecret is the auth of the seeds' pull secret.

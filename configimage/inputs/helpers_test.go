@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/nodezero/nodezero/configimage/report"
 )
 
 // baseIC and baseAC are a valid 3 control plane + 2 compute baremetal
@@ -130,7 +132,7 @@ func loadAndValidate(t *testing.T, icText, acText string, withAC bool) []string 
 	ic, rep := LoadInstallConfig("install-config.yaml", []byte(icText))
 	var ac *AgentConfig
 	if withAC {
-		var r Report
+		var r report.Report
 		ac, r = LoadAgentConfig("agent-config.yaml", []byte(acText))
 		rep.Merge(r)
 	}

@@ -9,6 +9,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/nodezero/nodezero/configimage/nmstate"
+	"github.com/nodezero/nodezero/configimage/report"
 )
 
 // agentConfig checks the fields of agent-config.yaml that stand alone
@@ -48,7 +49,7 @@ func (v *validator) agentConfig() {
 	}
 	for i, s := range ac.AdditionalNTPSources {
 		if !checkNTPSource(s) {
-			v.acErr(index("additionalNTPSources", i), msgInvalid(s, "NTP server is not a valid IP or domain name"))
+			v.acErr(report.Index("additionalNTPSources", i), msgInvalid(s, "NTP server is not a valid IP or domain name"))
 		}
 	}
 }
@@ -62,9 +63,9 @@ type hostView struct {
 	hints      *RootDeviceHints
 	interfaces []ifaceView
 	network    *yaml.Node
-	src        *source // the file the host is in
+	tree       *report.Tree // the file the host is in
 	errf       func(path, msg string)
-	problem    func(path string, line, col int, sev Severity, msg string)
+	problem    func(path string, line, col int, sev report.Severity, msg string)
 }
 
 type ifaceView struct {
@@ -103,11 +104,11 @@ func (v *validator) collectHosts() []hostView {
 		}
 		out := make([]hostView, len(v.ac.Hosts))
 		for i, h := range v.ac.Hosts {
-			path := index("hosts", i)
+			path := report.Index("hosts", i)
 			hv := hostView{path: path, hostname: h.Hostname, nameField: "hostname", role: h.Role,
-				hints: &v.ac.Hosts[i].RootDeviceHints, network: h.NetworkConfig, src: v.ac.src, errf: v.acErr, problem: v.acAt}
+				hints: &v.ac.Hosts[i].RootDeviceHints, network: h.NetworkConfig, tree: v.ac.tree, errf: v.acErr, problem: v.acAt}
 			for j, ifc := range h.Interfaces {
-				hv.interfaces = append(hv.interfaces, ifaceView{path: index(path+".interfaces", j) + ".macAddress", name: ifc.Name, mac: ifc.MacAddress})
+				hv.interfaces = append(hv.interfaces, ifaceView{path: report.Index(path+".interfaces", j) + ".macAddress", name: ifc.Name, mac: ifc.MacAddress})
 			}
 			out[i] = hv
 		}
@@ -115,9 +116,9 @@ func (v *validator) collectHosts() []hostView {
 	}
 	out := make([]hostView, len(icHosts))
 	for i, h := range icHosts {
-		path := index("platform.baremetal.hosts", i)
+		path := report.Index("platform.baremetal.hosts", i)
 		hv := hostView{path: path, hostname: h.Name, nameField: "name", role: h.Role, hints: h.RootDeviceHints,
-			network: h.NetworkConfig, src: v.ic.src, errf: v.icErr, problem: v.icAt}
+			network: h.NetworkConfig, tree: v.ic.tree, errf: v.icErr, problem: v.icAt}
 		if h.BootMACAddress == "" {
 			v.icErr(path+".bootMACAddress", msgRequired("host bootMACAddress is required"))
 		} else {
@@ -169,7 +170,7 @@ func (v *validator) hosts() {
 			v.rootDeviceHints(h, *h.hints)
 		}
 		if h.network != nil && h.network.Kind != yaml.MappingNode {
-			h.errf(h.path+".networkConfig", "must be a mapping: nmstate YAML with interfaces, dns-resolver and routes, found "+kindName(h.network))
+			h.errf(h.path+".networkConfig", "must be a mapping: nmstate YAML with interfaces, dns-resolver and routes, found "+report.KindName(h.network))
 		} else if h.network != nil {
 			v.networkConfig(h)
 		}
@@ -334,15 +335,11 @@ func (v *validator) hostCounts(hosts []hostView) {
 // the ones NetworkManager would refuse at boot, at its own line.
 func (v *validator) networkConfig(h hostView) {
 	_, probs := nmstate.ParseNode(h.network)
-	for _, p := range probs {
+	for _, p := range probs.Entries {
 		path := h.path + ".networkConfig"
 		if p.Path != "" {
 			path += "." + p.Path
 		}
-		sev := SeverityError
-		if p.Warning {
-			sev = SeverityWarning
-		}
-		h.problem(path, p.Line, p.Column, sev, p.Message)
+		h.problem(path, p.Line, p.Column, p.Severity, p.Message)
 	}
 }

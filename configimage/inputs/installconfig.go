@@ -1,6 +1,7 @@
 package inputs
 
 import (
+	"github.com/nodezero/nodezero/configimage/report"
 	"gopkg.in/yaml.v3"
 )
 
@@ -37,7 +38,7 @@ type InstallConfig struct {
 	BootstrapInPlace            *yaml.Node           `yaml:"bootstrapInPlace,ignored"`
 	OperatorPublishingStrategy  *yaml.Node           `yaml:"operatorPublishingStrategy,ignored"`
 
-	src *source
+	tree *report.Tree
 }
 
 // ObjectMeta is Kubernetes object metadata (metav1.ObjectMeta): the files
@@ -295,15 +296,16 @@ type Capabilities struct {
 // pkg/asset/installconfig/installconfigbase.go, which the agent's
 // OptionalInstallConfig uses), so an install-config with an unknown key
 // installs there too.
-func LoadInstallConfig(name string, data []byte) (*InstallConfig, Report) {
+func LoadInstallConfig(name string, data []byte) (*InstallConfig, report.Report) {
 	if name == "" {
 		name = InstallConfigFile
 	}
-	ic := &InstallConfig{src: newSource(name)}
-	rep, ok := load(ic.src, data, ic, lenient)
+	ic := &InstallConfig{}
+	tree, rep, ok := load(name, data, ic, lenient)
 	if !ok {
 		return nil, rep
 	}
+	ic.tree = tree
 	ic.convert(&rep)
 	ic.setDefaults()
 	return ic, rep
@@ -311,15 +313,15 @@ func LoadInstallConfig(name string, data []byte) (*InstallConfig, Report) {
 
 // File is the file name the config was loaded from.
 func (ic *InstallConfig) File() string {
-	if ic.src == nil {
+	if ic.tree == nil {
 		return InstallConfigFile
 	}
-	return ic.src.file
+	return ic.tree.File
 }
 
 // convert folds the deprecated singular VIPs into the lists, as the
 // installer's conversion (upconvertVIP) does.
-func (ic *InstallConfig) convert(rep *Report) {
+func (ic *InstallConfig) convert(rep *report.Report) {
 	bm := ic.Platform.BareMetal
 	if bm == nil {
 		return
@@ -333,7 +335,7 @@ func (ic *InstallConfig) convert(rep *Report) {
 		switch {
 		case len(*list) == 0:
 			*list = []string{old}
-			ic.src.pos[base+newName+"[0]"] = ic.src.at(base + oldName)
+			ic.tree.Set(base+newName+"[0]", ic.tree.Value(base+oldName))
 		case !contains(*list, old):
 			ic.errorf(rep, base+oldName, msgInvalid(old, oldName+" is deprecated; only "+newName+" needs to be specified"))
 		}
@@ -447,19 +449,21 @@ func RPMArchitecture(arch string) string {
 	return arch
 }
 
-func (ic *InstallConfig) warn(rep *Report, path, msg string) {
-	rep.Entries = append(rep.Entries, entryAt(ic.src, InstallConfigFile, path, SeverityWarning, msg))
+func (ic *InstallConfig) warn(rep *report.Report, path, msg string) {
+	rep.Entries = append(rep.Entries, entryAt(ic.tree, InstallConfigFile, path, report.Warning, msg))
 }
 
-func (ic *InstallConfig) errorf(rep *Report, path, msg string) {
-	rep.Entries = append(rep.Entries, entryAt(ic.src, InstallConfigFile, path, SeverityError, msg))
+func (ic *InstallConfig) errorf(rep *report.Report, path, msg string) {
+	rep.Entries = append(rep.Entries, entryAt(ic.tree, InstallConfigFile, path, report.Error, msg))
 }
 
-func entryAt(src *source, defaultFile, path string, sev Severity, msg string) Entry {
-	e := Entry{File: defaultFile, Path: path, Severity: sev, Message: msg}
-	if src != nil {
-		p := src.at(path)
-		e.File, e.Line, e.Column = src.file, p.line, p.col
+// entryAt is an entry about path, placed where the tree has it (or its
+// nearest parent); without a tree (a config built in Go) in defaultFile.
+func entryAt(tree *report.Tree, defaultFile, path string, sev report.Severity, msg string) report.Entry {
+	e := report.Entry{File: defaultFile, Path: path, Severity: sev, Message: msg}
+	if tree != nil {
+		p := tree.Value(path)
+		e.File, e.Line, e.Column = tree.File, p.Line, p.Column
 	}
 	return e
 }

@@ -7,7 +7,6 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"errors"
 	"math/big"
 	"path/filepath"
 	"strings"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/nodezero/nodezero/configimage/report"
 	"gopkg.in/yaml.v3"
 )
 
@@ -64,7 +64,7 @@ func TestValidSets(t *testing.T) {
 func TestLoadKeepsNetworkConfigNodes(t *testing.T) {
 	ac, rep := LoadAgentConfig("agent-config.yaml", []byte(baseAC))
 	if rep.HasErrors() {
-		t.Fatalf("LoadAgentConfig: %v", rep.Error())
+		t.Fatalf("LoadAgentConfig: %v", rep.String())
 	}
 	nc := ac.Hosts[0].NetworkConfig
 	if nc == nil || nc.Kind != yaml.MappingNode {
@@ -98,7 +98,7 @@ func TestLoadKeepsNetworkConfigNodes(t *testing.T) {
 func TestLoadInstallConfigDefaults(t *testing.T) {
 	ic, rep := LoadInstallConfig("", []byte("apiVersion: v1\nmetadata:\n  name: x\nplatform:\n  none: {}\n"))
 	if rep.HasErrors() {
-		t.Fatalf("LoadInstallConfig: %v", rep.Error())
+		t.Fatalf("LoadInstallConfig: %v", rep.String())
 	}
 	m, a, w := ic.ReplicaCounts()
 	got := []any{ic.Networking.NetworkType, ic.Networking.MachineNetwork[0].CIDR, ic.Networking.ClusterNetwork[0],
@@ -119,7 +119,7 @@ func TestLegacyVIPsFolded(t *testing.T) {
 		t.Errorf("VIPs() = %v, %v; want [192.168.111.5], [192.168.111.4]", api, ingress)
 	}
 	if rep.HasErrors() || len(rep.Warnings()) != 2 {
-		t.Errorf("report:\n%s\nwant two deprecation warnings", rep.Error())
+		t.Errorf("report:\n%s\nwant two deprecation warnings", rep.String())
 	}
 }
 
@@ -130,40 +130,40 @@ func TestLegacyVIPsFolded(t *testing.T) {
 func TestUnknownKeysFollowTheInstaller(t *testing.T) {
 	cases := []struct {
 		name       string
-		load       func(string, []byte) Report
+		load       func(string, []byte) report.Report
 		text       string
-		want       []Entry
+		want       []report.Entry
 		wantBlocks bool
 	}{
 		{
 			name: "agent-config unknown keys are errors",
-			load: func(n string, b []byte) Report { _, r := LoadAgentConfig(n, b); return r },
+			load: func(n string, b []byte) report.Report { _, r := LoadAgentConfig(n, b); return r },
 			text: apply(t, baseAC, []edit{sub("  role: master\n  interfaces:\n  - name: enp1s0\n    macAddress: 52:54:00:00:00:02\n",
 				"  role: master\n  color: blue\n  interfaces:\n  - name: enp1s0\n    macAddress: 52:54:00:00:00:02\n    speed: 10G\n"),
 				sub("    deviceName: /dev/sda\n", "    devicename: /dev/sda\n    minSizeGigabyte: 100\n")}),
-			want: []Entry{
-				{File: "agent-config.yaml", Line: 25, Column: 3, Path: "hosts[1].color", Severity: SeverityError,
+			want: []report.Entry{
+				{File: "agent-config.yaml", Line: 25, Column: 3, Path: "hosts[1].color", Severity: report.Error,
 					Message: `unknown field "color"; known fields: bmc, hostname, interfaces, networkConfig, role, rootDeviceHints`},
-				{File: "agent-config.yaml", Line: 29, Column: 5, Path: "hosts[1].interfaces[0].speed", Severity: SeverityError,
+				{File: "agent-config.yaml", Line: 29, Column: 5, Path: "hosts[1].interfaces[0].speed", Severity: report.Error,
 					Message: `unknown field "speed"; known fields: macAddress, name`},
-				{File: "agent-config.yaml", Line: 42, Column: 5, Path: "hosts[3].rootDeviceHints.minSizeGigabyte", Severity: SeverityError,
+				{File: "agent-config.yaml", Line: 42, Column: 5, Path: "hosts[3].rootDeviceHints.minSizeGigabyte", Severity: report.Error,
 					Message: `unknown field "minSizeGigabyte"; did you mean "minSizeGigabytes"?`},
 			},
 			wantBlocks: true,
 		},
 		{
 			name: "agent-config metadata takes every ObjectMeta key",
-			load: func(n string, b []byte) Report { _, r := LoadAgentConfig(n, b); return r },
+			load: func(n string, b []byte) report.Report { _, r := LoadAgentConfig(n, b); return r },
 			text: apply(t, baseAC, []edit{sub("  name: ocp\n", "  name: ocp\n  namespace: cluster0\n  creationTimestamp: null\n  labels:\n    a: b\n")}),
 		},
 		{
 			name: "install-config unknown keys are warnings",
-			load: func(n string, b []byte) Report { _, r := LoadInstallConfig(n, b); return r },
+			load: func(n string, b []byte) report.Report { _, r := LoadInstallConfig(n, b); return r },
 			text: apply(t, baseIC, []edit{sub("  name: master\n", "  name: master\n  replica: 3\n"), add("additionalNTPServers: [pool.ntp.org]\n")}),
-			want: []Entry{
-				{File: "install-config.yaml", Line: 10, Column: 3, Path: "controlPlane.replica", Severity: SeverityWarning,
+			want: []report.Entry{
+				{File: "install-config.yaml", Line: 10, Column: 3, Path: "controlPlane.replica", Severity: report.Warning,
 					Message: `unknown field, ignored; did you mean "replicas"?`},
-				{File: "install-config.yaml", Line: 29, Column: 1, Path: "additionalNTPServers", Severity: SeverityWarning,
+				{File: "install-config.yaml", Line: 29, Column: 1, Path: "additionalNTPServers", Severity: report.Warning,
 					Message: "unknown field, ignored; known fields: additionalTrustBundle, additionalTrustBundlePolicy, apiVersion, arbiter, " +
 						"baseDomain, bootstrapInPlace, capabilities, compute, controlPlane, cpuPartitioningMode, credentialsMode, featureGates, " +
 						"featureSet, fips, imageContentSources, imageDigestSources, kind, metadata, networking, operatorPublishingStrategy, " +
@@ -203,29 +203,6 @@ func TestClosestKey(t *testing.T) {
 				t.Errorf("closest(%q) = %q, want %q", tc.key, got, tc.want)
 			}
 		})
-	}
-}
-
-func TestReportErr(t *testing.T) {
-	rep := Report{Entries: []Entry{
-		{File: "b.yaml", Line: 2, Column: 1, Path: "x", Severity: SeverityError, Message: "m2"},
-		{File: "a.yaml", Line: 9, Column: 3, Path: "y", Severity: SeverityWarning, Message: "m1"},
-		{File: "b.yaml", Line: 1, Column: 7, Path: "z", Severity: SeverityError, Message: "m3"},
-		{Path: "p", Severity: SeverityError, Message: "m4"},
-	}}
-	err := rep.Err()
-	if !errors.Is(err, ErrInvalid) {
-		t.Fatalf("errors.Is(%v, ErrInvalid) = false, want true", err)
-	}
-	want := "p: m4\na.yaml:9:3: warning: y: m1\nb.yaml:1:7: z: m3\nb.yaml:2:1: x: m2"
-	if got := err.Error(); got != want {
-		t.Errorf("Error() =\n%s\nwant\n%s", got, want)
-	}
-	if got := len(rep.Errors()); got != 3 {
-		t.Errorf("len(Errors()) = %d, want 3", got)
-	}
-	if (Report{}).Err() != nil || (Report{}).Lines() != nil {
-		t.Errorf("empty report: Err() and Lines() want nil")
 	}
 }
 
@@ -299,8 +276,8 @@ func TestAliasBomb(t *testing.T) {
 	// (networkConfig) are walked, so that is where the bomb goes.
 	b.WriteString("hosts:\n- networkConfig: {interfaces: *a9}\n")
 	ac, rep := LoadAgentConfig("", []byte(b.String()))
-	if ac != nil || !rep.HasErrors() || !strings.Contains(rep.Error(), "document too large") {
-		t.Fatalf("LoadAgentConfig(alias bomb) = %v, %q; want nil and a too-large error", ac, rep.Error())
+	if ac != nil || !rep.HasErrors() || !strings.Contains(rep.String(), "document too large") {
+		t.Fatalf("LoadAgentConfig(alias bomb) = %v, %q; want nil and a too-large error", ac, rep.String())
 	}
 }
 

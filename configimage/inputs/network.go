@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+
+	"github.com/nodezero/nodezero/configimage/report"
 )
 
 // OVN-Kubernetes default internal subnets (pkg/validate), which no cluster
@@ -62,7 +64,7 @@ func (v *validator) networking() {
 		v.icErr(base+".machineNetwork", msgRequired("at least one machine network is required"))
 	}
 	for i, m := range p.machine {
-		path := index(base+".machineNetwork", i) + ".cidr"
+		path := report.Index(base+".machineNetwork", i) + ".cidr"
 		if !v.subnet(path, m, ovn) {
 			continue
 		}
@@ -77,7 +79,7 @@ func (v *validator) networking() {
 		v.icErr(base+".serviceNetwork", msgRequired("a service network is required"))
 	}
 	for i, s := range p.service {
-		path := index(base+".serviceNetwork", i)
+		path := report.Index(base+".serviceNetwork", i)
 		if !v.subnet(path, s, ovn) {
 			continue
 		}
@@ -100,7 +102,7 @@ func (v *validator) networking() {
 		v.icErr(base+".clusterNetwork", msgRequired("cluster network required"))
 	}
 	for i, c := range p.cluster {
-		path := index(base+".clusterNetwork", i)
+		path := report.Index(base+".clusterNetwork", i)
 		if !v.subnet(path+".cidr", c, ovn) {
 			continue
 		}
@@ -286,7 +288,7 @@ func (v *validator) vips() {
 			return
 		}
 		for i, vip := range list {
-			ip := index(path, i)
+			ip := report.Index(path, i)
 			if err := checkIP(vip); err != nil {
 				v.icErr(ip, msgInvalid(vip, err.Error()))
 				continue
@@ -309,7 +311,7 @@ func (v *validator) vips() {
 		if len(list) == 1 && dual && machine.seen {
 			a, ok := parseAddr(list[0])
 			if ok && a.Is6() != machine.primary6 {
-				v.icErr(index(path, 0), msgInvalid(list[0], "VIP for the "+kind+
+				v.icErr(report.Index(path, 0), msgInvalid(list[0], "VIP for the "+kind+
 					" must be of the same IP family with machine network's primary IP Family for dual-stack IPv4/IPv6"))
 			}
 		}

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/nodezero/nodezero/configimage/report"
 )
 
 // proxy is validateProxy.
@@ -85,7 +87,7 @@ func (v *validator) misc() {
 		}
 		for i, name := range c.AdditionalEnabledCapabilities {
 			if !contains(capabilities, name) {
-				v.icErr(index("capabilities.additionalEnabledCapabilities", i), msgNotSupported(name, capabilities))
+				v.icErr(report.Index("capabilities.additionalEnabledCapabilities", i), msgNotSupported(name, capabilities))
 			}
 		}
 		if set == "None" {
@@ -110,11 +112,11 @@ func (v *validator) misc() {
 	for i, g := range ic.FeatureGates {
 		parts := strings.Split(g, "=")
 		if len(parts) != 2 {
-			v.icErr(index("featureGates", i), msgInvalid(g, "must match the format <feature-name>=<bool>"))
+			v.icErr(report.Index("featureGates", i), msgInvalid(g, "must match the format <feature-name>=<bool>"))
 			continue
 		}
 		if _, err := strconv.ParseBool(parts[1]); err != nil {
-			v.icErr(index("featureGates", i), msgInvalid(g, "must match the format <feature-name>=<bool>, could not parse boolean value"))
+			v.icErr(report.Index("featureGates", i), msgInvalid(g, "must match the format <feature-name>=<bool>, could not parse boolean value"))
 		}
 	}
 	switch ic.CPUPartitioningMode {

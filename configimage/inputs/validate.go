@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/nodezero/nodezero/configimage/report"
 )
 
 // Validate applies openshift-install's rules for agent-based installs to
@@ -13,7 +15,7 @@ import (
 // cross-file rules then do not run. Every failed rule adds an entry at the
 // position of the offending node (or of its nearest parent in the file when
 // the value was absent or defaulted).
-func Validate(ic *InstallConfig, ac *AgentConfig) Report {
+func Validate(ic *InstallConfig, ac *AgentConfig) report.Report {
 	v := &validator{ic: ic, ac: ac}
 	if ic != nil {
 		v.installConfig()
@@ -28,32 +30,32 @@ func Validate(ic *InstallConfig, ac *AgentConfig) Report {
 type validator struct {
 	ic  *InstallConfig
 	ac  *AgentConfig
-	rep Report
+	rep report.Report
 }
 
 func (v *validator) icErr(path, msg string) {
-	v.rep.Entries = append(v.rep.Entries, entryAt(v.ic.src, InstallConfigFile, path, SeverityError, msg))
+	v.rep.Entries = append(v.rep.Entries, entryAt(v.ic.tree, InstallConfigFile, path, report.Error, msg))
 }
 
 func (v *validator) icWarn(path, msg string) {
-	v.rep.Entries = append(v.rep.Entries, entryAt(v.ic.src, InstallConfigFile, path, SeverityWarning, msg))
+	v.rep.Entries = append(v.rep.Entries, entryAt(v.ic.tree, InstallConfigFile, path, report.Warning, msg))
 }
 
 func (v *validator) acErr(path, msg string) {
-	v.rep.Entries = append(v.rep.Entries, entryAt(v.ac.src, AgentConfigFile, path, SeverityError, msg))
+	v.rep.Entries = append(v.rep.Entries, entryAt(v.ac.tree, AgentConfigFile, path, report.Error, msg))
 }
 
 // acAt and icAt add an entry found inside a node whose position is known
 // (the networkConfig documents); line 0 falls back to the path's.
-func (v *validator) acAt(path string, line, col int, sev Severity, msg string) {
-	v.rep.Entries = append(v.rep.Entries, at(entryAt(v.ac.src, AgentConfigFile, path, sev, msg), line, col))
+func (v *validator) acAt(path string, line, col int, sev report.Severity, msg string) {
+	v.rep.Entries = append(v.rep.Entries, at(entryAt(v.ac.tree, AgentConfigFile, path, sev, msg), line, col))
 }
 
-func (v *validator) icAt(path string, line, col int, sev Severity, msg string) {
-	v.rep.Entries = append(v.rep.Entries, at(entryAt(v.ic.src, InstallConfigFile, path, sev, msg), line, col))
+func (v *validator) icAt(path string, line, col int, sev report.Severity, msg string) {
+	v.rep.Entries = append(v.rep.Entries, at(entryAt(v.ic.tree, InstallConfigFile, path, sev, msg), line, col))
 }
 
-func at(e Entry, line, col int) Entry {
+func at(e report.Entry, line, col int) report.Entry {
 	if line > 0 {
 		e.Line, e.Column = line, col
 	}
@@ -61,7 +63,7 @@ func at(e Entry, line, col int) Entry {
 }
 
 func (v *validator) acWarn(path, msg string) {
-	v.rep.Entries = append(v.rep.Entries, entryAt(v.ac.src, AgentConfigFile, path, SeverityWarning, msg))
+	v.rep.Entries = append(v.rep.Entries, entryAt(v.ac.tree, AgentConfigFile, path, report.Warning, msg))
 }
 
 // Platforms and architectures agent installs support
@@ -217,7 +219,7 @@ func (v *validator) platform() {
 	if bm := p.BareMetal; bm != nil {
 		for i, s := range bm.AdditionalNTPServers {
 			if !checkNTPSource(s) {
-				v.icErr(index("platform.baremetal.additionalNTPServers", i), msgInvalid(s, "NTP server is not a valid IP or domain name"))
+				v.icErr(report.Index("platform.baremetal.additionalNTPServers", i), msgInvalid(s, "NTP server is not a valid IP or domain name"))
 			}
 		}
 		switch bm.ProvisioningNetwork {
@@ -282,7 +284,7 @@ func (v *validator) pools() {
 	seen := map[string]bool{}
 	for i := range ic.Compute {
 		p := &ic.Compute[i]
-		path := index("compute", i)
+		path := report.Index("compute", i)
 		if p.Name != "worker" {
 			v.icErr(path+".name", msgNotSupported(p.Name, []string{"worker", "edge"}))
 		}
@@ -359,7 +361,7 @@ func (v *validator) singleNode() {
 		path := "compute"
 		for i, c := range ic.Compute {
 			if c.Replicas != nil && *c.Replicas != 0 {
-				path = index("compute", i) + ".replicas"
+				path = report.Index("compute", i) + ".replicas"
 				break
 			}
 		}
@@ -386,15 +388,15 @@ func (v *validator) mirrors() {
 		}
 		for j, m := range mirrors {
 			if err := checkRepository(m); err != nil {
-				v.icErr(index(path+".mirrors", j), msgInvalid(m, err.Error()))
+				v.icErr(report.Index(path+".mirrors", j), msgInvalid(m, err.Error()))
 			}
 		}
 	}
 	for i, s := range ic.ImageContentSources {
-		check(index("imageContentSources", i), s.Source, s.Mirrors)
+		check(report.Index("imageContentSources", i), s.Source, s.Mirrors)
 	}
 	for i, s := range ic.ImageDigestSources {
-		path := index("imageDigestSources", i)
+		path := report.Index("imageDigestSources", i)
 		check(path, s.Source, s.Mirrors)
 		switch s.SourcePolicy {
 		case "", "AllowContactingSource", "NeverContactSource":

@@ -16,6 +16,11 @@
 // in a comment. Everything nmstate knows but this subset does not render is
 // an error too, never silently dropped.
 //
-// It may import only the standard library and gopkg.in/yaml.v3; no other
-// package of this module.
+// Problems are report.Entry values in a report.Report, placed by the
+// document's own lines (no file: the caller knows it); the document is
+// walked once by report.Walk, which reports duplicate keys and bounds
+// aliases, before the nmstate schema reads it.
+//
+// It may import only the standard library, gopkg.in/yaml.v3 and
+// configimage/report; no other package of this module.
 package nmstate

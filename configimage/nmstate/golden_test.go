@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/nodezero/nodezero/configimage/report"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -30,7 +31,7 @@ func goldenCases(t *testing.T) []string {
 }
 
 // render parses testdata/<name>.yaml and renders it; the document must be valid.
-func render(t *testing.T, name string) ([]Keyfile, Problems) {
+func render(t *testing.T, name string) ([]Keyfile, report.Report) {
 	t.Helper()
 	doc, err := os.ReadFile(filepath.Join("testdata", name+".yaml"))
 	if err != nil {
@@ -48,9 +49,9 @@ func render(t *testing.T, name string) ([]Keyfile, Problems) {
 }
 
 // goldenText is what a golden file holds: the warnings, then each keyfile.
-func goldenText(kfs []Keyfile, probs Problems) []byte {
+func goldenText(kfs []Keyfile, probs report.Report) []byte {
 	var b bytes.Buffer
-	for _, p := range probs {
+	for _, p := range probs.Entries {
 		b.WriteString("# " + p.String() + "\n")
 	}
 	for _, k := range kfs {

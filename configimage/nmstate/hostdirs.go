@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nodezero/nodezero/configimage/report"
 	"gopkg.in/yaml.v3"
 )
 
@@ -90,17 +91,17 @@ func HostDirs(hosts []Host) ([]HostDir, error) {
 }
 
 // hostError names the host an error is about, on every line; errors.As
-// still finds the Problems of an invalid document.
+// still finds the *report.Invalid of an invalid document.
 type hostError struct {
 	label string
 	err   error
 }
 
 func (e hostError) Error() string {
-	var ps Problems
-	if errors.As(e.err, &ps) {
-		lines := make([]string, len(ps))
-		for i, p := range ps {
+	var inv *report.Invalid
+	if errors.As(e.err, &inv) {
+		lines := make([]string, len(inv.Entries))
+		for i, p := range inv.Entries {
 			lines[i] = e.label + ": invalid network YAML: " + p.String()
 		}
 		return strings.Join(lines, "\n")
@@ -131,7 +132,7 @@ func prepareHost(idx int, h Host) (preparedHost, error) {
 	}
 	st, probs := Parse([]byte(h.NetworkYAML))
 	if st == nil {
-		return preparedHost{}, probs.Errors()
+		return preparedHost{}, &report.Invalid{Entries: probs.Errors()}
 	}
 	files, err := st.Keyfiles()
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/nodezero/nodezero/configimage/report"
 )
 
 func staticHost(ip string) string {
@@ -91,6 +92,8 @@ func TestHostDirsErrors(t *testing.T) {
 			`host 0 (MAC 52:54:00:00:00:01): invalid network YAML: 10:8: interfaces[0].mtu: invalid value: string "x", expected u32 (0 to 4294967295)`,
 			"host 1 (MAC 52:54:00:00:00:02): render keyfiles: nmstate generated an empty NetworkManager config file content",
 		}},
+		{"warnings left out", []Host{{NetworkYAML: "hostname: {config: node0}\n" + staticHost("192.0.2.300"), NICs: []NIC{{"52:54:00:00:00:01", "eth0"}}}},
+			[]string{`host 0 (MAC 52:54:00:00:00:01): invalid network YAML: 9:11: interfaces[0].ipv4.address[0].ip: invalid IP address "192.0.2.300"`}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -101,9 +104,9 @@ func TestHostDirsErrors(t *testing.T) {
 			if diff := cmp.Diff(tc.want, strings.Split(err.Error(), "\n")); diff != "" {
 				t.Errorf("HostDirs error (-want +got):\n%s", diff)
 			}
-			var ps Problems
-			if strings.Contains(tc.name, "problem") && (!errors.As(err, &ps) || len(ps) != 2) {
-				t.Errorf("errors.As(%v, Problems) = %v, want the document's two problems", err, ps)
+			var inv *report.Invalid
+			if strings.Contains(tc.name, "problem") && (!errors.As(err, &inv) || len(inv.Entries) != 2) {
+				t.Errorf("errors.As(%v, *report.Invalid) = %v, want the document's two problems", err, inv)
 			}
 		})
 	}

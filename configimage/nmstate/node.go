@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nodezero/nodezero/configimage/report"
 	"gopkg.in/yaml.v3"
 )
 
@@ -25,31 +26,23 @@ func at(n *yaml.Node, path string) pos {
 
 func (p pos) String() string { return fmt.Sprintf("line %d column %d", p.line, p.col) }
 
-func join(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
-}
+// decoder reads yaml.v3 nodes report.Walk has checked and collects every
+// problem it meets.
+type decoder struct{ rep report.Report }
 
-func index(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }
-
-// decoder walks yaml.v3 nodes and collects every problem it meets.
-type decoder struct{ probs Problems }
-
-func (d *decoder) report(p pos, warn bool, msg string) {
-	d.probs = append(d.probs, Problem{Line: p.line, Column: p.col, Path: p.path, Message: msg, Warning: warn})
+func (d *decoder) add(p pos, sev report.Severity, msg string) {
+	d.rep.Add(report.Entry{Line: p.line, Column: p.col, Path: p.path, Severity: sev, Message: msg})
 }
 
 func (d *decoder) errorf(p pos, format string, args ...any) {
-	d.report(p, false, fmt.Sprintf(format, args...))
+	d.add(p, report.Error, fmt.Sprintf(format, args...))
 }
 
 func (d *decoder) warnf(p pos, format string, args ...any) {
-	d.report(p, true, fmt.Sprintf(format, args...))
+	d.add(p, report.Warning, fmt.Sprintf(format, args...))
 }
 
-func (d *decoder) hasErrors() bool { return len(d.probs.Errors()) > 0 }
+func (d *decoder) hasErrors() bool { return d.rep.HasErrors() }
 
 // kind is the type a scalar has once the installer has turned the YAML into
 // JSON with sigs.k8s.io/yaml (yaml.v2 resolution), which is what nmstate sees.
@@ -72,22 +65,15 @@ var yaml11Bools = map[string]bool{
 	"n": false, "N": false, "no": false, "No": false, "NO": false, "off": false, "Off": false, "OFF": false,
 }
 
-// resolve follows aliases and unwraps a document node.
+// resolve unwraps a document node and follows aliases.
 func resolve(n *yaml.Node) *yaml.Node {
-	for i := 0; n != nil && i < 100; i++ {
-		switch n.Kind {
-		case yaml.AliasNode:
-			n = n.Alias
-		case yaml.DocumentNode:
-			if len(n.Content) == 0 {
-				return nil
-			}
-			n = n.Content[0]
-		default:
-			return n
+	if n != nil && n.Kind == yaml.DocumentNode {
+		if len(n.Content) == 0 {
+			return nil
 		}
+		n = n.Content[0]
 	}
-	return n
+	return report.Resolve(n)
 }
 
 func kindOf(n *yaml.Node) kind {
@@ -211,8 +197,10 @@ func expected(names []string) string {
 	return "expected one of " + strings.Join(q, ", ")
 }
 
-// object decodes a mapping node. It reports a non-mapping, duplicate keys and
-// unknown keys (an error, or a warning when the spec is lenient).
+// object decodes a mapping node. It reports a non-mapping, unknown keys (an
+// error, or a warning when the spec is lenient) and two spellings of one
+// field (report.Walk has reported keys written twice; report.Pairs leaves
+// them out).
 func (d *decoder) object(n *yaml.Node, path string, s spec) (*object, bool) {
 	n = resolve(n)
 	if kindOf(n) != kMap {
@@ -224,29 +212,27 @@ func (d *decoder) object(n *yaml.Node, path string, s spec) (*object, bool) {
 	for _, k := range s.known {
 		known[k] = true
 	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := resolve(n.Content[i]), n.Content[i+1]
-		key := k.Value
+	report.Pairs(n, func(key string, k, v *yaml.Node) {
 		name := key
 		if a, ok := s.aliases[key]; ok {
 			name = a
 		}
-		f := &field{key: key, k: k, v: v, path: join(path, key)}
+		f := &field{key: key, k: k, v: v, path: report.Child(path, key)}
 		if !known[name] {
 			if s.lenient {
 				d.warnf(f.keyPos(), "unknown field `%s` is ignored by nmstate", key)
 			} else {
 				d.errorf(f.keyPos(), "unknown field `%s`, %s", key, expected(s.known))
 			}
-			continue
+			return
 		}
 		if prev, dup := o.fields[name]; dup {
 			d.errorf(f.keyPos(), "duplicate field `%s` (first at %s)", name, at(prev.k, "").String())
-			continue
+			return
 		}
 		o.fields[name] = f
 		o.order = append(o.order, f)
-	}
+	})
 	return o, true
 }
 
@@ -382,7 +368,7 @@ func (d *decoder) seq(f *field) ([]item, bool) {
 	}
 	out := make([]item, len(n.Content))
 	for i, c := range n.Content {
-		out[i] = item{n: resolve(c), path: index(f.path, i)}
+		out[i] = item{n: resolve(c), path: report.Index(f.path, i)}
 	}
 	return out, true
 }

@@ -1,19 +1,23 @@
 package nmstate
 
 import (
-	"fmt"
 	"strings"
 
+	"github.com/nodezero/nodezero/configimage/report"
 	"gopkg.in/yaml.v3"
 )
 
 // Parse reads an nmstate document (YAML or JSON text). It returns every
-// problem found (errors and warnings), not just the first. State is nil when
-// there are errors.
-func Parse(doc []byte) (*State, Problems) {
+// problem found (errors and warnings, sorted), not just the first; their
+// Line and Column are positions in doc, their Path is relative to the
+// document root, e.g. "interfaces[1].ipv4.address[0].prefix-length", and
+// they carry no File. State is nil when there are errors; warnings never
+// make Parse fail.
+func Parse(doc []byte) (*State, report.Report) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(doc, &root); err != nil {
-		return nil, Problems{yamlProblem(err)}
+		e := report.YAMLErrors(err)[0]
+		return nil, report.Report{Entries: []report.Entry{{Line: e.Line, Message: "invalid YAML: " + e.Message}}}
 	}
 	return ParseNode(&root)
 }
@@ -21,31 +25,22 @@ func Parse(doc []byte) (*State, Problems) {
 // ParseNode does the same for an already-parsed yaml.v3 node (a mapping, or
 // a DocumentNode) so callers can keep the line numbers of the file the
 // document is embedded in.
-func ParseNode(n *yaml.Node) (*State, Problems) {
+func ParseNode(n *yaml.Node) (*State, report.Report) {
 	d := &decoder{}
-	s := d.document(n)
-	if !d.hasErrors() {
-		link(d, s)
-	}
-	probs := d.probs.sorted()
-	if len(probs.Errors()) > 0 {
-		return nil, probs
-	}
-	return s, probs
-}
-
-// yamlProblem turns a yaml.v3 syntax error ("yaml: line 3: …") into a Problem.
-func yamlProblem(err error) Problem {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	p := Problem{Message: "invalid YAML: " + msg}
-	var line int
-	if _, scanErr := fmt.Sscanf(msg, "line %d:", &line); scanErr == nil {
-		p.Line = line
-		if i := strings.Index(msg, ": "); i >= 0 {
-			p.Message = "invalid YAML: " + msg[i+2:]
+	_, walked, ok := report.Walk("", n, report.DefaultLimits)
+	d.rep.Add(walked.Entries...)
+	var s *State
+	if ok {
+		s = d.document(n)
+		if !d.hasErrors() {
+			link(d, s)
 		}
 	}
-	return p
+	rep := report.Report{Entries: d.rep.Sorted()}
+	if rep.HasErrors() {
+		return nil, rep
+	}
+	return s, rep
 }
 
 var topSpec = spec{known: []string{"description", "hostname", "dns-resolver", "route-rules", "routes", "interfaces", "ovs-db", "ovn"}}
@@ -217,7 +212,7 @@ func (d *decoder) ifaceType(it item, tn, nn *yaml.Node) string {
 		d.warnf(it.pos(), "Setting unknown type interface %s to ethernet", name)
 		return typeEthernet
 	}
-	f := &field{key: "type", v: tn, path: join(it.path, "type")}
+	f := &field{key: "type", v: tn, path: report.Child(it.path, "type")}
 	t, ok := d.str(f)
 	if !ok {
 		return typeEthernet

@@ -3,6 +3,8 @@ package nmstate
 import (
 	"net/netip"
 	"strconv"
+
+	"github.com/nodezero/nodezero/configimage/report"
 )
 
 // ipKeys is nmstate's InterfaceIp, shared by ipv4 and ipv6, in declaration order.
@@ -31,7 +33,7 @@ func (d *decoder) ip(f *field, v6 bool) *ipConfig {
 	if n := resolve(f.v); kindOf(n) == kMap {
 		for k := 0; k+1 < len(n.Content); k += 2 {
 			key := resolve(n.Content[k])
-			p := at(key, join(f.path, key.Value))
+			p := at(key, report.Child(f.path, key.Value))
 			switch {
 			case !v6 && key.Value == "autoconf":
 				d.errorf(p, "autoconf is not allowed for IPv4")

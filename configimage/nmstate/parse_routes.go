@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+
+	"github.com/nodezero/nodezero/configimage/report"
 )
 
 var routeKeys = []string{"state", "destination", "next-hop-interface", "next-hop-address", "metric", "table-id", "weight", "route-type", "cwnd", "source"}
@@ -195,8 +197,8 @@ func (d *decoder) route(it item) *route {
 
 // hasErrorsSince reports whether an error was recorded inside the item.
 func (d *decoder) hasErrorsSince(it item) bool {
-	for _, p := range d.probs {
-		if !p.Warning && (p.Path == it.path || strings.HasPrefix(p.Path, it.path+".")) {
+	for _, p := range d.rep.Entries {
+		if p.Severity == report.Error && (p.Path == it.path || strings.HasPrefix(p.Path, it.path+".")) {
 			return true
 		}
 	}

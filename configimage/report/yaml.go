@@ -1,0 +1,121 @@
+package report
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Documents parses data as a stream of YAML documents and returns each
+// document node, empty ones included (a lone "---"; IsEmptyDocument).
+// A syntax error stops it: the documents before the one that failed are
+// returned with the error. yaml.v3 has panicked on hostile input before; a
+// panic is returned as an error, never let through.
+func Documents(data []byte) (docs []*yaml.Node, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("yaml: %v", r)
+		}
+	}()
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for {
+		var n yaml.Node
+		switch err := dec.Decode(&n); {
+		case errors.Is(err, io.EOF):
+			return docs, nil
+		case err != nil:
+			return docs, err
+		}
+		docs = append(docs, &n)
+	}
+}
+
+// IsEmptyDocument reports whether a document node holds nothing or null.
+func IsEmptyDocument(n *yaml.Node) bool {
+	return n.Kind == yaml.DocumentNode && (len(n.Content) == 0 || IsNull(n.Content[0]))
+}
+
+// IsNull reports whether n is a null scalar (null, ~ or nothing).
+func IsNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" }
+
+// YAMLError is one message of a yaml.v3 error, apart from the line it
+// names.
+type YAMLError struct {
+	Line    int // 0 when yaml.v3 names none
+	Message string
+}
+
+var yamlLineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+
+// YAMLErrors splits a yaml.v3 error: a syntax error ("yaml: line 3: did not
+// find expected key") is one message, a *yaml.TypeError one per value that
+// did not decode.
+func YAMLErrors(err error) []YAMLError {
+	var msgs []string
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		msgs = te.Errors
+	} else {
+		msgs = []string{err.Error()}
+	}
+	out := make([]YAMLError, len(msgs))
+	for i, m := range msgs {
+		out[i] = YAMLError{Message: strings.TrimPrefix(m, "yaml: ")}
+		if sm := yamlLineRE.FindStringSubmatch(m); sm != nil {
+			out[i].Line, _ = strconv.Atoi(sm[1])
+			out[i].Message = sm[2]
+		}
+	}
+	return out
+}
+
+// maxAliasHops bounds a chain of aliases Resolve follows.
+const maxAliasHops = 64
+
+// Resolve follows aliases to the node they name; nil for a chain longer
+// than any document needs.
+func Resolve(n *yaml.Node) *yaml.Node {
+	for hops := 0; n != nil && n.Kind == yaml.AliasNode; hops++ {
+		if hops == maxAliasHops {
+			return nil
+		}
+		n = n.Alias
+	}
+	return n
+}
+
+// KindName names a node's kind in a message: "a mapping", "a list".
+func KindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		return "a scalar"
+	case yaml.AliasNode:
+		return "an alias"
+	}
+	return "a document"
+}
+
+// Pairs calls fn for the key/value pairs of a mapping that Walk records:
+// string keys, the first of duplicates, merge keys left out (Walk reports
+// the others). Keys are resolved; values are as written.
+func Pairs(n *yaml.Node, fn func(key string, k, v *yaml.Node)) {
+	seen := make(map[string]bool, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := Resolve(n.Content[i])
+		if k == nil || k.Kind != yaml.ScalarNode || k.ShortTag() == "!!merge" || seen[k.Value] {
+			continue
+		}
+		seen[k.Value] = true
+		fn(k.Value, k, n.Content[i+1])
+	}
+}
