@@ -1,7 +1,6 @@
 package manifests
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,62 +9,22 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"sort"
-	"strconv"
-	"strings"
 
+	"github.com/nodezero/nodezero/configimage/report"
 	"gopkg.in/yaml.v3"
 )
-
-// ErrInvalid is wrapped by the *Error Load returns.
-var ErrInvalid = errors.New("invalid manifests")
 
 // maxFileSize bounds a manifest file: the largest real ones (extra
 // manifests with CRDs) are well under it.
 const maxFileSize = 16 << 20
 
-// Problem is one finding of Load, placed as precisely as the input allows.
-type Problem struct {
-	File         string // as opened: the directory given to Load joined with the name
-	Line, Column int    // 1-based; 0 when unknown
-	Path         string // field path, e.g. spec.networking.networkType; "" for the file
-	Message      string
-}
+// invalidTitle heads the error Load returns.
+const invalidTitle = "invalid manifests"
 
-func (p Problem) String() string {
-	var b strings.Builder
-	b.WriteString(p.File)
-	if p.Line > 0 {
-		fmt.Fprintf(&b, ":%d", p.Line)
-		if p.Column > 0 {
-			fmt.Fprintf(&b, ":%d", p.Column)
-		}
-	}
-	b.WriteString(": ")
-	if p.Path != "" {
-		b.WriteString(p.Path)
-		b.WriteString(": ")
-	}
-	b.WriteString(p.Message)
-	return b.String()
-}
-
-// Error lists every problem Load found.
-type Error struct {
-	Problems []Problem
-}
-
-func (e *Error) Error() string {
-	lines := make([]string, len(e.Problems))
-	for i, p := range e.Problems {
-		lines[i] = p.String()
-	}
-	return "invalid manifests:\n" + strings.Join(lines, "\n")
-}
-
-// Unwrap lets callers test errors.Is(err, ErrInvalid).
-func (e *Error) Unwrap() error { return ErrInvalid }
+// walkLimits are report.DefaultLimits with merge keys let through:
+// yaml.v3 decodes them, as the installer's YAML reader does.
+var walkLimits = report.Limits{MaxNodes: report.DefaultLimits.MaxNodes, MaxDepth: report.DefaultLimits.MaxDepth, MergeKeys: true}
 
 // Load reads a set written by Write: dir/cluster-manifests/*.yaml and
 // dir/openshift/*.y*ml.
@@ -74,8 +33,10 @@ func Load(dir string) (*Set, error) {
 }
 
 // LoadFrom reads the ZTP manifests in manifestsDir and the extra manifests
-// in extraDir (which may be missing). It reports every problem at once;
-// unknown fields are warnings (Set.Warnings), not errors. Like the
+// in extraDir (which may be missing). It reports every problem at once, in
+// a *report.Invalid (errors.Is report.ErrInvalid) whose entries name the
+// file as opened (the directory joined with the name), the line, column
+// and field path; unknown fields are warnings (Set.Warnings), not errors. Like the
 // installer's loaders it fills defaults: platform names in lower case are
 // rewritten (OCPBUGS-7495), userManagedNetworking follows the platform
 // when unset, networkType defaults to OVNKubernetes, cpuArchitecture is
@@ -117,54 +78,35 @@ func loadFS(mfs fs.FS, mdir string, xfs fs.FS, xdir string) (*Set, error) {
 	}
 	s.NMStateConfigs = l.nmStateConfigs(NMStateConfigFile)
 	s.ExtraManifests = l.extraManifests(xfs, xdir)
-	if len(l.probs) > 0 {
-		return nil, &Error{Problems: l.probs}
+	if len(l.errs) > 0 {
+		return nil, &report.Invalid{Title: invalidTitle, Entries: l.errs}
 	}
 	s.Warnings = l.warns
 	return s, nil
 }
 
 type loader struct {
-	mfs          fs.FS  // the manifests directory
-	mdir         string // its name, for problems
-	probs, warns []Problem
+	mfs         fs.FS  // the manifests directory
+	mdir        string // its name, for problems
+	errs, warns []report.Entry
 }
 
-// doc is one decoded document: where its fields are, to place problems.
+func (l *loader) fail(file, msg string) {
+	l.errs = append(l.errs, report.Entry{File: file, Message: msg})
+}
+
+// doc is one decoded document and where its fields are, to place problems.
 type doc struct {
-	l     *loader
-	file  string
-	paths map[string]*yaml.Node // field path → value node
-	keys  map[string]*yaml.Node // field path → its key node
-	lines map[int]string        // line → the first scalar's field path
+	l    *loader
+	tree *report.Tree
 }
 
+// fail reports a problem with the field at path p, placed where the field
+// is written (report.Tree.Field: a collection at its key), or where its
+// closest parent is.
 func (d *doc) fail(p, msg string) {
-	d.l.probs = append(d.l.probs, d.problem(p, msg))
-}
-
-func (d *doc) problem(p, msg string) Problem {
-	pr := Problem{File: d.file, Path: p, Message: msg}
-	// The value at p, else the key of its closest parent that is there.
-	n := d.paths[p]
-	if k := d.keys[p]; k != nil && n != nil && n.Kind != yaml.ScalarNode {
-		n = k // a collection: its key reads better than its first entry
-	}
-	for q := p; n == nil && q != ""; {
-		i := strings.LastIndexAny(q, ".[")
-		if i < 0 {
-			q = ""
-		} else {
-			q = q[:i]
-		}
-		if n = d.keys[q]; n == nil {
-			n = d.paths[q]
-		}
-	}
-	if n != nil {
-		pr.Line, pr.Column = n.Line, n.Column
-	}
-	return pr
+	pos := d.tree.Field(p)
+	d.l.errs = append(d.l.errs, report.Entry{File: d.tree.File, Line: pos.Line, Column: pos.Column, Path: p, Message: msg})
 }
 
 // read returns the bytes of name in fsys, or nil after recording why not
@@ -177,18 +119,18 @@ func (l *loader) read(fsys fs.FS, name, file string, optional bool) []byte {
 			if errors.Is(err, fs.ErrNotExist) {
 				msg = "missing: the file is required"
 			}
-			l.probs = append(l.probs, Problem{File: file, Message: msg})
+			l.fail(file, msg)
 		}
 		return nil
 	}
 	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
 	if err != nil {
-		l.probs = append(l.probs, Problem{File: file, Message: err.Error()})
+		l.fail(file, err.Error())
 		return nil
 	}
 	if len(b) > maxFileSize {
-		l.probs = append(l.probs, Problem{File: file, Message: fmt.Sprintf("larger than %d bytes", maxFileSize)})
+		l.fail(file, fmt.Sprintf("larger than %d bytes", maxFileSize))
 		return nil
 	}
 	return b
@@ -207,10 +149,10 @@ func (l *loader) single(name string, out any, want TypeMeta) *doc {
 	}
 	switch {
 	case len(docs) == 0:
-		l.probs = append(l.probs, Problem{File: file, Message: "empty: want one " + want.Kind})
+		l.fail(file, "empty: want one "+want.Kind)
 		return nil
 	case len(docs) > 1:
-		l.probs = append(l.probs, Problem{File: file, Line: docs[1].Line, Message: fmt.Sprintf("%d documents: want one %s", len(docs), want.Kind)})
+		l.errs = append(l.errs, report.Entry{File: file, Line: docs[1].Line, Message: fmt.Sprintf("%d documents: want one %s", len(docs), want.Kind)})
 		return nil
 	}
 	return l.decode(file, docs[0], out, want)
@@ -218,41 +160,37 @@ func (l *loader) single(name string, out any, want TypeMeta) *doc {
 
 // parse splits data into its non-empty documents' root nodes.
 func (l *loader) parse(file string, data []byte) ([]*yaml.Node, bool) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var out []*yaml.Node
-	for {
-		var n yaml.Node
-		err := dec.Decode(&n)
-		if errors.Is(err, io.EOF) {
-			return out, true
-		}
-		if err != nil {
-			l.yamlError(file, nil, err)
-			return nil, false
-		}
-		if len(n.Content) == 0 {
-			continue
-		}
-		root := n.Content[0]
-		if root.Kind == yaml.ScalarNode && root.ShortTag() == "!!null" {
-			continue
-		}
-		out = append(out, root)
+	docs, err := report.Documents(data)
+	if err != nil {
+		l.yamlError(file, nil, err)
+		return nil, false
 	}
+	var out []*yaml.Node
+	for _, n := range docs {
+		if !report.IsEmptyDocument(n) {
+			out = append(out, n.Content[0])
+		}
+	}
+	return out, true
 }
 
-// decode checks root against out's type (unknown fields are warnings),
-// decodes it and checks apiVersion and kind.
+// decode walks root (report.Walk: where each field is, duplicate keys),
+// warns about keys out's type has no field for, decodes it and checks
+// apiVersion and kind.
 func (l *loader) decode(file string, root *yaml.Node, out any, want TypeMeta) *doc {
-	d := &doc{l: l, file: file, paths: map[string]*yaml.Node{}, keys: map[string]*yaml.Node{}, lines: map[int]string{}}
 	if root.Kind != yaml.MappingNode {
-		l.probs = append(l.probs, Problem{File: file, Line: root.Line, Column: root.Column, Message: "want a mapping with apiVersion, kind, metadata"})
+		l.errs = append(l.errs, report.Entry{File: file, Line: root.Line, Column: root.Column, Message: "want a mapping with apiVersion, kind, metadata"})
 		return nil
 	}
 	root = withoutStatus(root)
-	d.walk(root, typeOf(out), "", 0)
+	tree, walked, ok := report.Walk(file, root, walkLimits)
+	if l.errs = append(l.errs, walked.Entries...); !ok || walked.HasErrors() {
+		return nil
+	}
+	d := &doc{l: l, tree: tree}
+	d.unknownFields("", typeOf(out))
 	if err := root.Decode(out); err != nil {
-		l.yamlError(file, d, err)
+		l.yamlError(file, tree, err)
 		return nil
 	}
 	got := typeMetaOf(out)
@@ -278,28 +216,11 @@ func withoutStatus(root *yaml.Node) *yaml.Node {
 	return root
 }
 
-var lineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
-
 // yamlError records a yaml.v3 error: syntax errors and each type error
 // with its line, and the field path on that line when known.
-func (l *loader) yamlError(file string, d *doc, err error) {
-	var msgs []string
-	var te *yaml.TypeError
-	if errors.As(err, &te) {
-		msgs = te.Errors
-	} else {
-		msgs = []string{err.Error()}
-	}
-	for _, m := range msgs {
-		p := Problem{File: file, Message: strings.TrimPrefix(m, "yaml: ")}
-		if sm := lineRE.FindStringSubmatch(m); sm != nil {
-			p.Line, _ = strconv.Atoi(sm[1])
-			p.Message = sm[2]
-			if d != nil {
-				p.Path = d.lines[p.Line]
-			}
-		}
-		l.probs = append(l.probs, p)
+func (l *loader) yamlError(file string, tree *report.Tree, err error) {
+	for _, e := range report.YAMLErrors(err) {
+		l.errs = append(l.errs, report.Entry{File: file, Line: e.Line, Path: tree.PathOn(e.Line), Message: e.Message})
 	}
 }
 
@@ -341,7 +262,7 @@ func (l *loader) extraManifests(fsys fs.FS, dir string) []ExtraManifest {
 	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
-			l.probs = append(l.probs, Problem{File: dir, Message: err.Error()})
+			l.fail(dir, err.Error())
 		}
 		return nil
 	}

@@ -12,6 +12,8 @@ import (
 	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/nodezero/nodezero/configimage/report"
 )
 
 // writeSet writes the compact set into a fresh asset directory and returns
@@ -45,14 +47,14 @@ func edit(t *testing.T, dir, file, old, new string) {
 	}
 }
 
-// brief is a Problem without the temp directory, for comparison.
+// brief is an entry without the temp directory, for comparison.
 type brief struct {
 	File       string
 	Line, Col  int
 	Path, Text string
 }
 
-func briefs(ps []Problem) []brief {
+func briefs(ps []report.Entry) []brief {
 	var out []brief
 	for _, p := range ps {
 		out = append(out, brief{filepath.Base(p.File), p.Line, p.Column, p.Path, p.Message})
@@ -134,14 +136,14 @@ func TestLoadProblems(t *testing.T) {
 			dir := writeSet(t)
 			tt.change(t, dir)
 			set, err := Load(dir)
-			if !errors.Is(err, ErrInvalid) {
+			if !errors.Is(err, report.ErrInvalid) {
 				t.Fatalf("Load: got set %v, err %v; want ErrInvalid", set != nil, err)
 			}
-			var le *Error
+			var le *report.Invalid
 			if !errors.As(err, &le) {
-				t.Fatalf("Load error %T is not *Error", err)
+				t.Fatalf("Load error %T is not *report.Invalid", err)
 			}
-			if diff := cmp.Diff(tt.want, briefs(le.Problems)); diff != "" {
+			if diff := cmp.Diff(tt.want, briefs(le.Entries)); diff != "" {
 				t.Errorf("problems (-want +got):\n%s\nerror text:\n%v", diff, err)
 			}
 		})
@@ -222,7 +224,7 @@ func FuzzLoad(f *testing.F) {
 		fsys[path.Clean(ClusterManifestsDir+"/"+files[int(which)%len(files)])] = &fstest.MapFile{Data: data}
 		set, err := loadMap(fsys)
 		if err != nil {
-			if !errors.Is(err, ErrInvalid) {
+			if !errors.Is(err, report.ErrInvalid) {
 				t.Fatalf("Load: error %v does not wrap ErrInvalid", err)
 			}
 			return

@@ -8,6 +8,8 @@ package manifests
 // Keys are written sorted, so field order here does not matter; fields
 // without omitempty are always written, as encoding/json writes them.
 
+import "github.com/nodezero/nodezero/configimage/report"
+
 // API versions and kinds.
 const (
 	HiveAPIVersion      = "hive.openshift.io/v1"
@@ -357,5 +359,5 @@ type Set struct {
 
 	// Warnings are what Load noticed and ignored (unknown fields). Write
 	// does not use them.
-	Warnings []Problem
+	Warnings []report.Entry
 }

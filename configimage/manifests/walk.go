@@ -1,28 +1,19 @@
 package manifests
 
 import (
-	"fmt"
 	"reflect"
 	"strings"
 
+	"github.com/nodezero/nodezero/configimage/report"
 	"gopkg.in/yaml.v3"
 )
 
 var unmarshalerType = reflect.TypeFor[yaml.Unmarshaler]()
 
-// walk records where each field of n sits and warns about keys t has no
-// field for. It follows t's yaml tags the way yaml.v3 decodes.
-func (d *doc) walk(n *yaml.Node, t reflect.Type, p string, depth int) {
-	n = resolve(n)
-	if depth > 100 {
-		return
-	}
-	if _, ok := d.paths[p]; !ok {
-		d.paths[p] = n
-	}
-	if _, ok := d.lines[n.Line]; !ok && n.Kind == yaml.ScalarNode {
-		d.lines[n.Line] = p
-	}
+// unknownFields warns about the keys under path that t has no field for,
+// following t's yaml tags the way yaml.v3 decodes; the keys are the ones
+// report.Walk found.
+func (d *doc) unknownFields(path string, t reflect.Type) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -31,45 +22,25 @@ func (d *doc) walk(n *yaml.Node, t reflect.Type, p string, depth int) {
 	}
 	switch t.Kind() {
 	case reflect.Struct:
-		if n.Kind != yaml.MappingNode {
-			return
-		}
 		fields := yamlFields(t)
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k := resolve(n.Content[i])
-			sub := join(p, k.Value)
-			if _, ok := d.keys[sub]; !ok {
-				d.keys[sub] = k
-			}
-			ft, ok := fields[k.Value]
+		for _, k := range d.tree.Keys(path) {
+			ft, ok := fields[k.Name]
 			if !ok {
-				d.l.warns = append(d.l.warns, Problem{File: d.file, Line: k.Line, Column: k.Column, Path: sub, Message: "unknown field, ignored"})
+				d.l.warns = append(d.l.warns, report.Entry{File: d.tree.File, Line: k.Pos.Line, Column: k.Pos.Column,
+					Path: k.Path, Severity: report.Warning, Message: "unknown field, ignored"})
 				continue
 			}
-			d.walk(n.Content[i+1], ft, sub, depth+1)
+			d.unknownFields(k.Path, ft)
 		}
 	case reflect.Map:
-		if n.Kind != yaml.MappingNode {
-			return
-		}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			d.walk(n.Content[i+1], t.Elem(), join(p, resolve(n.Content[i]).Value), depth+1)
+		for _, k := range d.tree.Keys(path) {
+			d.unknownFields(k.Path, t.Elem())
 		}
 	case reflect.Slice:
-		if n.Kind != yaml.SequenceNode {
-			return
-		}
-		for i, item := range n.Content {
-			d.walk(item, t.Elem(), fmt.Sprintf("%s[%d]", p, i), depth+1)
+		for i := range d.tree.Len(path) {
+			d.unknownFields(report.Index(path, i), t.Elem())
 		}
 	}
-}
-
-func join(p, key string) string {
-	if p == "" {
-		return key
-	}
-	return p + "." + key
 }
 
 // yamlFields maps the yaml keys of struct t to field types, inline
