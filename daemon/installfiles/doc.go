@@ -27,6 +27,7 @@
 // column.
 //
 // The package imports the standard library, coreos/ignition, yaml.v3,
-// golang.org/x/crypto, the wire types of wire and configimage/credentials
-// (the owner of the /opt/agent/tls format), nothing else of this module.
+// golang.org/x/crypto, the wire types of wire, configimage/credentials
+// (the owner of the /opt/agent/tls format) and configimage/report (the
+// shape of its problems), nothing else of this module.
 package installfiles

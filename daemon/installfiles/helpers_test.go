@@ -3,6 +3,7 @@ package installfiles
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/url"
@@ -14,6 +15,7 @@ import (
 	"github.com/coreos/ignition/v2/config/v3_5/types"
 	"gopkg.in/yaml.v3"
 
+	"github.com/nodezero/nodezero/configimage/report"
 	"github.com/nodezero/nodezero/wire"
 )
 
@@ -176,21 +178,15 @@ func decodeDataURL(t *testing.T, src string) string {
 	return s
 }
 
-// inputFields lists the Field of every *InputError in err.
+// inputFields lists the Path of every entry of the *report.Invalid err
+// is, in the order found.
 func inputFields(err error) []string {
 	var out []string
-	var walk func(error)
-	walk = func(e error) {
-		if ie, ok := e.(*InputError); ok {
-			out = append(out, ie.Field)
-			return
-		}
-		if j, ok := e.(interface{ Unwrap() []error }); ok {
-			for _, c := range j.Unwrap() {
-				walk(c)
-			}
+	var inv *report.Invalid
+	if errors.As(err, &inv) {
+		for _, e := range inv.Entries {
+			out = append(out, e.Path)
 		}
 	}
-	walk(err)
 	return out
 }

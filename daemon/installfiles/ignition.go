@@ -10,6 +10,8 @@ import (
 
 	ignerrors "github.com/coreos/ignition/v2/config/shared/errors"
 	"github.com/coreos/ignition/v2/config/v3_5"
+
+	"github.com/nodezero/nodezero/configimage/report"
 )
 
 // ignitionVersion is the spec the built-in generator writes: the newest
@@ -160,39 +162,22 @@ func marshalJSON(v any) ([]byte, error) {
 }
 
 // CheckError says why an Ignition config does not parse: every fatal entry
-// of Ignition's report, first one first.
+// of Ignition's report, first one first, as report entries: File is the
+// config's name, Path Ignition's JSON path ("$.storage.files.0.path"),
+// Line and Column 0 when Ignition gave no position.
 type CheckError struct {
 	File     string
-	Problems []Problem
+	Problems []report.Entry
 	// Err is Ignition's verdict, e.g. errors.ErrInvalid ("config is not
 	// valid") or errors.ErrUnknownVersion from config/shared/errors.
 	Err error
 }
 
-// Problem is one fatal report entry.
-type Problem struct {
-	Path    string // JSON path, "$.storage.files.0.path"
-	Line    int64  // 1-based; 0 when Ignition gave no position
-	Column  int64
-	Message string
-}
-
-func (p Problem) at(file string) string {
-	if p.Line > 0 {
-		return fmt.Sprintf("%s:%d:%d: %s: %s", file, p.Line, p.Column, p.Path, p.Message)
-	}
-	return fmt.Sprintf("%s: %s: %s", file, p.Path, p.Message)
-}
-
 func (e *CheckError) Error() string {
-	lines := make([]string, 0, len(e.Problems))
-	for _, p := range e.Problems {
-		lines = append(lines, p.at(e.File))
-	}
-	if len(lines) == 0 {
+	if len(e.Problems) == 0 {
 		return fmt.Sprintf("%s: %v", e.File, e.Err)
 	}
-	return strings.Join(lines, "\n")
+	return (&report.Invalid{Entries: e.Problems}).Error()
 }
 
 func (e *CheckError) Unwrap() error { return e.Err }
@@ -210,9 +195,9 @@ func Check(name string, ign []byte) error {
 		if !e.Kind.IsFatal() {
 			continue
 		}
-		p := Problem{Path: e.Context.String(), Message: e.Message}
+		p := report.Entry{File: name, Path: e.Context.String(), Message: e.Message}
 		if s := e.Marker.StartP; s != nil {
-			p.Line, p.Column = s.Line, s.Column
+			p.Line, p.Column = int(s.Line), int(s.Column)
 			if p.Line == 0 {
 				// Ignition leaves the position unset at the very end of
 				// the input (a truncated config).
@@ -223,13 +208,13 @@ func Check(name string, ign []byte) error {
 	}
 	if len(ce.Problems) == 0 {
 		// Version errors come without a report: point at the version.
-		ce.Problems = []Problem{versionProblem(ign, err)}
+		ce.Problems = []report.Entry{versionProblem(name, ign, err)}
 	}
 	return ce
 }
 
-func versionProblem(raw []byte, err error) Problem {
-	p := Problem{Path: "$", Message: err.Error()}
+func versionProblem(name string, raw []byte, err error) report.Entry {
+	p := report.Entry{File: name, Path: "$", Message: err.Error()}
 	if errors.Is(err, ignerrors.ErrEmpty) {
 		return p
 	}
@@ -304,10 +289,10 @@ func valueAt(raw []byte, off int64) []byte {
 
 // lineCol turns a byte offset into a 1-based line and column, as Ignition
 // counts them.
-func lineCol(raw []byte, off int64) (line, col int64) {
+func lineCol(raw []byte, off int64) (line, col int) {
 	off = min(max(off, 0), int64(len(raw)))
 	before := raw[:off]
-	line = int64(bytes.Count(before, []byte("\n"))) + 1
-	col = off - int64(bytes.LastIndexByte(before, '\n'))
+	line = bytes.Count(before, []byte("\n")) + 1
+	col = int(off - int64(bytes.LastIndexByte(before, '\n')))
 	return line, col
 }

@@ -8,6 +8,8 @@ import (
 	ignerrors "github.com/coreos/ignition/v2/config/shared/errors"
 	"github.com/coreos/ignition/v2/config/v3_5"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/nodezero/nodezero/configimage/report"
 )
 
 func TestCheckAccepts(t *testing.T) {
@@ -29,68 +31,68 @@ func TestCheckRejects(t *testing.T) {
 	tests := []struct {
 		name   string
 		cfg    string
-		want   []Problem
+		want   []report.Entry
 		is     error
 		prefix string // of Error()
 	}{
 		{
 			name:   "relative path",
 			cfg:    "{\n  \"ignition\": {\"version\": \"3.4.0\"},\n  \"storage\": {\"files\": [\n    {\"path\": \"etc/hostname\", \"contents\": {\"source\": \"data:,x\"}}\n  ]}\n}",
-			want:   []Problem{{Path: "$.storage.files.0.path", Line: 4, Column: 14, Message: "path not absolute"}},
+			want:   []report.Entry{{File: "master.ign", Path: "$.storage.files.0.path", Line: 4, Column: 14, Message: "path not absolute"}},
 			is:     ignerrors.ErrInvalid,
 			prefix: "master.ign:4:14: $.storage.files.0.path: path not absolute",
 		},
 		{
 			name:   "spec 2 version",
 			cfg:    "{\n  \"ignition\": {\n    \"version\": \"2.2.0\"\n  }\n}",
-			want:   []Problem{{Path: "$.ignition.version", Line: 3, Column: 16, Message: `unsupported config version "2.2.0": want 3.0.0 to 3.5.0`}},
+			want:   []report.Entry{{File: "master.ign", Path: "$.ignition.version", Line: 3, Column: 16, Message: `unsupported config version "2.2.0": want 3.0.0 to 3.5.0`}},
 			is:     ignerrors.ErrUnknownVersion,
 			prefix: `master.ign:3:16: $.ignition.version: unsupported config version "2.2.0"`,
 		},
 		{
 			name: "future version",
 			cfg:  `{"storage":{},"ignition":{"config":{},"version":"3.9.0"}}`,
-			want: []Problem{{Path: "$.ignition.version", Line: 1, Column: 49, Message: `unsupported config version "3.9.0": want 3.0.0 to 3.5.0`}},
+			want: []report.Entry{{File: "master.ign", Path: "$.ignition.version", Line: 1, Column: 49, Message: `unsupported config version "3.9.0": want 3.0.0 to 3.5.0`}},
 			is:   ignerrors.ErrUnknownVersion,
 		},
 		{
 			name: "version not semver",
 			cfg:  `{"ignition":{"version":"three"}}`,
-			want: []Problem{{Path: "$.ignition.version", Line: 1, Column: 24, Message: `invalid config version (couldn't parse) "three": want 3.0.0 to 3.5.0`}},
+			want: []report.Entry{{File: "master.ign", Path: "$.ignition.version", Line: 1, Column: 24, Message: `invalid config version (couldn't parse) "three": want 3.0.0 to 3.5.0`}},
 			is:   ignerrors.ErrInvalidVersion,
 		},
 		{
 			name: "no version",
 			cfg:  `{"ignition":{}}`,
-			want: []Problem{{Path: "$.ignition", Line: 1, Column: 13, Message: "no ignition.version: invalid config version (couldn't parse)"}},
+			want: []report.Entry{{File: "master.ign", Path: "$.ignition", Line: 1, Column: 13, Message: "no ignition.version: invalid config version (couldn't parse)"}},
 			is:   ignerrors.ErrInvalidVersion,
 		},
 		{
 			name: "empty",
 			cfg:  ``,
-			want: []Problem{{Path: "$", Message: "not a config (empty)"}},
+			want: []report.Entry{{File: "master.ign", Path: "$", Message: "not a config (empty)"}},
 			is:   ignerrors.ErrEmpty,
 		},
 		{
 			name: "not JSON",
 			cfg:  "{\"ignition\":\n {\"version\": 3.4.0}}",
 			// Ignition points just past the offending second dot.
-			want: []Problem{{Path: "$", Line: 2, Column: 18, Message: "invalid character '.' after object key:value pair"}},
+			want: []report.Entry{{File: "master.ign", Path: "$", Line: 2, Column: 18, Message: "invalid character '.' after object key:value pair"}},
 			is:   ignerrors.ErrInvalid,
 		},
 		{
 			name: "truncated",
 			cfg:  `{"ignition":{"version":"3.4.0"}`,
-			want: []Problem{{Path: "$", Line: 1, Column: 32, Message: "unexpected end of JSON input"}},
+			want: []report.Entry{{File: "master.ign", Path: "$", Line: 1, Column: 32, Message: "unexpected end of JSON input"}},
 			is:   ignerrors.ErrInvalid,
 		},
 		{
 			name: "every fatal entry in the report's order",
 			cfg:  `{"ignition":{"version":"3.4.0"},"storage":{"files":[{"path":"a"},{"path":"/b"},{"path":"/b"}]},"systemd":{"units":[{"name":"x"}]}}`,
-			want: []Problem{
-				{Path: "$.storage.files.0.path", Line: 1, Column: 61, Message: "path not absolute"},
-				{Path: "$.systemd.units.0.name", Line: 1, Column: 124, Message: "invalid systemd unit extension"},
-				{Path: "$.storage.files.2", Line: 1, Column: 81, Message: "duplicate entry defined"},
+			want: []report.Entry{
+				{File: "master.ign", Path: "$.storage.files.0.path", Line: 1, Column: 61, Message: "path not absolute"},
+				{File: "master.ign", Path: "$.systemd.units.0.name", Line: 1, Column: 124, Message: "invalid systemd unit extension"},
+				{File: "master.ign", Path: "$.storage.files.2", Line: 1, Column: 81, Message: "duplicate entry defined"},
 			},
 			is: ignerrors.ErrInvalid,
 		},
@@ -182,7 +184,7 @@ func FuzzCheck(f *testing.F) {
 		if !errors.Is(err, perr) {
 			t.Errorf("Check's error does not wrap Ignition's %v", perr)
 		}
-		lines := int64(strings.Count(string(raw), "\n")) + 1
+		lines := strings.Count(string(raw), "\n") + 1
 		for _, p := range ce.Problems {
 			if p.Line < 0 || p.Line > lines || !strings.HasPrefix(p.Path, "$") {
 				t.Errorf("problem %+v is outside the input of %d lines", p, lines)

@@ -13,8 +13,8 @@ import (
 )
 
 // InstallConfig returns the install-config.yaml assembled from the stored
-// cluster and hosts, with install_config_overrides merged in. The error
-// joins an *InputError per missing or invalid field.
+// cluster and hosts, with install_config_overrides merged in. The error is
+// a *report.Invalid with an entry per missing or invalid field.
 func InstallConfig(in Input) ([]byte, error) {
 	p, err := assemble(in)
 	if err != nil {

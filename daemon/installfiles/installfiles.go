@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/nodezero/nodezero/configimage/report"
 	"github.com/nodezero/nodezero/wire"
 )
 
@@ -95,25 +96,24 @@ const (
 // GeneratorBuiltIn is Files.Generator for the built-in generator.
 const GeneratorBuiltIn = "built-in"
 
-// InputError is one problem with the facts Generate was given. Field names
-// the install-config field ("platform.baremetal.apiVIPs") or the host
-// ("hosts[<id>].hostname") it concerns. Generate and InstallConfig return
-// every problem they find, joined (errors.Join).
-type InputError struct {
-	Field   string
-	Problem string
-}
-
-func (e *InputError) Error() string { return e.Field + ": " + e.Problem }
-
-// problems collects InputErrors.
-type problems []error
+// problems collects what is wrong with the facts Generate was given, as
+// report entries without a file or line (the facts come from the store):
+// Path names the install-config field ("platform.baremetal.apiVIPs") or
+// the host ("hosts[<id>].hostname"). Generate and InstallConfig return
+// every problem they find in one *report.Invalid, in the order found, one
+// "path: message" line each.
+type problems struct{ entries []report.Entry }
 
 func (p *problems) add(field, format string, args ...any) {
-	*p = append(*p, &InputError{Field: field, Problem: fmt.Sprintf(format, args...)})
+	p.entries = append(p.entries, report.Entry{Path: field, Message: fmt.Sprintf(format, args...)})
 }
 
-func (p problems) err() error { return errors.Join(p...) }
+func (p *problems) err() error {
+	if len(p.entries) == 0 {
+		return nil
+	}
+	return &report.Invalid{Entries: p.entries}
+}
 
 // Generate makes the cluster's install files with the payload's
 // openshift-install when in.Installer is set, else with the built-in
