@@ -303,3 +303,20 @@ func TestGenerateErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestNetConfigRefusesWhatJSONCannotHold: repeated and non-scalar keys, at
+// any depth, are refused with their line, as the CRD's JSON form cannot
+// hold them.
+func TestNetConfigRefusesWhatJSONCannotHold(t *testing.T) {
+	for _, tc := range []struct{ doc, want string }{
+		{"interfaces:\n- name: eth0\n  name: eth1\n", `line 3: nmstate config: duplicate key "name"; it is already defined at line 2`},
+		{"interfaces:\n- {[a]: b}\n", "line 2: nmstate config: mapping keys must be strings, found a list"},
+	} {
+		if got, err := NetConfig(tc.doc).Canonical(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Canonical(%q) = %q, %v; want an error with %q", tc.doc, got, err, tc.want)
+		}
+	}
+	if got, err := NetConfig("b: 1\na: {<<: {x: 1}}\n").Canonical(); err != nil || !strings.HasPrefix(string(got), "a:") {
+		t.Errorf("Canonical(merge key) = %q, %v; want it kept, keys sorted", got, err)
+	}
+}

@@ -3,6 +3,7 @@ package manifests
 import (
 	"fmt"
 
+	"github.com/nodezero/nodezero/configimage/report"
 	"gopkg.in/yaml.v3"
 )
 
@@ -42,8 +43,11 @@ func (c *NetConfig) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.MappingNode {
 		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: nmstate config must be a mapping", n.Line)}}
 	}
-	if err := checkKeys(n, 0); err != nil {
-		return &yaml.TypeError{Errors: []string{err.Error()}}
+	// What JSON cannot hold, as the CRD's JSON form cannot: non-scalar
+	// and repeated mapping keys (report.Walk; an alias bomb ends there too).
+	if _, rep, ok := report.Walk("", n, walkLimits); !ok || rep.HasErrors() {
+		e := rep.Errors()[0]
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: nmstate config: %s", e.Line, e.Message)}}
 	}
 	if len(n.Content) == 0 {
 		*c = ""
@@ -69,32 +73,4 @@ func (c NetConfig) Canonical() (NetConfig, error) {
 		return "", err
 	}
 	return out, nil
-}
-
-// checkKeys rejects what JSON cannot hold, as the CRD's JSON form cannot:
-// non-scalar and repeated mapping keys. Aliases are not followed, so a
-// document of nested aliases is checked in linear time.
-func checkKeys(n *yaml.Node, depth int) error {
-	if depth > 1000 {
-		return fmt.Errorf("line %d: nesting too deep", n.Line)
-	}
-	if n.Kind == yaml.MappingNode {
-		seen := make(map[string]bool, len(n.Content)/2)
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k := resolve(n.Content[i])
-			if k.Kind != yaml.ScalarNode {
-				return fmt.Errorf("line %d: mapping key is not a scalar", k.Line)
-			}
-			if seen[k.Value] {
-				return fmt.Errorf("line %d: key %q repeated", k.Line, k.Value)
-			}
-			seen[k.Value] = true
-		}
-	}
-	for _, ch := range n.Content {
-		if err := checkKeys(ch, depth+1); err != nil {
-			return err
-		}
-	}
-	return nil
 }
