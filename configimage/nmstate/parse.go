@@ -27,7 +27,7 @@ func Parse(doc []byte) (*State, report.Report) {
 // document is embedded in.
 func ParseNode(n *yaml.Node) (*State, report.Report) {
 	d := &decoder{}
-	_, walked, ok := report.Walk("", n, report.DefaultLimits)
+	walked, ok := report.Check(n, report.DefaultLimits)
 	d.rep.Add(walked.Entries...)
 	var s *State
 	if ok {

@@ -16,7 +16,9 @@
 // then decode with their own schema and place what their rules find
 // through the Tree (Tree.Value, Tree.Field), ignition/vcontext style: a
 // rule names a path, the tree says where it is, or where its nearest
-// parent is when the value was absent or defaulted.
+// parent is when the value was absent or defaulted. Check is the same walk
+// without the tree, for a decoder that reads positions from the nodes it
+// holds (nmstate).
 //
 // Field paths are written as Kubernetes' field.ErrorList writes them and
 // as openshift-install prints them: hosts[1].interfaces[0].macAddress

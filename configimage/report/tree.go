@@ -47,8 +47,20 @@ type place struct {
 // found it. A nil *Tree knows no position.
 type Tree struct {
 	File   string
-	places map[string]*place
+	index  map[string]int32 // path → places[i]
+	places []place
 	lines  map[int]string
+}
+
+func (t *Tree) place(path string) (place, bool) {
+	if t == nil {
+		return place{}, false
+	}
+	i, ok := t.index[path]
+	if !ok {
+		return place{}, false
+	}
+	return t.places[i], true
 }
 
 // Walk visits every node of the document rooted at root (a document node
@@ -59,23 +71,23 @@ type Tree struct {
 // was stopped: the tree is then incomplete and the document should not be
 // decoded.
 func Walk(file string, root *yaml.Node, lim Limits) (t *Tree, rep Report, ok bool) {
-	t = &Tree{File: file, places: map[string]*place{}, lines: map[int]string{}}
-	if root != nil && root.Kind == yaml.DocumentNode {
-		if len(root.Content) == 0 {
-			return t, rep, true
-		}
-		root = root.Content[0]
-	}
-	if root == nil {
-		return t, rep, true
-	}
-	w := &walker{t: t, rep: &rep, lim: lim}
-	w.value(root, "", nil)
+	t = &Tree{File: file, index: map[string]int32{}, lines: map[int]string{}}
+	w := &walker{t: t, file: file, rep: &rep, lim: lim}
+	w.walk(root)
 	return t, rep, !w.stopped
 }
 
+// Check reports what Walk reports, without recording where each field
+// sits: for a decoder that reads positions from the nodes themselves.
+func Check(root *yaml.Node, lim Limits) (rep Report, ok bool) {
+	w := &walker{rep: &rep, lim: lim}
+	w.walk(root)
+	return rep, !w.stopped
+}
+
 type walker struct {
-	t       *Tree
+	t       *Tree // nil: nothing recorded
+	file    string
 	rep     *Report
 	lim     Limits
 	visits  int
@@ -83,8 +95,20 @@ type walker struct {
 	stopped bool
 }
 
+func (w *walker) walk(root *yaml.Node) {
+	if root != nil && root.Kind == yaml.DocumentNode {
+		if len(root.Content) == 0 {
+			return
+		}
+		root = root.Content[0]
+	}
+	if root != nil {
+		w.value(root, "", nil)
+	}
+}
+
 func (w *walker) errorAt(n *yaml.Node, path, msg string) {
-	w.rep.Add(Entry{File: w.t.File, Line: n.Line, Column: n.Column, Path: path, Message: msg})
+	w.rep.Add(Entry{File: w.file, Line: n.Line, Column: n.Column, Path: path, Message: msg})
 }
 
 func (w *walker) stop(n *yaml.Node, msg string) {
@@ -128,39 +152,52 @@ func (w *walker) value(n *yaml.Node, path string, key *yaml.Node) {
 	if !w.visit(n) {
 		return
 	}
-	p := &place{value: at(n)}
-	if key != nil {
-		p.key = at(key)
+	i := -1
+	if w.t != nil {
+		i = len(w.t.places)
+		p := place{value: at(n)}
+		if key != nil {
+			p.key = at(key)
+		}
+		w.t.places = append(w.t.places, p)
+		w.t.index[path] = int32(i)
 	}
-	w.t.places[path] = p
 	if n = w.resolve(n); n == nil {
 		return
 	}
 	switch n.Kind {
 	case yaml.MappingNode:
-		p.collection = true
-		w.mapping(n, path, p)
+		keys := w.mapping(n, path)
+		if i >= 0 {
+			w.t.places[i].collection, w.t.places[i].keys = true, keys
+		}
 	case yaml.SequenceNode:
-		p.collection, p.items = true, len(n.Content)
-		for i, item := range n.Content {
+		if i >= 0 {
+			w.t.places[i].collection, w.t.places[i].items = true, len(n.Content)
+		}
+		for j, item := range n.Content {
 			if w.stopped {
 				return
 			}
-			w.value(item, Index(path, i), nil)
+			w.value(item, Index(path, j), nil)
 		}
 	case yaml.ScalarNode:
+		if w.t == nil {
+			return
+		}
 		if _, ok := w.t.lines[n.Line]; !ok {
 			w.t.lines[n.Line] = path
 		}
 	}
 }
 
-func (w *walker) mapping(n *yaml.Node, path string, p *place) {
-	first := map[string]*yaml.Node{}
+// mapping walks a mapping's values and returns its keys.
+func (w *walker) mapping(n *yaml.Node, path string) (keys []Key) {
+	var first seen
 	for i := 0; i+1 < len(n.Content) && !w.stopped; i += 2 {
 		k := w.resolve(n.Content[i])
 		if k == nil {
-			return
+			return keys
 		}
 		switch {
 		case k.Kind != yaml.ScalarNode:
@@ -173,24 +210,21 @@ func (w *walker) mapping(n *yaml.Node, path string, p *place) {
 			continue
 		}
 		kp := Child(path, k.Value)
-		if f, dup := first[k.Value]; dup {
+		if f := first.add(k); f != nil {
 			w.errorAt(k, kp, fmt.Sprintf("duplicate key %q; it is already defined at line %d", k.Value, f.Line))
 			continue
 		}
-		first[k.Value] = k
-		p.keys = append(p.keys, Key{Name: k.Value, Path: kp, Pos: at(k)})
+		keys = append(keys, Key{Name: k.Value, Path: kp, Pos: at(k)})
 		w.value(n.Content[i+1], kp, k)
 	}
+	return keys
 }
 
 // Value is where path's value is written; for a path not in the document
 // (a missing or defaulted field), where its nearest parent's value is.
 func (t *Tree) Value(path string) Pos {
-	if t == nil {
-		return Pos{}
-	}
 	for {
-		if p, ok := t.places[path]; ok {
+		if p, ok := t.place(path); ok {
 			return p.value
 		}
 		if path == "" {
@@ -204,10 +238,7 @@ func (t *Tree) Value(path string) Pos {
 // or list's key (it reads better than its first entry); for a path not in
 // the document, its nearest parent's key, or value where it has none.
 func (t *Tree) Field(path string) Pos {
-	if t == nil {
-		return Pos{}
-	}
-	if p, ok := t.places[path]; ok {
+	if p, ok := t.place(path); ok {
 		if p.collection && p.key.Line > 0 {
 			return p.key
 		}
@@ -215,7 +246,7 @@ func (t *Tree) Field(path string) Pos {
 	}
 	for path != "" {
 		path = Parent(path)
-		if p, ok := t.places[path]; ok {
+		if p, ok := t.place(path); ok {
 			if p.key.Line > 0 {
 				return p.key
 			}
@@ -228,18 +259,14 @@ func (t *Tree) Field(path string) Pos {
 // Keys returns the keys of the mapping at path, in document order (nil
 // when path is not a mapping).
 func (t *Tree) Keys(path string) []Key {
-	if t == nil || t.places[path] == nil {
-		return nil
-	}
-	return t.places[path].keys
+	p, _ := t.place(path)
+	return p.keys
 }
 
 // Len returns the length of the list at path (0 when path is not a list).
 func (t *Tree) Len(path string) int {
-	if t == nil || t.places[path] == nil {
-		return 0
-	}
-	return t.places[path].items
+	p, _ := t.place(path)
+	return p.items
 }
 
 // PathOn returns the path of the first scalar on line, "" when none; for
@@ -255,6 +282,7 @@ func (t *Tree) PathOn(line int) string {
 // folded into its successor): rules about the new path point at the old.
 func (t *Tree) Set(path string, p Pos) {
 	if t != nil {
-		t.places[path] = &place{value: p}
+		t.index[path] = int32(len(t.places))
+		t.places = append(t.places, place{value: p})
 	}
 }

@@ -125,6 +125,15 @@ func TestWalkProblems(t *testing.T) {
 			if d := cmp.Diff(tc.want, rep.Lines()); d != "" {
 				t.Errorf("entries (-want +got):\n%s", d)
 			}
+			// Check finds the same, recording nothing (no file: its
+			// caller places the entries).
+			checked, ok := Check(parse(t, tc.text), tc.lim)
+			for i := range checked.Entries {
+				checked.Entries[i].File = "f.yaml"
+			}
+			if d := cmp.Diff(rep, checked); !ok || d != "" {
+				t.Errorf("Check = %v (-Walk +Check):\n%s", ok, d)
+			}
 			if tc.name == "duplicate keys" && tree.Value("b.c") != (Pos{3, 6}) {
 				t.Errorf("Value(b.c) = %v, want the first c at 3:6", tree.Value("b.c"))
 			}

@@ -109,13 +109,49 @@ func KindName(n *yaml.Node) string {
 // string keys, the first of duplicates, merge keys left out (Walk reports
 // the others). Keys are resolved; values are as written.
 func Pairs(n *yaml.Node, fn func(key string, k, v *yaml.Node)) {
-	seen := make(map[string]bool, len(n.Content)/2)
+	var first seen
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := Resolve(n.Content[i])
-		if k == nil || k.Kind != yaml.ScalarNode || k.ShortTag() == "!!merge" || seen[k.Value] {
+		if k == nil || k.Kind != yaml.ScalarNode || k.ShortTag() == "!!merge" || first.add(k) != nil {
 			continue
 		}
-		seen[k.Value] = true
 		fn(k.Value, k, n.Content[i+1])
 	}
+}
+
+// seen is the keys of one mapping met so far: a list while short (most
+// mappings have a handful of keys), a map once long.
+type seen struct {
+	buf  [8]*yaml.Node
+	list []*yaml.Node
+	m    map[string]*yaml.Node
+}
+
+// add records k and returns nil, or returns the key of that name met
+// before.
+func (s *seen) add(k *yaml.Node) *yaml.Node {
+	if s.m != nil {
+		if f, ok := s.m[k.Value]; ok {
+			return f
+		}
+		s.m[k.Value] = k
+		return nil
+	}
+	for _, f := range s.list {
+		if f.Value == k.Value {
+			return f
+		}
+	}
+	if len(s.list) < len(s.buf) {
+		s.buf[len(s.list)] = k
+		s.list = s.buf[:len(s.list)+1]
+		return nil
+	}
+	if s.list = append(s.list, k); len(s.list) > len(s.buf) {
+		s.m = make(map[string]*yaml.Node, 2*len(s.list))
+		for _, f := range s.list {
+			s.m[f.Value] = f
+		}
+	}
+	return nil
 }
