@@ -26,6 +26,7 @@ import (
 	"github.com/nodezero/nodezero/daemon/assisted"
 	"github.com/nodezero/nodezero/daemon/assisted/assistedtest"
 	"github.com/nodezero/nodezero/daemon/auth"
+	"github.com/nodezero/nodezero/gather"
 	"github.com/nodezero/nodezero/hostagent/simagent"
 	"github.com/nodezero/nodezero/store"
 	"github.com/nodezero/nodezero/wire"
@@ -197,7 +198,7 @@ func newNodeZeroRoot(t *testing.T, ctx context.Context) *nodeZeroRoot {
 
 	// Node zero's service on the root's data directory, kept running
 	// while the test gathers.
-	dataDir := filepath.Join(n.root, dataDirPath)
+	dataDir := filepath.Join(n.root, gather.DataDirPath)
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -449,7 +450,7 @@ func TestGatherWithoutToolsOrConfig(t *testing.T) {
 		"not found network/nmcli-general.txt (nmcli is not installed)",
 		"missing   config/etc/assisted/",
 		"missing   config/root/.docker/config.json",
-		"skipped   store/ (no " + filepath.Join(root, dataDirPath, "nodezero.db"),
+		"skipped   store/ (no " + filepath.Join(root, gather.DataDirPath, "nodezero.db"),
 		"ok        config/etc/hostname",
 	} {
 		if !strings.Contains(m, want) {

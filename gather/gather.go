@@ -27,7 +27,13 @@
 // missing or failing on the host is a line of the manifest.
 //
 // The store is read from a snapshot (store.go): the service's own file is
-// only ever opened read-only, never migrated, and may be in use.
+// only ever opened read-only, never migrated, and may be in use. Where the
+// bundle goes, its name and the atomic file it is written to are
+// output.go's.
+//
+// gather is a composition package for `nodezero gather`: it may import the
+// store, hostagent/logsgather (the agent's tail reader) and internal/
+// leaves; nothing of the project imports it but cmd.
 package gather
 
 import (
