@@ -14,6 +14,7 @@ import (
 	"github.com/nodezero/nodezero/configimage/manifests"
 	"github.com/nodezero/nodezero/configimage/nmstate"
 	"github.com/nodezero/nodezero/daemon/register"
+	"github.com/nodezero/nodezero/watch"
 	"github.com/nodezero/nodezero/wire"
 )
 
@@ -109,18 +110,18 @@ func TestConfigImageToRegisteredCluster(t *testing.T) {
 				t.Errorf("NODE_ZERO_IP = %q, want %q", rv["NODE_ZERO_IP"], ac.RendezvousIP)
 			}
 			// wait-for --dir finds node zero and the watcher token the hosts have.
-			d, err := readInstallDir(dir)
+			d, err := watch.ReadInstallDir(dir)
 			if err != nil {
 				t.Fatalf("readInstallDir: %v", err)
 			}
-			if ac != nil && d.rendezvousIP != ac.RendezvousIP {
-				t.Errorf("%s = %q, want %q", rendezvousIPFile, d.rendezvousIP, ac.RendezvousIP)
+			if ac != nil && d.RendezvousIP != ac.RendezvousIP {
+				t.Errorf("%s = %q, want %q", rendezvousIPFile, d.RendezvousIP, ac.RendezvousIP)
 			}
-			if tok, _ := os.ReadFile(d.tokenFile); strings.TrimSpace(string(tok)) != env["WATCHER_AUTH_TOKEN"] || len(tok) < 20 {
+			if tok, _ := os.ReadFile(d.TokenFile); strings.TrimSpace(string(tok)) != env["WATCHER_AUTH_TOKEN"] || len(tok) < 20 {
 				t.Errorf("%s = %q, want assisted-service.env's WATCHER_AUTH_TOKEN %q", watcherTokenFile, tok, env["WATCHER_AUTH_TOKEN"])
 			}
-			if d.kubeconfig == "" || d.passwordFile == "" {
-				t.Errorf("readInstallDir found kubeconfig %q, password %q", d.kubeconfig, d.passwordFile)
+			if d.Kubeconfig == "" || d.PasswordFile == "" {
+				t.Errorf("readInstallDir found kubeconfig %q, password %q", d.Kubeconfig, d.PasswordFile)
 			}
 			// A second registration, as after a restart, finds the same cluster.
 			again, err := register.RegisterCluster(ctx, c, ms)

@@ -20,6 +20,7 @@ import (
 	"github.com/nodezero/nodezero/configimage"
 	"github.com/nodezero/nodezero/daemon/auth"
 	"github.com/nodezero/nodezero/daemon/boot"
+	"github.com/nodezero/nodezero/watch"
 	"github.com/nodezero/nodezero/wire"
 )
 
@@ -311,11 +312,11 @@ func TestWaitForHTTPS(t *testing.T) {
 	args := []string{"bootstrap-complete", "--url", s.url, "--interval", "5ms", "--token", foreign}
 
 	out, done := wfRunWait(t, append(args, "--cacert", ca)...)
-	if err := wfResult(t, done, out); !errors.Is(err, errRefused) {
+	if err := wfResult(t, done, out); !errors.Is(err, watch.ErrRefused) {
 		t.Errorf("wait-for with --cacert = %v, want node zero's answer: the token refused", err)
 	}
 	out, done = wfRunWait(t, args...)
-	if err := wfResult(t, done, out); !errors.Is(err, errUntrusted) || !strings.Contains(err.Error(), "--cacert") {
+	if err := wfResult(t, done, out); !errors.Is(err, watch.ErrUntrusted) || !strings.Contains(err.Error(), "--cacert") {
 		t.Errorf("wait-for without --cacert = %v, want errUntrusted naming --cacert", err)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
-// The flags of `nodezero wait-for` and the logger it prints with.
+// `nodezero wait-for bootstrap-complete|install-complete`: its flags, read
+// into a watch.WaitOptions; package watch follows the install.
 
 import (
 	"context"
@@ -8,16 +9,36 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"strings"
 
-	"github.com/nodezero/nodezero/wire"
+	"github.com/nodezero/nodezero/watch"
 )
 
+// The install directory's files, as `create config-image` writes them and
+// wait-for reads them (package watch owns their names).
+const (
+	rendezvousIPFile = watch.RendezvousIPFile
+	watcherTokenFile = watch.WatcherTokenFile
+	kubeconfigFile   = watch.KubeconfigFile
+	kubeadminFile    = watch.KubeadminFile
+)
+
+// nodeZeroPort is the port of node zero's service.
+const nodeZeroPort = "8090"
+
 func runWaitFor(ctx context.Context, args []string, _, stderr io.Writer) error {
+	o, err := waitForOptions(args, stderr)
+	if err != nil {
+		return err
+	}
+	return watch.WaitFor(ctx, o)
+}
+
+// waitForOptions reads wait-for's flags; the lines go to stderr.
+func waitForOptions(args []string, stderr io.Writer) (watch.WaitOptions, error) {
+	var o watch.WaitOptions
 	fs := flag.NewFlagSet("wait-for", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
@@ -31,7 +52,7 @@ func runWaitFor(ctx context.Context, args []string, _, stderr io.Writer) error {
 	token := fs.String("token", "", "the watcher token (header Watcher-Authorization)")
 	tokenFile := fs.String("token-file", "", "file holding the watcher token, e.g. auth/watcher.token")
 	timeout := fs.Duration("timeout", 0, "give up after this long (default: 60m for the bootstrap, then 90m for the install, as openshift-install)")
-	interval := fs.Duration("interval", defaultWaitInterval, "how often node zero is asked")
+	interval := fs.Duration("interval", watch.DefaultInterval, "how often node zero is asked")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	cacert := fs.String("cacert", "", "PEM file of the CA node zero's HTTPS certificate is checked with (the install directory's tls/ca.crt, else tls/api.crt); with it, --rendezvous-ip means https://")
 
@@ -39,93 +60,74 @@ func runWaitFor(ctx context.Context, args []string, _, stderr io.Writer) error {
 	var target string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return err
+			return o, err
 		}
 		if fs.NArg() == 0 {
 			break
 		}
 		if target != "" {
-			return fmt.Errorf("wait-for: unexpected arguments %q", fs.Args())
+			return o, fmt.Errorf("wait-for: unexpected arguments %q", fs.Args())
 		}
 		target, args = fs.Arg(0), fs.Args()[1:]
 	}
-	cfg := defaultWaitConfig()
-	switch waitTarget(target) {
-	case waitBootstrap, waitInstall:
-		cfg.target = waitTarget(target)
+	switch watch.Target(target) {
+	case watch.BootstrapComplete, watch.InstallComplete:
+		o.Target = watch.Target(target)
 	case "":
 		fs.Usage()
-		return errors.New("wait-for: which target? bootstrap-complete or install-complete")
+		return o, errors.New("wait-for: which target? bootstrap-complete or install-complete")
 	default:
-		return fmt.Errorf("wait-for: unknown target %q: bootstrap-complete or install-complete", target)
+		return o, fmt.Errorf("wait-for: unknown target %q: bootstrap-complete or install-complete", target)
 	}
 	if *interval <= 0 || *timeout < 0 {
-		return fmt.Errorf("wait-for: --interval %s, --timeout %s: want an interval above 0 and a timeout of 0 or more", *interval, *timeout)
+		return o, fmt.Errorf("wait-for: --interval %s, --timeout %s: want an interval above 0 and a timeout of 0 or more", *interval, *timeout)
 	}
-	cfg.interval, cfg.timeout = *interval, *timeout
+	o.Interval, o.Timeout = *interval, *timeout
 
 	if *dir != "" {
-		d, err := readInstallDir(*dir)
+		d, err := watch.ReadInstallDir(*dir)
 		if err != nil {
-			return err
+			return o, err
 		}
 		if *url == "" && *rendezvousIP == "" {
-			*rendezvousIP = d.rendezvousIP
+			*rendezvousIP = d.RendezvousIP
 		}
 		if *token == "" && *tokenFile == "" {
-			*tokenFile = d.tokenFile
+			*tokenFile = d.TokenFile
 		}
 		if *cacert == "" {
-			*cacert = d.cacert
+			*cacert = d.CACert
 		}
 		if *kubeconfig == "" {
-			*kubeconfig = d.kubeconfig
+			*kubeconfig = d.Kubeconfig
 		}
-		cfg.passwordFile = d.passwordFile
+		o.PasswordFile = d.PasswordFile
 	}
-	cfg.kubeconfigPath = *kubeconfig
+	o.Kubeconfig, o.CACert = *kubeconfig, *cacert
 	base, err := waitURL(*url, *rendezvousIP)
 	if err != nil {
-		return err
+		return o, err
 	}
 	if *cacert != "" && *url == "" {
 		base = "https" + strings.TrimPrefix(base, "http")
 	}
-	tok := *token
+	o.URL, o.Token = base, *token
 	if *tokenFile != "" {
-		if tok != "" {
-			return errors.New("wait-for: --token and --token-file: give one")
+		if o.Token != "" {
+			return o, errors.New("wait-for: --token and --token-file: give one")
 		}
 		b, err := os.ReadFile(*tokenFile)
 		if err != nil {
-			return fmt.Errorf("wait-for: --token-file: %w", err)
+			return o, fmt.Errorf("wait-for: --token-file: %w", err)
 		}
-		tok = strings.TrimSpace(string(b))
+		o.Token = strings.TrimSpace(string(b))
 	}
 	level, err := parseLevel(*logLevel)
 	if err != nil {
-		return err
+		return o, err
 	}
-	// No proxy: node zero is on the machine network, and the environment's
-	// proxy is for the cluster's way out, not for reaching it.
-	tlsConf, err := wire.TLSConfig(*cacert, "", false)
-	if err != nil {
-		return fmt.Errorf("wait-for: --cacert: %w", err)
-	}
-	tr := &http.Transport{Proxy: nil, DialContext: (&net.Dialer{Timeout: waitRequestTimeout}).DialContext, TLSClientConfig: tlsConf}
-	client, err := wire.NewClient(base, wire.WithWatcherToken(tok), wire.WithRequestTimeout(waitRequestTimeout),
-		wire.WithHTTPClient(&http.Client{Transport: tr}))
-	if err != nil {
-		return fmt.Errorf("wait-for: %w", err)
-	}
-	defer client.CloseIdleConnections()
-	cfg.client, cfg.log, cfg.tokenGiven = client, waitLogger(stderr, level), tok != ""
-	if cfg.kubeconfigPath != "" {
-		if cfg.kube, err = newKubeFollower(cfg.kubeconfigPath, cfg.log); err != nil {
-			return err
-		}
-	}
-	return waitForTarget(ctx, cfg)
+	o.Log = watch.Logger(stderr, level)
+	return o, nil
 }
 
 // waitURL is --url, or the URL of the service on --rendezvous-ip.
@@ -142,26 +144,4 @@ func waitURL(url, ip string) (string, error) {
 		return "http://" + net.JoinHostPort(ip, nodeZeroPort), nil
 	}
 	return "", errors.New("wait-for: where is node zero? give --url or --rendezvous-ip")
-}
-
-// waitLogger writes logrus' text form without a timestamp: level=info
-// msg="Cluster is ready for install", warnings as level=warning.
-func waitLogger(w io.Writer, level slog.Level) *slog.Logger {
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level,
-		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
-			if len(groups) > 0 {
-				return a
-			}
-			switch a.Key {
-			case slog.TimeKey:
-				return slog.Attr{}
-			case slog.LevelKey:
-				l, _ := a.Value.Any().(slog.Level)
-				if l == slog.LevelWarn {
-					return slog.String(slog.LevelKey, "warning")
-				}
-				return slog.String(slog.LevelKey, strings.ToLower(l.String()))
-			}
-			return a
-		}}))
 }

@@ -1,4 +1,4 @@
-package main
+package watch
 
 import (
 	"context"
@@ -90,9 +90,9 @@ func runKubeWait(t *testing.T, n *wfNode, api clusterAPI, dir string, timeout ti
 		t.Fatal(err)
 	}
 	cfg := defaultWaitConfig()
-	cfg.target, cfg.client, cfg.tokenGiven, cfg.log = waitInstall, c, true, waitLogger(out, slog.LevelDebug)
+	cfg.target, cfg.client, cfg.tokenGiven, cfg.log = InstallComplete, c, true, Logger(out, slog.LevelDebug)
 	cfg.interval, cfg.timeout, cfg.passwordFile = 5*time.Millisecond, timeout, pw
-	cfg.kube = &kubeFollower{api: api, kubeconfig: "/install/auth/kubeconfig", log: cfg.log}
+	cfg.kube = &ClusterFollower{api: api, kubeconfig: "/install/auth/kubeconfig", log: cfg.log}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	err = waitForTarget(ctx, cfg)
@@ -172,9 +172,9 @@ func TestWaitForClusterRefusesCredentials(t *testing.T) {
 			n.installing()
 			n.progress(n.bootstrap(), wire.HostStageStartingInstallation, wire.HostStageRebooting)
 			lines, err := runKubeWait(t, n, &fakeCluster{steps: []fakeStep{tc.step}}, t.TempDir(), tc.timeout)
-			var ee *exitError
-			if !errors.As(err, &ee) || ee.code != exitInstallFailed {
-				t.Fatalf("wait-for = %v, want exit %d\n%s", err, exitInstallFailed, strings.Join(lines, "\n"))
+			var ee *ExitError
+			if !errors.As(err, &ee) || ee.Code != ExitInstallFailed {
+				t.Fatalf("wait-for = %v, want exit %d\n%s", err, ExitInstallFailed, strings.Join(lines, "\n"))
 			}
 			wfContainsInOrder(t, tc.name, append(lines, err.Error()), tc.want...)
 		})

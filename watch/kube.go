@@ -1,12 +1,13 @@
-package main
+package watch
 
 // Once the bootstrap is complete, node zero writes its own disk and
 // reboots: its REST API goes away. openshift-install's wait-for
 // install-complete then follows the installed cluster through its
 // Kubernetes API with auth/kubeconfig (reference/abi-on-host.md §11):
 // ClusterVersion `version` Available, not Failing, not Progressing. So does
-// nodezero's, when it has a kubeconfig; node zero's REST API is still read
-// while it answers, for its statuses and events, but it no longer decides.
+// WaitFor, when it has a kubeconfig, through a ClusterFollower; node zero's
+// REST API is still read while it answers, for its statuses and events,
+// but it no longer decides.
 
 import (
 	"context"
@@ -20,23 +21,21 @@ import (
 	"github.com/nodezero/nodezero/kube"
 )
 
-// clusterAPI is what wait-for asks the installed cluster (kube.Client).
+// clusterAPI is what a ClusterFollower asks the installed cluster
+// (kube.Client; tests give a fake).
 type clusterAPI interface {
 	Server() string
 	GetClusterVersion(ctx context.Context, name string) (*kube.ClusterVersion, error)
 	ListClusterOperators(ctx context.Context) ([]kube.ClusterOperator, error)
 }
 
-// clusterVersionName is the one ClusterVersion a cluster has.
-const clusterVersionName = "version"
-
 // errKubeRefused: the cluster's API refused the kubeconfig's credentials.
 // Waiting will not change that.
 var errKubeRefused = errors.New("the cluster's Kubernetes API refused the kubeconfig's credentials")
 
-// kubeFollower follows the installed cluster's ClusterVersion and
+// ClusterFollower follows the installed cluster's ClusterVersion and
 // operators, logging what changed as openshift-install does.
-type kubeFollower struct {
+type ClusterFollower struct {
 	api        clusterAPI
 	kubeconfig string // the file, for the closing lines
 	log        *slog.Logger
@@ -50,25 +49,26 @@ type kubeFollower struct {
 	lastErr     error
 }
 
-// newKubeFollower reads the kubeconfig; a kubeconfig that cannot be used
-// is an error before anything is waited for.
-func newKubeFollower(path string, log *slog.Logger) (*kubeFollower, error) {
+// NewClusterFollower reads the kubeconfig at path; a kubeconfig that
+// cannot be used is an error before anything is waited for. log gets the
+// lines.
+func NewClusterFollower(path string, log *slog.Logger) (*ClusterFollower, error) {
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
 	}
-	k := &kubeFollower{kubeconfig: path, log: log}
+	k := &ClusterFollower{kubeconfig: path, log: log}
 	return k, k.load()
 }
 
 // load (re)reads the kubeconfig: at the start, to fail early, and again
 // once the bootstrap is complete, since the file may have been edited
 // while node zero installed (the sandbox points it at the API VIP).
-func (k *kubeFollower) load() error {
+func (k *ClusterFollower) load() error {
 	cfg, err := kube.LoadKubeconfig(k.kubeconfig)
 	if err != nil {
 		return fmt.Errorf("wait-for --kubeconfig: %w", err)
 	}
-	c, err := kube.NewClient(cfg, kube.WithTimeout(waitRequestTimeout))
+	c, err := kube.NewClient(cfg, kube.WithTimeout(RequestTimeout))
 	if err != nil {
 		return fmt.Errorf("wait-for --kubeconfig %s: %w", k.kubeconfig, err)
 	}
@@ -81,18 +81,21 @@ func (k *kubeFollower) load() error {
 
 // refresh reads the kubeconfig again when the client came from one (tests
 // give a client of their own).
-func (k *kubeFollower) refresh() error {
+func (k *ClusterFollower) refresh() error {
 	if _, fromFile := k.api.(*kube.Client); !fromFile {
 		return nil
 	}
 	return k.load()
 }
 
-// poll reads the ClusterVersion once: whether the cluster is initialized.
+// Server is the cluster's API address.
+func (k *ClusterFollower) Server() string { return k.api.Server() }
+
+// Poll reads the ClusterVersion once: whether the cluster is initialized.
 // An error is returned only for credentials the API refuses; an API that
 // does not answer yet is logged and waited for.
-func (k *kubeFollower) poll(ctx context.Context) (bool, error) {
-	cv, err := k.api.GetClusterVersion(ctx, clusterVersionName)
+func (k *ClusterFollower) Poll(ctx context.Context) (bool, error) {
+	cv, err := k.api.GetClusterVersion(ctx, kube.ClusterVersionName)
 	switch {
 	case errors.Is(err, kube.ErrUnauthorized), errors.Is(err, kube.ErrForbidden):
 		return false, fmt.Errorf("%w at %s (%v); give the kubeconfig of this install (auth/kubeconfig of 'nodezero create config-image --dir')", errKubeRefused, k.api.Server(), err)
@@ -129,7 +132,7 @@ func (k *kubeFollower) poll(ctx context.Context) (bool, error) {
 
 // reportOperators logs the operators not yet available when that set
 // changes.
-func (k *kubeFollower) reportOperators(ctx context.Context) {
+func (k *ClusterFollower) reportOperators(ctx context.Context) {
 	cos, err := k.api.ListClusterOperators(ctx)
 	if err != nil {
 		k.log.Debug("Cannot list the cluster operators", "error", err.Error())
@@ -155,10 +158,10 @@ func (k *kubeFollower) reportOperators(ctx context.Context) {
 	k.log.Info(fmt.Sprintf("Cluster operators %s are not available (%d of %d available)", now, len(cos)-len(waiting), len(cos)))
 }
 
-// failure is what a timed-out follow says: the ClusterVersion's last word
+// Failure is what a timed-out follow says: the ClusterVersion's last word
 // and, at error level, each operator's conditions that are not as they
 // should be (openshift-install's logClusterOperatorConditions).
-func (k *kubeFollower) failure() error {
+func (k *ClusterFollower) Failure() error {
 	for _, co := range k.operators {
 		for _, want := range []struct {
 			t  kube.ConditionType
@@ -178,29 +181,4 @@ func (k *kubeFollower) failure() error {
 		return fmt.Errorf("failed to initialize the cluster: its Kubernetes API at %s never answered: %w", k.api.Server(), k.lastErr)
 	}
 	return fmt.Errorf("failed to initialize the cluster: its Kubernetes API at %s never answered", k.api.Server())
-}
-
-// complete logs openshift-install's closing lines: where the kubeconfig
-// is, the console's address and where the kubeadmin password is.
-func (k *kubeFollower) complete(w *waiter) {
-	if v := k.last.CompletedVersion(); v != "" {
-		w.log.Info("Cluster version is " + v)
-	}
-	w.log.Info("Install complete!")
-	w.log.Info("To access the cluster as the system:admin user when using 'oc', run")
-	w.log.Info("    export KUBECONFIG=" + k.kubeconfig)
-	if c := w.last; c != nil && c.Name != "" && c.BaseDNSDomain != "" {
-		w.log.Info(fmt.Sprintf("Access the OpenShift web-console here: https://console-openshift-console.apps.%s.%s", c.Name, c.BaseDNSDomain))
-	}
-	// openshift-install prints the password itself; nodezero keeps
-	// secrets out of what it prints (terminal scrollback and CI logs keep
-	// them) and names the file instead.
-	where := "auth/kubeadmin-password of the install directory"
-	if w.cfg.passwordFile != "" {
-		where = w.cfg.passwordFile
-		if abs, err := filepath.Abs(where); err == nil {
-			where = abs
-		}
-	}
-	w.log.Info(`Login to the console with user: "kubeadmin", and the password in ` + where)
 }
