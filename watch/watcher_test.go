@@ -267,3 +267,16 @@ func TestFollow(t *testing.T) {
 		t.Errorf("Follow after ctx ended: %v, want context.Canceled", err)
 	}
 }
+
+func TestStatusHistogram(t *testing.T) {
+	hosts := wire.HostList{{Status: wire.HostStatusKnown}, {Status: wire.HostStatusInsufficient}, nil, {Status: wire.HostStatusKnown}}
+	if got, want := StatusHistogram(hosts), "insufficient 1, known 2"; got != want {
+		t.Errorf("StatusHistogram = %q, want %q", got, want)
+	}
+	if got, want := StatusHistogram(nil), "no hosts"; got != want {
+		t.Errorf("StatusHistogram(nil) = %q, want %q", got, want)
+	}
+	if got := StatusCount(hosts, wire.HostStatusKnown); got != 2 {
+		t.Errorf("StatusCount(known) = %d, want 2", got)
+	}
+}

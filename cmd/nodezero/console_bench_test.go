@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/nodezero/nodezero/hostagent/simagent"
+	"github.com/nodezero/nodezero/loadtest"
+	"github.com/nodezero/nodezero/loadtest/procstat"
+	"github.com/nodezero/nodezero/watch"
 	"github.com/nodezero/nodezero/wire"
 )
 
@@ -44,20 +47,20 @@ func benchConsole(b *testing.B, bin string, hosts int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	dir := b.TempDir()
-	svc, err := ltStartService(ctx, bin, dir)
+	svc, err := loadtest.StartService(ctx, bin, dir)
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { _ = svc.stop() })
-	userToken, err := ltReadToken(dir, "user.token")
+	b.Cleanup(func() { _ = svc.Stop() })
+	userToken, err := loadtest.ReadToken(dir, "user.token")
 	if err != nil {
 		b.Fatal(err)
 	}
-	agentToken, err := ltReadToken(dir, "agent.token")
+	agentToken, err := loadtest.ReadToken(dir, "agent.token")
 	if err != nil {
 		b.Fatal(err)
 	}
-	uc, err := wire.NewClient(svc.url, wire.WithUserToken(userToken),
+	uc, err := wire.NewClient(svc.URL, wire.WithUserToken(userToken),
 		wire.WithHTTPClient(&http.Client{Transport: &http.Transport{Proxy: nil}}))
 	if err != nil {
 		b.Fatal(err)
@@ -67,18 +70,18 @@ func benchConsole(b *testing.B, bin string, hosts int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	clusterID, infraEnvID, err := ltRegisterCluster(ctx, uc, apiVIP.String(), ingressVIP.String())
+	clusterID, infraEnvID, err := loadtest.RegisterCluster(ctx, uc, apiVIP.String(), ingressVIP.String())
 	if err != nil {
 		b.Fatal(err)
 	}
-	fleet, err := simagent.StartFleet(ctx, simagent.FleetConfig{URL: svc.url, Token: agentToken, InfraEnvID: infraEnvID,
-		Hosts: hosts, Masters: ltMasters, Wait: 30 * time.Second})
+	fleet, err := simagent.StartFleet(ctx, simagent.FleetConfig{URL: svc.URL, Token: agentToken, InfraEnvID: infraEnvID,
+		Hosts: hosts, Masters: loadtest.Masters, Wait: 30 * time.Second})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(fleet.Stop)
-	waitAllKnown(b, ctx, uc, infraEnvID, hosts, svc.alive)
-	if _, err := ltWaitClusterReady(ctx, uc, clusterID, time.Now().Add(ltReadyTimeout), svc.alive); err != nil {
+	waitAllKnown(b, ctx, uc, infraEnvID, hosts, svc.Alive)
+	if _, err := loadtest.WaitClusterReady(ctx, uc, clusterID, time.Now().Add(loadtest.ReadyTimeout), svc.Alive); err != nil {
 		b.Fatal(err)
 	}
 	var names []string
@@ -90,7 +93,7 @@ func benchConsole(b *testing.B, bin string, hosts int) {
 	// milliseconds of it are tmux's own start) to a screen showing a
 	// host's name in the table.
 	start := time.Now()
-	con := startTmuxConsole(b, 120, 40, bin, "console", "--root", b.TempDir(), "--url", svc.url,
+	con := startTmuxConsole(b, 120, 40, bin, "console", "--root", b.TempDir(), "--url", svc.URL,
 		"--token-file", filepath.Join(dir, "auth", "user.token"), "--no-checks")
 	var firstFrame time.Duration
 	for {
@@ -111,25 +114,25 @@ func benchConsole(b *testing.B, bin string, hosts int) {
 		b.Fatalf("the pane's process %d is %q (%v), not the console: its CPU would be another's", pid, comm, err)
 	}
 	time.Sleep(2 * time.Second) // the start's own work is not idle
-	before, err := readProc(pid)
+	before, err := procstat.Read(pid)
 	if err != nil {
 		b.Fatal(err)
 	}
 	time.Sleep(consoleIdleWindow)
-	after, err := readProc(pid)
+	after, err := procstat.Read(pid)
 	if err != nil {
 		b.Fatalf("the console after the idle minute: %v; the screen:\n%s", err, con.screen())
 	}
 	if s := con.screen(); !shown(s, names) || strings.Contains(strings.ToLower(s), "reconnecting") {
 		b.Errorf("after the idle minute the dashboard shows no host or is reconnecting:\n%s", s)
 	}
-	window := after.at.Sub(before.at)
-	cpu := after.cpu - before.cpu
+	window := after.At.Sub(before.At)
+	cpu := after.CPU - before.CPU
 	b.ReportMetric(0, "ns/op") // one run of minutes: ns/op says nothing
-	b.ReportMetric(ltMs(firstFrame), "first-frame-ms")
-	b.ReportMetric(ltMs(cpu)*float64(time.Minute)/float64(window), "cpu-ms/min")
+	b.ReportMetric(float64(firstFrame)/float64(time.Millisecond), "first-frame-ms")
+	b.ReportMetric(float64(cpu)/float64(time.Millisecond)*float64(time.Minute)/float64(window), "cpu-ms/min")
 	b.ReportMetric(100*cpu.Seconds()/window.Seconds(), "cpu-%")
-	b.ReportMetric(ltMiB(after.rss), "rss-MiB")
+	b.ReportMetric(float64(after.RSS)/(1<<20), "rss-MiB")
 }
 
 // shown tells whether one of names is on screen.
@@ -151,11 +154,11 @@ func waitAllKnown(b *testing.B, ctx context.Context, uc *wire.Client, infraEnvID
 			b.Fatal(err)
 		}
 		hs, err := uc.ListHosts(ctx, infraEnvID)
-		if err == nil && len(hs) == n && ltCountStatus(hs, wire.HostStatusKnown) == n {
+		if err == nil && len(hs) == n && watch.StatusCount(hs, wire.HostStatusKnown) == n {
 			return
 		}
 		if time.Now().After(deadline) {
-			b.Fatalf("%d hosts not all known after 5 minutes: %s (last error: %v)", n, ltStatusHistogram(hs), err)
+			b.Fatalf("%d hosts not all known after 5 minutes: %s (last error: %v)", n, watch.StatusHistogram(hs), err)
 		}
 		time.Sleep(250 * time.Millisecond)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/nodezero/nodezero/hostagent/simagent"
+	"github.com/nodezero/nodezero/loadtest"
 	"github.com/nodezero/nodezero/store"
 )
 
@@ -47,7 +48,7 @@ func TestLoadtestSim(t *testing.T) {
 	if err := runLoadtest(ctx, args, &stdout, &stderr); err != nil {
 		t.Fatalf("loadtest %v: %v\n%s", args, err, stderr.String())
 	}
-	var rep ltReport
+	var rep loadtest.Report
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
 		t.Fatalf("report is not JSON: %v\n%s", err, stdout.String())
 	}
@@ -85,7 +86,7 @@ func TestLoadtestSim(t *testing.T) {
 	}
 	want := []string{simagent.KindRegister, simagent.KindNextSteps, simagent.KindNextStepsHeld, simagent.KindStepReply,
 		simagent.KindStepReplyConnectivity, simagent.KindIgnition, simagent.KindProgress, simagent.KindClusterHosts, simagent.KindGetCluster, simagent.KindComplete,
-		ltKindInstall, ltKindPoll, ltKindListHosts, ltKindRole}
+		loadtest.KindInstall, loadtest.KindPoll, loadtest.KindListHosts, loadtest.KindRole}
 	if diff := cmp.Diff(want, kinds); diff != "" {
 		t.Errorf("request kinds (-want +got):\n%s", diff)
 	}
@@ -93,7 +94,7 @@ func TestLoadtestSim(t *testing.T) {
 	for _, q := range run.Requests {
 		counts[q.Kind] = q.Count
 	}
-	if counts[simagent.KindRegister] < hosts || counts[simagent.KindIgnition] != hosts || counts[ltKindRole] != hosts || counts[simagent.KindComplete] != 1 {
+	if counts[simagent.KindRegister] < hosts || counts[simagent.KindIgnition] != hosts || counts[loadtest.KindRole] != hosts || counts[simagent.KindComplete] != 1 {
 		t.Errorf("requests %v: want a registration, an ignition and a role per host (%d), one completion", counts, hosts)
 	}
 	checkInstallOrder(t, filepath.Join(dir, "run-1", "nodezero.db"), hosts)
@@ -173,98 +174,5 @@ func TestLoadtestFlags(t *testing.T) {
 				t.Errorf("loadtest %v succeeded, want a flag error", tt.args)
 			}
 		})
-	}
-}
-
-// TestLoadtestCadence: --cadence upstream and --wait 0 are one mode, whose
-// agents never send ?wait=.
-func TestLoadtestCadence(t *testing.T) {
-	tests := []struct {
-		name        string
-		cadence     string
-		wait        time.Duration
-		waitSet     bool
-		wantCadence string
-		wantWait    time.Duration
-	}{
-		{"default", ltLongPoll, 30 * time.Second, false, ltLongPoll, 30 * time.Second},
-		{"long-poll with a wait", ltLongPoll, time.Second, true, ltLongPoll, time.Second},
-		{"--wait 0", ltLongPoll, 0, true, ltUpstream, 0},
-		{"--cadence upstream", ltUpstream, 30 * time.Second, false, ltUpstream, 0},
-		{"--cadence upstream --wait 0", ltUpstream, 0, true, ltUpstream, 0},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			o := loadtestOptions{hosts: 1, agents: "sim", runs: 1, idle: time.Second, poll: time.Second, timeout: time.Second,
-				installPoll: time.Second, installTimeout: time.Second, cadence: tt.cadence, wait: tt.wait}
-			if err := o.check(tt.waitSet); err != nil {
-				t.Fatalf("check: %v", err)
-			}
-			if o.cadence != tt.wantCadence || o.wait != tt.wantWait {
-				t.Errorf("cadence %q, wait %s; want %q, %s", o.cadence, o.wait, tt.wantCadence, tt.wantWait)
-			}
-		})
-	}
-}
-
-func TestListenWatcher(t *testing.T) {
-	w := &ltListenWatcher{found: make(chan string, 1)}
-	chunks := []string{"nodezero service: made a key pair\nnodezero serv", "ice: listening on http://127.0.0.1:4",
-		"1234/api/assisted-install/v2\n", "more output\n"}
-	for _, c := range chunks {
-		if n, err := w.Write([]byte(c)); n != len(c) || err != nil {
-			t.Fatalf("Write(%q) = %d, %v", c, n, err)
-		}
-	}
-	select {
-	case got := <-w.found:
-		if got != "http://127.0.0.1:41234" {
-			t.Errorf("found %q, want http://127.0.0.1:41234", got)
-		}
-	default:
-		t.Fatal("no URL found")
-	}
-}
-
-func TestProcStat(t *testing.T) {
-	// The command name may hold spaces and parentheses.
-	stat := []byte("4242 (a (b) c) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 70 0 0 20 0 9 0 1000 1 1 18446744073709551615")
-	cpu, err := statCPU(stat)
-	if err != nil || cpu != 3200*time.Millisecond {
-		t.Errorf("statCPU = %v, %v; want 3.2s (320 ticks)", cpu, err)
-	}
-	status := []byte("Name:\tx\nVmHWM:\t   2048 kB\nVmRSS:\t   1024 kB\n")
-	if rss, err := statusKB(status, "VmRSS:"); err != nil || rss != 1<<20 {
-		t.Errorf("statusKB(VmRSS) = %d, %v; want 1 MiB", rss, err)
-	}
-	if _, err := statusKB(status, "VmSwap:"); err == nil {
-		t.Error("statusKB of a missing key succeeded")
-	}
-	self, err := readProc(os.Getpid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if self.rss <= 0 || self.hwm < self.rss {
-		t.Errorf("readProc(self) = RSS %d, HWM %d; want 0 < RSS <= HWM", self.rss, self.hwm)
-	}
-	if m, err := readMachineCPU(); err != nil || m <= 0 {
-		t.Errorf("readMachineCPU = %v, %v; want busy time", m, err)
-	}
-}
-
-func TestLtMedian(t *testing.T) {
-	tests := []struct {
-		xs   []float64
-		want float64
-	}{
-		{nil, 0},
-		{[]float64{3}, 3},
-		{[]float64{5, 1, 3}, 3},
-		{[]float64{4, 1, 3, 2}, 2.5},
-	}
-	for _, tt := range tests {
-		if got := ltMedian(tt.xs); got != tt.want {
-			t.Errorf("ltMedian(%v) = %v, want %v", tt.xs, got, tt.want)
-		}
 	}
 }

@@ -1,4 +1,8 @@
-package main
+// Package procstat reads a process's memory and CPU, and the machine's
+// busy CPU time, from Linux's /proc: what the load program and the
+// console's benchmark measure the service and the console with. It imports
+// nothing of the project.
+package procstat
 
 import (
 	"bytes"
@@ -14,32 +18,32 @@ import (
 // sysconf(_SC_CLK_TCK) would need cgo.
 const clockTick = 10 * time.Millisecond
 
-// procSample is one reading of a process's memory and CPU.
-type procSample struct {
-	at  time.Time
-	rss int64         // VmRSS, bytes
-	hwm int64         // VmHWM (peak RSS since start), bytes
-	cpu time.Duration // utime + stime, whole process, all threads
+// Sample is one reading of a process's memory and CPU.
+type Sample struct {
+	At  time.Time
+	RSS int64         // VmRSS, bytes
+	HWM int64         // VmHWM (peak RSS since start), bytes
+	CPU time.Duration // utime + stime, whole process, all threads
 }
 
-// readProc samples /proc/<pid>/status and /proc/<pid>/stat.
-func readProc(pid int) (procSample, error) {
-	s := procSample{at: time.Now()}
+// Read samples /proc/<pid>/status and /proc/<pid>/stat.
+func Read(pid int) (Sample, error) {
+	s := Sample{At: time.Now()}
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return s, fmt.Errorf("read process status: %w", err)
 	}
-	if s.rss, err = statusKB(status, "VmRSS:"); err != nil {
+	if s.RSS, err = statusKB(status, "VmRSS:"); err != nil {
 		return s, err
 	}
-	if s.hwm, err = statusKB(status, "VmHWM:"); err != nil {
+	if s.HWM, err = statusKB(status, "VmHWM:"); err != nil {
 		return s, err
 	}
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return s, fmt.Errorf("read process stat: %w", err)
 	}
-	s.cpu, err = statCPU(stat)
+	s.CPU, err = statCPU(stat)
 	return s, err
 }
 
@@ -87,21 +91,10 @@ func statCPU(stat []byte) (time.Duration, error) {
 	return time.Duration(ticks) * clockTick, nil
 }
 
-// ltFileSizes returns the summed size of the files that exist among paths.
-func ltFileSizes(paths ...string) int64 {
-	var n int64
-	for _, p := range paths {
-		if fi, err := os.Stat(p); err == nil {
-			n += fi.Size()
-		}
-	}
-	return n
-}
-
-// readMachineCPU returns the CPU time every CPU of the machine spent busy
+// MachineCPU returns the CPU time every CPU of the machine spent busy
 // (the first line of /proc/stat: all but idle and iowait), so a run can say
 // how much of the machine other processes took.
-func readMachineCPU() (time.Duration, error) {
+func MachineCPU() (time.Duration, error) {
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
 		return 0, fmt.Errorf("read machine cpu: %w", err)

@@ -1,18 +1,20 @@
-package main
+package loadtest
 
 import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/nodezero/nodezero/hostagent/simagent"
 )
 
-// ltReport is what `nodezero loadtest` prints. Times of the run are from
+// Report is what `nodezero loadtest` prints. Times of the run are from
 // starting the agents.
-type ltReport struct {
+type Report struct {
 	Mode    string `json:"mode"` // real or sim
 	Hosts   int    `json:"hosts"`
 	Cadence string `json:"cadence"` // long-poll or upstream (no ?wait=, next_instruction_seconds)
@@ -21,18 +23,18 @@ type ltReport struct {
 	Ramp    string `json:"ramp"` // sim: the agents' starts spread over this long
 	Bin     string `json:"bin"`
 	// The simulated install's settings, when the runs installed.
-	DiskMiB          int           `json:"disk_mib,omitempty"`
-	Write            string        `json:"write,omitempty"`
-	Reboot           string        `json:"reboot,omitempty"`
-	InstallPoll      string        `json:"install_poll,omitempty"`
-	StartupSamplesMs []float64     `json:"startup_samples_ms"` // process start → first /health answer
-	StartupMedianMs  float64       `json:"startup_median_ms"`
-	Runs             []ltRunReport `json:"runs"`
-	Median           ltRunReport   `json:"median"` // of every figure over the runs; no request table
+	DiskMiB          int         `json:"disk_mib,omitempty"`
+	Write            string      `json:"write,omitempty"`
+	Reboot           string      `json:"reboot,omitempty"`
+	InstallPoll      string      `json:"install_poll,omitempty"`
+	StartupSamplesMs []float64   `json:"startup_samples_ms"` // process start → first /health answer
+	StartupMedianMs  float64     `json:"startup_median_ms"`
+	Runs             []RunReport `json:"runs"`
+	Median           RunReport   `json:"median"` // of every figure over the runs; no request table
 }
 
-// ltRunReport is one run's figures.
-type ltRunReport struct {
+// RunReport is one run's figures.
+type RunReport struct {
 	StartupMs float64 `json:"startup_ms"`
 	// AllKnownS is when the last host became known, by the service's
 	// status_updated_at; DetectedS when the poller saw it.
@@ -59,68 +61,68 @@ type ltRunReport struct {
 	OtherCores float64 `json:"other_cores"`
 	// CPUS is the service's CPU over the whole run, agents started to the
 	// end (the install's end with --install).
-	CPUS    float64          `json:"cpu_s"`
-	Install *ltInstallReport `json:"install,omitempty"`
+	CPUS    float64        `json:"cpu_s"`
+	Install *InstallReport `json:"install,omitempty"`
 	// Errors counts the requests of every kind that failed: an answer
 	// other than 2xx, or none. None is expected.
-	Errors   int               `json:"errors"`
-	Requests []ltRequestReport `json:"requests,omitempty"`
+	Errors   int             `json:"errors"`
+	Requests []RequestReport `json:"requests,omitempty"`
 }
 
-// ltBusyMachine is the CPU, in cores, other processes may take before a
+// busyMachine is the CPU, in cores, other processes may take before a
 // report warns that its figures are skewed.
-const ltBusyMachine = 0.1
+const busyMachine = 0.1
 
-// ltRequestReport is the latency of one request kind.
-type ltRequestReport struct {
+// RequestReport is the latency of one request kind.
+type RequestReport struct {
 	Kind       string `json:"kind"`
 	Count      int    `json:"count"`
 	Errors     int    `json:"errors"`
 	FirstError string `json:"first_error,omitempty"`
 	// ErrorTexts are the errors by text, most frequent first.
-	ErrorTexts []ltErrorText `json:"error_texts,omitempty"`
-	P50Ms      float64       `json:"p50_ms"`
-	P99Ms      float64       `json:"p99_ms"`
-	MaxMs      float64       `json:"max_ms"`
+	ErrorTexts []ErrorText `json:"error_texts,omitempty"`
+	P50Ms      float64     `json:"p50_ms"`
+	P99Ms      float64     `json:"p99_ms"`
+	MaxMs      float64     `json:"max_ms"`
 	// FirstS and LastS are when the first and the last successful request
 	// ended, in seconds from the run's start.
 	FirstS float64 `json:"first_s"`
 	LastS  float64 `json:"last_s"`
 }
 
-// ltErrorText is how often one error happened.
-type ltErrorText struct {
+// ErrorText is how often one error happened.
+type ErrorText struct {
 	Text  string `json:"text"`
 	Count int    `json:"count"`
 }
 
 // summarise fills the medians.
-func (r *ltReport) summarise() {
-	r.StartupMedianMs = ltMedian(r.StartupSamplesMs)
-	col := func(f func(ltRunReport) float64) float64 {
+func (r *Report) summarise() {
+	r.StartupMedianMs = median(r.StartupSamplesMs)
+	col := func(f func(RunReport) float64) float64 {
 		xs := make([]float64, len(r.Runs))
 		for i, run := range r.Runs {
 			xs[i] = f(run)
 		}
-		return ltMedian(xs)
+		return median(xs)
 	}
-	r.Median = ltRunReport{
-		StartupMs:     col(func(x ltRunReport) float64 { return x.StartupMs }),
-		AllKnownS:     col(func(x ltRunReport) float64 { return x.AllKnownS }),
-		DetectedS:     col(func(x ltRunReport) float64 { return x.DetectedS }),
-		ClusterReadyS: col(func(x ltRunReport) float64 { return x.ClusterReadyS }),
-		RampCPUS:      col(func(x ltRunReport) float64 { return x.RampCPUS }),
-		RampCores:     col(func(x ltRunReport) float64 { return x.RampCores }),
-		RampRSSMiB:    col(func(x ltRunReport) float64 { return x.RampRSSMiB }),
-		IdleCPUPct:    col(func(x ltRunReport) float64 { return x.IdleCPUPct }),
-		IdleRSSMiB:    col(func(x ltRunReport) float64 { return x.IdleRSSMiB }),
-		PeakRSSMiB:    col(func(x ltRunReport) float64 { return x.PeakRSSMiB }),
-		SQLiteMiB:     col(func(x ltRunReport) float64 { return x.SQLiteMiB }),
-		IdleRequests:  int(col(func(x ltRunReport) float64 { return float64(x.IdleRequests) })),
-		LoadgenCPUS:   col(func(x ltRunReport) float64 { return x.LoadgenCPUS }),
-		OtherCores:    col(func(x ltRunReport) float64 { return x.OtherCores }),
-		CPUS:          col(func(x ltRunReport) float64 { return x.CPUS }),
-		Errors:        int(col(func(x ltRunReport) float64 { return float64(x.Errors) })),
+	r.Median = RunReport{
+		StartupMs:     col(func(x RunReport) float64 { return x.StartupMs }),
+		AllKnownS:     col(func(x RunReport) float64 { return x.AllKnownS }),
+		DetectedS:     col(func(x RunReport) float64 { return x.DetectedS }),
+		ClusterReadyS: col(func(x RunReport) float64 { return x.ClusterReadyS }),
+		RampCPUS:      col(func(x RunReport) float64 { return x.RampCPUS }),
+		RampCores:     col(func(x RunReport) float64 { return x.RampCores }),
+		RampRSSMiB:    col(func(x RunReport) float64 { return x.RampRSSMiB }),
+		IdleCPUPct:    col(func(x RunReport) float64 { return x.IdleCPUPct }),
+		IdleRSSMiB:    col(func(x RunReport) float64 { return x.IdleRSSMiB }),
+		PeakRSSMiB:    col(func(x RunReport) float64 { return x.PeakRSSMiB }),
+		SQLiteMiB:     col(func(x RunReport) float64 { return x.SQLiteMiB }),
+		IdleRequests:  int(col(func(x RunReport) float64 { return float64(x.IdleRequests) })),
+		LoadgenCPUS:   col(func(x RunReport) float64 { return x.LoadgenCPUS }),
+		OtherCores:    col(func(x RunReport) float64 { return x.OtherCores }),
+		CPUS:          col(func(x RunReport) float64 { return x.CPUS }),
+		Errors:        int(col(func(x RunReport) float64 { return float64(x.Errors) })),
 	}
 	installs := 0
 	for _, run := range r.Runs {
@@ -129,43 +131,44 @@ func (r *ltReport) summarise() {
 		}
 	}
 	if installs == len(r.Runs) && installs > 0 {
-		icol := func(f func(ltInstallReport) float64) float64 {
-			return col(func(x ltRunReport) float64 { return f(*x.Install) })
+		icol := func(f func(InstallReport) float64) float64 {
+			return col(func(x RunReport) float64 { return f(*x.Install) })
 		}
-		r.Median.Install = &ltInstallReport{
-			RolesS:     icol(func(x ltInstallReport) float64 { return x.RolesS }),
-			PreparedS:  icol(func(x ltInstallReport) float64 { return x.PreparedS }),
-			InstalledS: icol(func(x ltInstallReport) float64 { return x.InstalledS }),
-			CPUS:       icol(func(x ltInstallReport) float64 { return x.CPUS }),
-			Cores:      icol(func(x ltInstallReport) float64 { return x.Cores }),
-			SQLiteMiB:  icol(func(x ltInstallReport) float64 { return x.SQLiteMiB }),
+		r.Median.Install = &InstallReport{
+			RolesS:     icol(func(x InstallReport) float64 { return x.RolesS }),
+			PreparedS:  icol(func(x InstallReport) float64 { return x.PreparedS }),
+			InstalledS: icol(func(x InstallReport) float64 { return x.InstalledS }),
+			CPUS:       icol(func(x InstallReport) float64 { return x.CPUS }),
+			Cores:      icol(func(x InstallReport) float64 { return x.Cores }),
+			SQLiteMiB:  icol(func(x InstallReport) float64 { return x.SQLiteMiB }),
 		}
 	}
 }
 
-func (r *ltReport) writeJSON(w io.Writer) error {
+// WriteJSON writes the report as indented JSON.
+func (r *Report) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
 }
 
-// writeTable prints the figures, the install's, the request latencies of
+// WriteTable prints the figures, the install's, the request latencies of
 // the last run and how they compare with the goals of issues #2 and #8.
-func (r *ltReport) writeTable(w io.Writer) error {
+func (r *Report) WriteTable(w io.Writer) error {
 	kind := "simulated agents"
 	if r.Mode == "real" {
 		kind = "nodezero agent processes"
 	}
 	cadence := "long-poll ?wait=" + r.Wait
-	if r.Cadence == ltUpstream {
+	if r.Cadence == Upstream {
 		cadence = "upstream cadence (no ?wait=, next_instruction_seconds between requests)"
 	}
 	fmt.Fprintf(w, "nodezero loadtest: %d %s, started over %s, %s, idle %s, service %s\n", r.Hosts, kind, r.Ramp, cadence, r.Idle, r.Bin)
 	fmt.Fprintf(w, "startup (process start → first /health answer): median %.1f ms of %d [%s]\n\n",
-		r.StartupMedianMs, len(r.StartupSamplesMs), ltJoinFloats(r.StartupSamplesMs, "%.1f"))
+		r.StartupMedianMs, len(r.StartupSamplesMs), joinFloats(r.StartupSamplesMs, "%.1f"))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "run\tstartup\tall known\tready\tramp CPU\tcores\tpeak RSS\tidle CPU\tidle RSS\tSQLite\tidle reqs\tloadgen CPU\tothers\t")
-	row := func(name string, x ltRunReport) {
+	row := func(name string, x RunReport) {
 		fmt.Fprintf(tw, "%s\t%.1f ms\t%.3f s\t%.3f s\t%.2f s\t%.2f\t%.1f MiB\t%.2f %%\t%.1f MiB\t%.2f MiB\t%d\t%.2f s\t%.2f\t\n",
 			name, x.StartupMs, x.AllKnownS, x.ClusterReadyS, x.RampCPUS, x.RampCores, x.PeakRSSMiB,
 			x.IdleCPUPct, x.IdleRSSMiB, x.SQLiteMiB, x.IdleRequests, x.LoadgenCPUS, x.OtherCores)
@@ -179,7 +182,7 @@ func (r *ltReport) writeTable(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if r.Median.OtherCores > ltBusyMachine {
+	if r.Median.OtherCores > busyMachine {
 		fmt.Fprintf(w, "warning: other processes kept %.2f cores busy during the runs; the figures are skewed\n", r.Median.OtherCores)
 	}
 	if r.Median.Install != nil {
@@ -187,7 +190,7 @@ func (r *ltReport) writeTable(w io.Writer) error {
 			r.DiskMiB, r.Write, r.Reboot, r.InstallPoll)
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "run\troles\tinstalling\tinstalled\tinstall CPU\tcores\tSQLite\trun CPU\tpeak RSS\terrors\t")
-		irow := func(name string, x ltRunReport) {
+		irow := func(name string, x RunReport) {
 			i := x.Install
 			fmt.Fprintf(tw, "%s\t%.2f s\t%.2f s\t%.2f s\t%.2f s\t%.2f\t%.2f MiB\t%.2f s\t%.1f MiB\t%d\t\n",
 				name, i.RolesS, i.PreparedS, i.InstalledS, i.CPUS, i.Cores, i.SQLiteMiB, x.CPUS, x.PeakRSSMiB, x.Errors)
@@ -204,15 +207,15 @@ func (r *ltReport) writeTable(w io.Writer) error {
 	}
 	last := r.Runs[len(r.Runs)-1]
 	fmt.Fprintf(w, "\nrequests (run %d)\n", len(r.Runs))
-	if err := ltWriteRequests(w, last.Requests); err != nil {
+	if err := writeRequests(w, last.Requests); err != nil {
 		return err
 	}
 	_, err := fmt.Fprintf(w, "\ngoals (issues #2, #8): %s\n", strings.Join(r.goals(), "; "))
 	return err
 }
 
-// ltWriteRequests prints the latency table and every error by text.
-func ltWriteRequests(w io.Writer, reqs []ltRequestReport) error {
+// writeRequests prints the latency table and every error by text.
+func writeRequests(w io.Writer, reqs []RequestReport) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "kind\tcount\terrors\tp50\tp99\tmax\tfirst…last ended\t")
 	for _, q := range reqs {
@@ -232,7 +235,7 @@ func ltWriteRequests(w io.Writer, reqs []ltRequestReport) error {
 }
 
 // goals compares the medians with the issue's goals.
-func (r *ltReport) goals() []string {
+func (r *Report) goals() []string {
 	check := func(name string, got, limit float64, unit string) string {
 		verdict := "met"
 		if got >= limit {
@@ -260,7 +263,7 @@ func (r *ltReport) goals() []string {
 			// A GET without ?wait= (next-steps (poll)) is never held and
 			// counts. The poller is the load test's own.
 			switch q.Kind {
-			case simagent.KindNextStepsHeld, simagent.KindNextSteps, ltKindPoll:
+			case simagent.KindNextStepsHeld, simagent.KindNextSteps, KindPoll:
 				continue
 			}
 			if q.P99Ms > worst {
@@ -276,10 +279,28 @@ func (r *ltReport) goals() []string {
 	return append(out, fmt.Sprintf("error responses %d = 0: %s", errs, verdict))
 }
 
-func ltJoinFloats(xs []float64, format string) string {
+func joinFloats(xs []float64, format string) string {
 	s := make([]string, len(xs))
 	for i, x := range xs {
 		s[i] = fmt.Sprintf(format, x)
 	}
 	return strings.Join(s, " ")
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func mib(b int64) float64 { return float64(b) / (1 << 20) }
+
+// median returns the median of xs (the mean of the middle two for an even
+// count), 0 for none.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
