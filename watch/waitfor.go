@@ -99,7 +99,7 @@ type WaitOptions struct {
 	// Timeout bounds the whole run; 0 is 60m until the bootstrap
 	// completes, then 90m for the install, as openshift-install.
 	Timeout time.Duration
-	// Log gets the lines (see Logger).
+	// Log gets the lines (see Logger); nil discards them.
 	Log *slog.Logger
 }
 
@@ -107,6 +107,9 @@ type WaitOptions struct {
 // fails or the time is up (an *ExitError), or node zero refuses the token
 // or is not trusted (ErrRefused, ErrUntrusted).
 func WaitFor(ctx context.Context, o WaitOptions) error {
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
 	cfg := defaultWaitConfig()
 	cfg.target, cfg.log, cfg.tokenGiven, cfg.timeout, cfg.passwordFile = o.Target, o.Log, o.Token != "", o.Timeout, o.PasswordFile
 	if o.Interval > 0 {
