@@ -8,9 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
-	"github.com/nodezero/nodezero/daemon/assisted"
 	"github.com/nodezero/nodezero/hostagent/diskwrite"
 )
 
@@ -29,45 +26,13 @@ func writeTestPayload(t *testing.T, images diskwrite.ReleaseImages) string {
 	return dir
 }
 
-// Node zero's service names the payload's images in its install steps; a
-// payload without them is refused with payload.json and the field named.
-func TestPayloadImages(t *testing.T) {
-	full := diskwrite.ReleaseImages{Installer: "quay.io/ocp/installer:4.18.0", Controller: "quay.io/ocp/controller:4.18.0",
-		MCO: "quay.io/ocp/mco:4.18.0", MustGather: "quay.io/ocp/must-gather:4.18.0", Agent: "quay.io/ocp/agent:4.18.0"}
-	got, err := payloadImages(writeTestPayload(t, full))
-	if err != nil {
-		t.Fatalf("payloadImages: %v", err)
-	}
-	want := assisted.InstallImages{Installer: full.Installer, Controller: full.Controller, MCO: full.MCO, MustGather: full.MustGather, Agent: full.Agent}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("payloadImages (-want +got):\n%s", diff)
-	}
-
-	noMCO := full
-	noMCO.MCO = ""
-	dir := writeTestPayload(t, noMCO)
-	_, err = payloadImages(dir)
-	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "payload.json")+": images.mco: missing") {
-		t.Errorf("payloadImages without an MCO image = %v, want the file and images.mco named", err)
-	}
-	if _, err := payloadImages(t.TempDir()); err == nil {
-		t.Error("payloadImages of a directory without payload.json succeeded")
-	}
-}
-
 // `nodezero service --payload` refuses a payload without the images before
-// it listens; the image flags override the payload's.
+// it listens (node's TestOverrideImages: the image flags override the
+// payload's).
 func TestServicePayloadFlag(t *testing.T) {
 	dir := writeTestPayload(t, diskwrite.ReleaseImages{})
 	err := runService(context.Background(), []string{"--dir", t.TempDir(), "--listen", "127.0.0.1:0", "--payload", dir}, io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "--payload: ") || !strings.Contains(err.Error(), "images.installer: missing") {
 		t.Errorf("service --payload without images = %v, want --payload and images.installer named", err)
-	}
-
-	base := assisted.InstallImages{Installer: "a/installer:1", Controller: "a/controller:1", MCO: "a/mco:1", MustGather: "a/mg:1"}
-	got := overrideImages(base, assisted.InstallImages{MCO: "b/mco:2", Agent: "b/agent:2"})
-	want := assisted.InstallImages{Installer: "a/installer:1", Controller: "a/controller:1", MCO: "b/mco:2", MustGather: "a/mg:1", Agent: "b/agent:2"}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("overrideImages (-want +got):\n%s", diff)
 	}
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/nodezero/nodezero/hostagent/installer"
 	"github.com/nodezero/nodezero/hostagent/inventory"
 	"github.com/nodezero/nodezero/hostagent/logsgather"
+	"github.com/nodezero/nodezero/node"
 	"github.com/nodezero/nodezero/wire"
 )
 
@@ -312,7 +313,7 @@ func (nz *nodeZero) run(ctx context.Context, env boot.Env) error {
 		// steps name assisted-service's default images.
 		nz.log.Warn("no payload: the install steps name assisted-service's default images", "payload", nz.payload, "stage", "service")
 	} else {
-		images, err := payloadImages(nz.payload)
+		images, err := node.PayloadImages(nz.payload)
 		if err != nil {
 			return fmt.Errorf("node zero: %w", err)
 		}
@@ -382,7 +383,7 @@ func (nz *nodeZero) serve(ctx context.Context, env boot.Env) (*wire.Client, <-ch
 	if err := os.MkdirAll(nz.dataDir, 0o700); err != nil {
 		return nil, nil, fmt.Errorf("node zero: %w", err)
 	}
-	tuneMemory()
+	node.TuneMemory()
 	installer := filepath.Join(nz.payload, "openshift-install")
 	if _, err := os.Stat(installer); err != nil {
 		installer = "" // the built-in Ignition generator
@@ -411,7 +412,7 @@ func (nz *nodeZero) serve(ctx context.Context, env boot.Env) (*wire.Client, <-ch
 	listening := make(chan net.Addr, 1)
 	served := make(chan error, 1)
 	go func() {
-		served <- serve(ctx, serviceConfig{
+		served <- node.Serve(ctx, node.ServiceConfig{
 			Dir: nz.dataDir, Listen: nz.listen, PublicKeyPEM: []byte(svcEnv["EC_PUBLIC_KEY_PEM"]),
 			HostConfigs: hostConfigs, Logger: nz.log, MonitorInterval: 5 * time.Second,
 			DisconnectionTimeout: nz.disconnect, EvaluationDelay: 5 * time.Millisecond, StepInterval: nz.checkEvery,

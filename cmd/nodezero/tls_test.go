@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"net"
-	"net/http"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -18,16 +17,19 @@ import (
 	"time"
 
 	"github.com/nodezero/nodezero/configimage"
+	"github.com/nodezero/nodezero/daemon/api"
 	"github.com/nodezero/nodezero/daemon/auth"
 	"github.com/nodezero/nodezero/daemon/boot"
+	"github.com/nodezero/nodezero/node"
 	"github.com/nodezero/nodezero/watch"
 	"github.com/nodezero/nodezero/wire"
 )
 
-// Optional TLS for node zero's API: the service serves HTTPS with the
-// certificate it is given, clients that trust its CA work, others fail
-// on the certificate; the config image carries the files from the install
-// directory to node zero, which serves with them.
+// Optional TLS for node zero's API, through the commands: the config
+// image carries the files from the install directory to node zero, which
+// serves with them; wait-for and the sandbox speak HTTPS to it. (The
+// service's own HTTPS: node's TestServiceHTTPS and daemon/api's server
+// tests.)
 
 // testCerts writes a CA and a certificate for ip into dir/tls/.
 func testCerts(t *testing.T, dir string, ip string) (ca, cert, key string) {
@@ -46,122 +48,6 @@ func testCerts(t *testing.T, dir string, ip string) (ca, cert, key string) {
 func certError(err error) bool {
 	var ce *tls.CertificateVerificationError
 	return errors.As(err, &ce)
-}
-
-// TestServiceHTTPS: with a certificate the service speaks HTTPS (HTTP/1.1
-// only) and serves what it serves over HTTP: JSON, long-polls, a
-// multipart upload and a streamed download. A client without the CA, or
-// one speaking plain HTTP, is refused; a client that never finishes its
-// handshake is cut off.
-func TestServiceHTTPS(t *testing.T) {
-	t.Parallel()
-	ca, cert, key := testCerts(t, t.TempDir(), "127.0.0.1")
-	s := startServe(t, slowLimits, cert, key, wire.WithCACertFile(ca))
-	ctx := context.Background()
-
-	if err := s.user.Health(ctx); err != nil {
-		t.Fatalf("health over HTTPS with the CA: %v", err)
-	}
-	f := s.fixture(t)
-	if _, err := s.agent.NextSteps(ctx, f.infraEnvID, f.hostID, 0, time.Second); err != nil {
-		t.Errorf("instructions: %v", err)
-	}
-	if _, err := s.user.UpdateCluster(ctx, f.clusterID, wire.V2ClusterUpdateParams{Name: ptr("renamed")}); err != nil {
-		t.Errorf("update cluster: %v", err)
-	}
-	bundle := bytes.Repeat([]byte("controller logs\n"), 64<<10)
-	if err := s.agent.UploadLogs(ctx, f.clusterID, wire.LogsTarget{Type: wire.LogsTypeController}, "logs.tar.gz", bytes.NewReader(bundle)); err != nil {
-		t.Errorf("upload logs: %v", err)
-	}
-	var got bytes.Buffer
-	if err := s.user.DownloadClusterLogs(ctx, f.clusterID, wire.LogsTarget{Type: wire.LogsTypeController}, &got); err != nil {
-		t.Errorf("download logs: %v", err)
-	} else if !bytes.Equal(got.Bytes(), bundle) {
-		t.Errorf("downloaded %d bytes, want the %d uploaded", got.Len(), len(bundle))
-	}
-
-	t.Run("http/1.1 only", func(t *testing.T) {
-		conf, err := wire.TLSConfig(ca, "", false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tr := &http.Transport{TLSClientConfig: conf, ForceAttemptHTTP2: true}
-		defer tr.CloseIdleConnections()
-		resp, err := (&http.Client{Transport: tr}).Get(s.url + "/health")
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.ProtoMajor != 1 || resp.StatusCode != http.StatusOK {
-			t.Errorf("a client offering HTTP/2 got %s %d, want HTTP/1.1 200", resp.Proto, resp.StatusCode)
-		}
-	})
-	t.Run("without the CA", func(t *testing.T) {
-		c, err := wire.NewClient(s.url, wire.WithUserToken(s.tokens["userAuth"]))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.CloseIdleConnections()
-		if _, err := c.ListClusters(ctx); !certError(err) {
-			t.Errorf("ListClusters without the CA = %v, want a certificate verification error", err)
-		}
-	})
-	t.Run("wrong name", func(t *testing.T) {
-		c, err := wire.NewClient(s.url, wire.WithCACertFile(ca), wire.WithTLSServerName("192.0.2.1"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.CloseIdleConnections()
-		if err := c.Health(ctx); !certError(err) {
-			t.Errorf("Health checking the certificate for another address = %v, want a certificate verification error", err)
-		}
-	})
-	t.Run("plain http", func(t *testing.T) {
-		resp, err := http.Get("http://" + s.addr + "/health")
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusBadRequest {
-			t.Errorf("plain HTTP to the HTTPS API = %d, want 400", resp.StatusCode)
-		}
-	})
-	t.Run("handshake never finished", func(t *testing.T) {
-		c, err := net.Dial("tcp", s.addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		if _, err := c.Write([]byte{0x16, 0x03, 0x01}); err != nil { // the start of a ClientHello
-			t.Fatal(err)
-		}
-		if err := awaitClose(c); err != nil {
-			t.Error(err)
-		}
-	})
-}
-
-// TestServiceTLSFiles: a key without its certificate, or a pair that
-// does not match, stops the service before it listens, naming the files.
-func TestServiceTLSFiles(t *testing.T) {
-	dir := t.TempDir()
-	_, cert, _ := testCerts(t, filepath.Join(dir, "a"), "127.0.0.1")
-	_, _, otherKey := testCerts(t, filepath.Join(dir, "b"), "127.0.0.1")
-	for name, files := range map[string][2]string{
-		"key missing":      {cert, ""},
-		"key of another":   {cert, otherKey},
-		"no such key file": {cert, filepath.Join(dir, "missing.key")},
-	} {
-		t.Run(name, func(t *testing.T) {
-			_, err := serverTLS(files[0], files[1])
-			if err == nil {
-				t.Fatal("no error")
-			}
-			if files[1] != "" && !strings.Contains(err.Error(), files[1]) {
-				t.Errorf("error %q does not name the key file", err)
-			}
-		})
-	}
 }
 
 // TestConfigImageAPITLS is the chain: tls/ in the install directory, the
@@ -294,13 +180,47 @@ func TestConfigImageAPITLSRefused(t *testing.T) {
 	}
 }
 
+// serveTLS runs node zero's service (node.Serve) over HTTPS with cert and
+// key on 127.0.0.1 until the test ends, and returns its URL.
+func serveTLS(t *testing.T, cert, key string) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	m, _, err := auth.LoadOrCreate(filepath.Join(t.TempDir(), "auth"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	listening := make(chan net.Addr, 1)
+	served := make(chan error, 1)
+	go func() {
+		served <- node.Serve(ctx, node.ServiceConfig{
+			Dir: t.TempDir(), Listen: "127.0.0.1:0", PublicKeyPEM: m.PublicKeyPEM, Logger: slog.New(slog.DiscardHandler),
+			MonitorInterval: -1, Limits: api.Limits{MaxWait: time.Second}, TLSCertFile: cert, TLSKeyFile: key,
+			Listening: func(a net.Addr) { listening <- a },
+		})
+	}()
+	select {
+	case err := <-served:
+		cancel()
+		t.Fatalf("serve: %v", err)
+	case a := <-listening:
+		t.Cleanup(func() {
+			cancel()
+			if err := <-served; err != nil {
+				t.Errorf("serve: %v", err)
+			}
+		})
+		return "https://" + a.String()
+	}
+	return ""
+}
+
 // TestWaitForHTTPS: wait-for reaches an HTTPS node zero with --cacert,
 // and without it stops at once, saying to give it. A token of another
 // install makes the service answer (401) without any install to follow.
 func TestWaitForHTTPS(t *testing.T) {
 	t.Parallel()
 	ca, cert, key := testCerts(t, t.TempDir(), "127.0.0.1")
-	s := startServe(t, serviceLimits{MaxWait: time.Second}, cert, key, wire.WithCACertFile(ca))
+	url := serveTLS(t, cert, key)
 	otherKey, err := auth.GenerateKey()
 	if err != nil {
 		t.Fatal(err)
@@ -309,7 +229,7 @@ func TestWaitForHTTPS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"bootstrap-complete", "--url", s.url, "--interval", "5ms", "--token", foreign}
+	args := []string{"bootstrap-complete", "--url", url, "--interval", "5ms", "--token", foreign}
 
 	out, done := wfRunWait(t, append(args, "--cacert", ca)...)
 	if err := wfResult(t, done, out); !errors.Is(err, watch.ErrRefused) {

@@ -1,4 +1,4 @@
-package main
+package node_test
 
 import (
 	"bufio"
@@ -22,11 +22,12 @@ import (
 
 	"github.com/nodezero/nodezero/daemon/api"
 	"github.com/nodezero/nodezero/daemon/auth"
+	"github.com/nodezero/nodezero/node"
 	"github.com/nodezero/nodezero/wire"
 )
 
 // The service's limits, tested over real TCP on loopback against the
-// service as `nodezero service` and `nodezero run` start it (serve), with
+// service as `nodezero service` and `nodezero run` start it (Serve), with
 // short timeouts so that the slow clients are cut off in seconds.
 
 // closeBound is how long a test waits for the server to close a
@@ -34,7 +35,10 @@ import (
 // test, so a loaded CI machine does not fail it.
 const closeBound = 60 * time.Second
 
-// liveService is serve running in this process.
+// testPullSecret is a pull secret of the shape the service accepts.
+const testPullSecret = `{"auths":{"registry.example.com:5000":{"auth":"dXNlcjpwYXNz","email":"e2e@example.com"}}}`
+
+// liveService is Serve running in this process.
 type liveService struct {
 	addr   string // host:port
 	url    string // scheme://host:port
@@ -43,9 +47,9 @@ type liveService struct {
 	agent  *wire.Client // agent token
 }
 
-// startServe runs serve on 127.0.0.1:0 with lim until the test ends.
+// startServe runs Serve on 127.0.0.1:0 with lim until the test ends.
 // opts are added to both clients (a CA for HTTPS).
-func startServe(t *testing.T, lim serviceLimits, certFile, keyFile string, opts ...wire.ClientOption) *liveService {
+func startServe(t *testing.T, lim api.Limits, certFile, keyFile string, opts ...wire.ClientOption) *liveService {
 	t.Helper()
 	dir := t.TempDir()
 	m, _, err := auth.LoadOrCreate(filepath.Join(dir, "auth"))
@@ -56,7 +60,7 @@ func startServe(t *testing.T, lim serviceLimits, certFile, keyFile string, opts 
 	listening := make(chan net.Addr, 1)
 	served := make(chan error, 1)
 	go func() {
-		served <- serve(ctx, serviceConfig{
+		served <- node.Serve(ctx, node.ServiceConfig{
 			Dir: dir, Listen: "127.0.0.1:0", PublicKeyPEM: m.PublicKeyPEM, Logger: slog.New(slog.DiscardHandler),
 			MonitorInterval: -1, Limits: lim, TLSCertFile: certFile, TLSKeyFile: keyFile,
 			Listening: func(a net.Addr) { listening <- a },
@@ -202,7 +206,7 @@ func trickle(c net.Conn, data string, interval time.Duration, done <-chan struct
 }
 
 // slowLimits cut slow clients off in a second or two.
-var slowLimits = serviceLimits{
+var slowLimits = api.Limits{
 	ReadHeaderTimeout: time.Second, ReadTimeout: 2 * time.Second, IdleTimeout: 2 * time.Second, MaxWait: 3 * time.Second,
 }
 
@@ -352,7 +356,7 @@ func TestOversizedHeaders(t *testing.T) {
 // Content-Length are cut off at the limit of each size class.
 func TestOversizedBodies(t *testing.T) {
 	t.Parallel()
-	s := startServe(t, serviceLimits{MaxWait: time.Second}, "", "")
+	s := startServe(t, api.Limits{MaxWait: time.Second}, "", "")
 	f := s.fixture(t)
 	before := s.state(t, f)
 	for _, rt := range api.Routes() {
@@ -475,7 +479,7 @@ func (c *bufferedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
 func TestConnsPerClient(t *testing.T) {
 	t.Parallel()
 	const limit = 8
-	lim := serviceLimits{ReadHeaderTimeout: closeBound, MaxWait: time.Second, ConnsPerClient: limit}
+	lim := api.Limits{ReadHeaderTimeout: closeBound, MaxWait: time.Second, ConnsPerClient: limit}
 	dialFrom := func(t *testing.T, addr, from string) net.Conn {
 		t.Helper()
 		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
@@ -551,21 +555,4 @@ func TestConnsPerClient(t *testing.T) {
 			}
 		}
 	})
-}
-
-// TestServiceLimitsDefaults: a zero serviceLimits is node zero's, and a
-// write timeout that a long-poll would outlast is refused.
-func TestServiceLimitsDefaults(t *testing.T) {
-	got, err := serviceLimits{}.withDefaults()
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := defaultLimits
-	want.WriteTimeout = 90 * time.Second
-	if got != want {
-		t.Errorf("withDefaults() = %+v, want %+v", got, want)
-	}
-	if _, err := (serviceLimits{MaxWait: time.Minute, WriteTimeout: time.Minute}).withDefaults(); err == nil {
-		t.Error("write timeout equal to the longest wait: no error")
-	}
 }
