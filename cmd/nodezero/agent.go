@@ -10,13 +10,9 @@ import (
 	"strings"
 	"time"
 
-	ghwsnapshot "github.com/jaypipes/ghw/pkg/snapshot"
-
 	"github.com/nodezero/nodezero/configimage"
 	"github.com/nodezero/nodezero/hostagent"
-	"github.com/nodezero/nodezero/hostagent/inventory"
-	"github.com/nodezero/nodezero/hostagent/logsgather"
-	"github.com/nodezero/nodezero/wire"
+	"github.com/nodezero/nodezero/node"
 )
 
 // runAgent is `nodezero agent`: the host agent alone, with the flags of
@@ -75,17 +71,6 @@ func runAgent(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if *token == "" {
 		log.Warn("no agent token: set PULL_SECRET_TOKEN or --token; the service will answer 401")
 	}
-	// ghw's snapshot variable: a tarball of a host's /proc, /sys and /run
-	// trees. ghw itself ignores it since v0.26, so it is unpacked here and
-	// read as a root.
-	if snap := os.Getenv("GHW_SNAPSHOT_PATH"); *root == "" && os.Getenv("GHW_CHROOT") == "" && snap != "" {
-		dir, err := ghwsnapshot.Unpack(snap)
-		if err != nil {
-			return fmt.Errorf("GHW_SNAPSHOT_PATH %s: %w", snap, err)
-		}
-		defer os.RemoveAll(dir)
-		*root = dir
-	}
 	var addresses []netip.Prefix
 	if *addrs != "" {
 		for _, a := range strings.Split(*addrs, ",") {
@@ -96,67 +81,13 @@ func runAgent(ctx context.Context, args []string, _, stderr io.Writer) error {
 			addresses = append(addresses, p)
 		}
 	}
-	live := (*root == "" || *root == "/") && os.Getenv("GHW_CHROOT") == "" && len(addresses) == 0
-	a, err := newAgent(agentConfig{
-		Config: hostagent.Config{
+	return node.RunAgent(ctx, node.AgentOptions{
+		Agent: hostagent.Config{
 			URL: *url, InfraEnvID: *infraEnv, AgentVersion: *agentVersion, Token: *token,
 			Interval: time.Duration(*interval) * time.Second, Insecure: *insecure, CACert: *cacert,
-			Wait: *wait, HostID: *hostID, Logger: log.With("subsystem", "agent"),
+			Wait: *wait, HostID: *hostID,
 		},
-		Inventory: inventory.Options{Root: *root, Hostname: *hostname, Addresses: addresses, Logger: log.With("subsystem", "inventory")},
-		// The host's files are read where its hardware is; the journal is
-		// the machine's, so only a live host sends it.
-		Logs: logsgather.Options{Root: *root, Journal: live},
-		Checks: checkOptions{
-			Live:     live,
-			Loopback: len(addresses) > 0, DNSServer: *dnsServer, PullSecret: readOptional(*pullSecretFile),
-			TrustBundle: readOptional(*cacert), Disks: diskFiles{hwRoot: *root, dir: *disks},
-			Logger: log.With("subsystem", "checks"),
-		},
+		Logger: log, Root: *root, Hostname: *hostname, Addresses: addresses,
+		DNSServer: *dnsServer, Disks: *disks, PullSecretFile: *pullSecretFile,
 	})
-	if err != nil {
-		return err
-	}
-	return a.Run(ctx)
-}
-
-// agentConfig is the host agent's configuration and where its inventory
-// reads the hardware from.
-type agentConfig struct {
-	hostagent.Config
-	Inventory inventory.Options
-	Checks    checkOptions
-	Logs      logsgather.Options // Service is set by newAgent
-	Install   installOptions
-}
-
-// newAgent builds the host agent with its steps: `nodezero agent` and
-// `nodezero run` share it.
-func newAgent(cfg agentConfig) (*hostagent.Agent, error) {
-	opts := cfg.Inventory
-	steps := hostagent.NewSteps(func(ctx context.Context) (*wire.Inventory, error) {
-		return inventory.Collect(ctx, opts)
-	})
-	addChecks(steps, cfg.Checks)
-	c, err := wire.NewClient(cfg.URL,
-		wire.WithAgentToken(cfg.Token), wire.WithAgentVersion(cfg.AgentVersion),
-		wire.WithInsecure(cfg.Insecure), wire.WithCACertFile(cfg.CACert))
-	if err != nil {
-		return nil, err
-	}
-	addFailureSteps(steps, c, cfg)
-	addInstallStep(steps, c, cfg.Install)
-	if cfg.Config.Resume == nil {
-		cfg.Config.Resume = func(ctx context.Context) bool { return resumeInstall(ctx, c, cfg.Install) }
-	}
-	return hostagent.New(cfg.Config, steps, func() (string, error) { return inventory.HostID(opts) })
-}
-
-// readOptional reads a file that may be absent (nil then).
-func readOptional(path string) []byte {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil
-	}
-	return b
 }

@@ -117,7 +117,7 @@ func runRun(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if len(addresses) > 0 && *dnsServer == "" {
 		return errors.New("run: --host-address needs --dns-server: a loopback host has no resolver of its own, and the machine's must not be asked")
 	}
-	dfiles := diskFiles{hwRoot: *hwRoot, dir: *disks}
+	dfiles := node.DiskFiles{HardwareRoot: *hwRoot, Dir: *disks}
 	sd := notify.New(log)
 	board := issue.NewBoard(r)
 	nz := &nodeZero{root: r, listen: *listen, dataDir: *dataDir, disconnect: *disconnect, checkEvery: *checkEvery, board: board, status: sd.Status, log: log, payload: *payload}
@@ -138,13 +138,13 @@ func runRun(ctx context.Context, args []string, _, stderr io.Writer) error {
 	}
 	ctx, endRun := context.WithCancelCause(ctx)
 	defer endRun(nil)
-	install := installOptions{
+	install := node.InstallOptions{
 		Root: r, Live: live && *hwRoot == "/", Payload: *payload, Disks: dfiles,
 		RebootDelay: *rebootDelay, ControlPlaneTimeout: *cpTimeout, Logger: log.With("subsystem", "installer"),
 	}
 	if !install.Live {
 		install.Rebooter = func(req wire.InstallCmdRequest) (installer.Rebooter, error) {
-			disk, err := dfiles.path(req.BootDevice)
+			disk, err := dfiles.Path(req.BootDevice)
 			if err != nil {
 				return nil, err
 			}
@@ -518,12 +518,12 @@ func localURL(a net.Addr) string {
 // the host agent with the agent token.
 // hostAgentOptions are run's flags that the agent needs.
 type hostAgentOptions struct {
-	disks     diskFiles
+	disks     node.DiskFiles
 	live      bool
 	interval  time.Duration
 	addresses []netip.Prefix // loopback sandbox hosts
 	dnsServer string
-	install   installOptions
+	install   node.InstallOptions
 }
 
 func runHostAgent(ctx context.Context, env boot.Env, o hostAgentOptions, status func(string), log *slog.Logger) error {
@@ -566,15 +566,15 @@ func runHostAgent(ctx context.Context, env boot.Env, o hostAgentOptions, status 
 		}
 	}
 	status("Agent registering with " + base)
-	a, err := newAgent(agentConfig{
+	a, err := node.NewAgent(node.AgentConfig{
 		Config: hostagent.Config{
 			URL: base, InfraEnvID: infraEnv.ID, AgentVersion: "nodezero-" + version, Token: env.AgentToken, CACert: env.ServiceCACert,
 			Interval: o.interval, Wait: hostagent.DefaultWait, Logger: log.With("subsystem", "agent"),
 		},
-		Inventory: inventory.Options{Root: disks.hwRoot, Hostname: hostname, Addresses: o.addresses, LiveRoutes: disks.hwRoot != "/" && len(o.addresses) == 0, Logger: log.With("subsystem", "inventory")},
-		Logs:      logsgather.Options{Root: env.Root, HardwareRoot: disks.hwRoot, Journal: live && disks.hwRoot == "/"},
-		Checks: checkOptions{
-			Live:       live && disks.hwRoot == "/",
+		Inventory: inventory.Options{Root: disks.HardwareRoot, Hostname: hostname, Addresses: o.addresses, LiveRoutes: disks.HardwareRoot != "/" && len(o.addresses) == 0, Logger: log.With("subsystem", "inventory")},
+		Logs:      logsgather.Options{Root: env.Root, HardwareRoot: disks.HardwareRoot, Journal: live && disks.HardwareRoot == "/"},
+		Checks: node.CheckOptions{
+			Live:       live && disks.HardwareRoot == "/",
 			Loopback:   len(o.addresses) > 0,
 			DNSServer:  o.dnsServer,
 			PullSecret: readOptional(filepath.Join(env.Root, configimage.PullSecretPath)),
@@ -643,4 +643,13 @@ func keyfileUUID(path string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("apply network: %s: no uuid in [connection]", path)
+}
+
+// readOptional reads a file that may be absent (nil then).
+func readOptional(path string) []byte {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	return b
 }

@@ -1,4 +1,4 @@
-package main
+package node
 
 import (
 	"context"
@@ -14,8 +14,8 @@ import (
 	"github.com/nodezero/nodezero/wire"
 )
 
-// installOptions wire the install step (hostagent/installer) into an agent.
-type installOptions struct {
+// InstallOptions wire the install step (hostagent/installer) into an agent.
+type InstallOptions struct {
 	// Root is the host's root: /opt/install-dir and the NetworkManager
 	// keyfiles --copy-network copies live under it.
 	Root string
@@ -27,7 +27,7 @@ type installOptions struct {
 	// Payload is the factory image's payload directory (payload.json and
 	// the OS image the built-in writer streams).
 	Payload string
-	Disks   diskFiles
+	Disks   DiskFiles
 	// Rebooter ends the host's life in the live system, for one install
 	// request; nil is logind's (a live host).
 	Rebooter func(req wire.InstallCmdRequest) (installer.Rebooter, error)
@@ -63,7 +63,7 @@ func (s agentService) ClusterHosts(ctx context.Context, role wire.HostRole) ([]*
 
 // addInstallStep registers the install step, talking to the service
 // through c.
-func addInstallStep(steps *hostagent.Steps, c *wire.Client, o installOptions) {
+func addInstallStep(steps *hostagent.Steps, c *wire.Client, o InstallOptions) {
 	steps.Handle(wire.StepTypeInstall, installer.Step(func(req wire.InstallCmdRequest) (installer.Config, error) {
 		return o.config(c, req)
 	}))
@@ -73,7 +73,7 @@ func addInstallStep(steps *hostagent.Steps, c *wire.Client, o installOptions) {
 // short (installer.Resume); it reports whether one was resumed and has
 // scheduled its reboot. A resumed installation that fails has reported
 // Failed: the agent then registers as usual.
-func resumeInstall(ctx context.Context, c *wire.Client, o installOptions) bool {
+func resumeInstall(ctx context.Context, c *wire.Client, o InstallOptions) bool {
 	err := installer.Resume(ctx, o.Root, func(req wire.InstallCmdRequest) (installer.Config, error) { return o.config(c, req) })
 	switch {
 	case err == nil:
@@ -86,7 +86,7 @@ func resumeInstall(ctx context.Context, c *wire.Client, o installOptions) bool {
 	return false
 }
 
-func (o installOptions) log() *slog.Logger {
+func (o InstallOptions) log() *slog.Logger {
 	if o.Logger == nil {
 		return slog.New(slog.DiscardHandler)
 	}
@@ -94,7 +94,7 @@ func (o installOptions) log() *slog.Logger {
 }
 
 // config is the installer's configuration for req.
-func (o installOptions) config(c *wire.Client, req wire.InstallCmdRequest) (installer.Config, error) {
+func (o InstallOptions) config(c *wire.Client, req wire.InstallCmdRequest) (installer.Config, error) {
 	cfg := installer.Config{
 		Request: req, Service: agentService{c: c, req: req},
 		Root: o.Root, Poll: o.Poll, ControlPlaneTimeout: o.ControlPlaneTimeout,
@@ -110,7 +110,7 @@ func (o installOptions) config(c *wire.Client, req wire.InstallCmdRequest) (inst
 		}
 		target := device
 		if !o.Live {
-			p, err := o.Disks.path(device)
+			p, err := o.Disks.Path(device)
 			if err != nil {
 				return err
 			}
@@ -131,7 +131,7 @@ func (o installOptions) config(c *wire.Client, req wire.InstallCmdRequest) (inst
 		// A hardware-tree host has neither coreos-installer nor
 		// firmware of its own: the machine's must not be touched.
 		cfg.CoreOSInstaller, cfg.Efibootmgr = "-", "-"
-		cfg.EFIDir = filepath.Join(o.Disks.hwRoot, "sys/firmware/efi")
+		cfg.EFIDir = filepath.Join(o.Disks.HardwareRoot, "sys/firmware/efi")
 	}
 	cfg.Reboot = installer.LogindRebooter()
 	if o.Rebooter != nil {

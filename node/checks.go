@@ -1,4 +1,4 @@
-package main
+package node
 
 import (
 	"context"
@@ -19,9 +19,9 @@ import (
 	"github.com/nodezero/nodezero/wire"
 )
 
-// checkOptions says where the host checks may reach: what a live host may
+// CheckOptions says where the host checks may reach: what a live host may
 // do (its chrony, its disks) and what a test or sandbox host may not.
-type checkOptions struct {
+type CheckOptions struct {
 	// Live: the agent runs on the real host it reports (root "/"): chronyc
 	// may add the cluster's NTP sources to the host's chronyd, and the disk
 	// speed check may write to the installation disk. Hosts read from a
@@ -39,12 +39,12 @@ type checkOptions struct {
 	// the system's (the infra-env's additional_trust_bundle).
 	TrustBundle []byte
 	// Disks stand in for the block devices of a host that is not Live.
-	Disks  diskFiles
+	Disks  DiskFiles
 	Logger *slog.Logger
 }
 
 // addChecks registers the host checks' steps.
-func addChecks(steps *hostagent.Steps, o checkOptions) {
+func addChecks(steps *hostagent.Steps, o CheckOptions) {
 	net := netcheck.Options{}
 	if o.Loopback {
 		steps.Handle(wire.StepTypeConnectivityCheck, loopbackConnectivity(netcheck.Options{Interfaces: []string{"lo"}, Wait: 3 * time.Second}))
@@ -68,14 +68,14 @@ func addChecks(steps *hostagent.Steps, o checkOptions) {
 	} else {
 		// A file standing in for a disk: 1 MiB is measured, not the
 		// agent's 22, which says as much about a file.
-		steps.Handle(wire.StepTypeInstallationDiskSpeedCheck, diskspeed.Step(diskspeed.Options{Size: 1 << 20, Device: o.Disks.path}))
+		steps.Handle(wire.StepTypeInstallationDiskSpeedCheck, diskspeed.Step(diskspeed.Options{Size: 1 << 20, Device: o.Disks.Path}))
 	}
 }
 
 // addFailureSteps registers the steps of a failed or cancelled host:
 // stop-installation, and logs-gather, which talks to the service with a
 // client of its own carrying the agent's token.
-func addFailureSteps(steps *hostagent.Steps, c *wire.Client, cfg agentConfig) {
+func addFailureSteps(steps *hostagent.Steps, c *wire.Client, cfg AgentConfig) {
 	steps.Handle(wire.StepTypeStopInstallation, hostagent.StopInstallationStep(steps, 0))
 	o := cfg.Logs
 	o.Service = c
