@@ -9,14 +9,16 @@ import (
 	"testing"
 
 	"github.com/nodezero/nodezero/cmd/nodezero/internal/loopback"
-	"github.com/nodezero/nodezero/configimage"
+	"github.com/nodezero/nodezero/node/console"
 	"github.com/nodezero/nodezero/tui"
 )
 
-// TestConsoleChecks runs the console's four checks against a registry and
-// a DNS server of the test's own on loopback: all pass with the registry's
-// CA, the pull and HTTP checks fail without it, and a name the DNS does not
-// know fails every check that needs it, each failure with output.
+// TestConsoleChecks runs the console's four checks (console.Checks)
+// against a registry and a DNS server of the test's own on loopback: all
+// pass with the registry's CA, the pull and HTTP checks fail without it,
+// and a name the DNS does not know fails every check that needs it, each
+// failure with output. (It stays here while the loopback registry and
+// DNS are cmd/nodezero/internal.)
 func TestConsoleChecks(t *testing.T) {
 	needRoot(t) // ICMP echoes over a raw socket
 	ctx := t.Context()
@@ -38,9 +40,9 @@ func TestConsoleChecks(t *testing.T) {
 		t.Fatal("registry CA")
 	}
 
-	run := func(o consoleCheckOptions) map[tui.CheckID]string {
+	run := func(o console.CheckOptions) map[tui.CheckID]string {
 		t.Helper()
-		checks, err := consoleChecks(o)
+		checks, err := console.Checks(o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -59,7 +61,7 @@ func TestConsoleChecks(t *testing.T) {
 		return out
 	}
 
-	got := run(consoleCheckOptions{Image: image, CAs: pool, DNSServer: dns.Addr})
+	got := run(console.CheckOptions{Image: image, CAs: pool, DNSServer: dns.Addr})
 	for id, res := range got {
 		if !strings.HasPrefix(res, "ok") {
 			t.Errorf("with the CA: %s = %q, want a pass", id, res)
@@ -69,7 +71,7 @@ func TestConsoleChecks(t *testing.T) {
 		t.Errorf("outputs: dns %q, ping %q", got[tui.CheckDNS], got[tui.CheckPing])
 	}
 
-	got = run(consoleCheckOptions{Image: image, DNSServer: dns.Addr})
+	got = run(console.CheckOptions{Image: image, DNSServer: dns.Addr})
 	for _, id := range []tui.CheckID{tui.CheckReleaseImagePull, tui.CheckHTTP} {
 		if !strings.HasPrefix(got[id], "FAIL") || !strings.Contains(got[id], "certificate") {
 			t.Errorf("without the CA: %s = %q, want a certificate failure", id, got[id])
@@ -79,7 +81,7 @@ func TestConsoleChecks(t *testing.T) {
 		t.Errorf("without the CA: dns = %q, want a pass", got[tui.CheckDNS])
 	}
 
-	got = run(consoleCheckOptions{Image: "unknown.console.test:" + port + "/ocp/release:4.18", CAs: pool, DNSServer: dns.Addr})
+	got = run(console.CheckOptions{Image: "unknown.console.test:" + port + "/ocp/release:4.18", CAs: pool, DNSServer: dns.Addr})
 	for id, res := range got {
 		if !strings.HasPrefix(res, "FAIL") {
 			t.Errorf("unknown name: %s = %q, want a failure", id, res)
@@ -93,30 +95,6 @@ func TestConsoleChecks(t *testing.T) {
 	}
 }
 
-// TestHostReleaseImage: the ClusterImageSet wins, the payload follows, and
-// a broken ClusterImageSet is an error naming the file.
-func TestHostReleaseImage(t *testing.T) {
-	root := t.TempDir()
-	payload := filepath.Join(root, "payload")
-	if _, err := hostReleaseImage(root, payload); err == nil {
-		t.Error("no ClusterImageSet and no payload: want an error")
-	}
-	writeFile(t, filepath.Join(payload, "os.img"), strings.Repeat("\x00", 512))
-	writeFile(t, filepath.Join(payload, "payload.json"), `{"release_image":"quay.io/ocp/release:from-payload","openshift_version":"4.18","os_image":{"file":"os.img","sha256":"`+strings.Repeat("0", 64)+`","size":512,"ignition_partition":"boot"}}`)
-	if got, err := hostReleaseImage(root, payload); err != nil || got != "quay.io/ocp/release:from-payload" {
-		t.Errorf("payload: %q, %v", got, err)
-	}
-	cis := filepath.Join(root, configimage.ClusterImageSetPath)
-	writeFile(t, cis, "apiVersion: hive.openshift.io/v1\nkind: ClusterImageSet\nspec:\n  releaseImage: quay.io/ocp/release:from-cis\n")
-	if got, err := hostReleaseImage(root, payload); err != nil || got != "quay.io/ocp/release:from-cis" {
-		t.Errorf("cluster image set: %q, %v", got, err)
-	}
-	writeFile(t, cis, "spec: [\n")
-	if _, err := hostReleaseImage(root, payload); err == nil || !strings.Contains(err.Error(), cis) {
-		t.Errorf("broken cluster image set: %v, want an error naming %s", err, cis)
-	}
-}
-
 func writeFile(t *testing.T, path, content string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -125,4 +103,10 @@ func writeFile(t *testing.T, path, content string) {
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// exists tells whether path exists (the sandbox tests wait on files).
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

@@ -25,6 +25,7 @@ import (
 
 	"github.com/nodezero/nodezero/cmd/nodezero/internal/loopback"
 	"github.com/nodezero/nodezero/hostagent/diskwrite"
+	"github.com/nodezero/nodezero/node/console"
 	"github.com/nodezero/nodezero/tui"
 	"github.com/nodezero/nodezero/wire"
 )
@@ -354,9 +355,9 @@ func sandbox(ctx context.Context, o sandboxOptions) (err error) {
 		lines.set(f)
 		go func() {
 			err := tui.Run(ctx, tui.Config{
-				Mono:     monoWanted("auto"),
+				Mono:     console.MonoWanted("auto"),
 				Source:   tui.NewHTTPSource(c, ""),
-				NetState: func(context.Context) (tui.NetState, error) { return netState(nil, "/") },
+				NetState: func(context.Context) (tui.NetState, error) { return console.NetState(nil, "/") },
 			})
 			lines.set(o.stdout)
 			consoleDone <- err

@@ -1,4 +1,4 @@
-package main
+package console
 
 import (
 	"bufio"
@@ -17,11 +17,11 @@ import (
 	"github.com/nodezero/nodezero/tui"
 )
 
-// netState reads a host's network for the console's network page: links,
+// NetState reads a host's network for the console's network page: links,
 // addresses and main-table routes over netlink (h: nil for this process's
 // namespace, a handle for another), the resolver from root/etc/resolv.conf
 // and the hostname from the kernel (root "/") or root/etc/hostname.
-func netState(h *netlink.Handle, root string) (tui.NetState, error) {
+func NetState(h *netlink.Handle, root string) (tui.NetState, error) {
 	if h == nil {
 		h = &netlink.Handle{}
 	}

@@ -1,6 +1,7 @@
-package main
+package console
 
 import (
+	"io"
 	"os"
 	"regexp"
 	"strconv"
@@ -43,4 +44,14 @@ func switchToOwnVT() (restore func()) {
 			_ = unix.IoctlSetInt(fd, vtWaitActive, 1)
 		}
 	}
+}
+
+// IsTerminal tells whether w is a terminal.
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
 }

@@ -1,4 +1,4 @@
-package main
+package console
 
 import (
 	"crypto/rand"
@@ -12,6 +12,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 
+	"github.com/nodezero/nodezero/testbed"
 	"github.com/nodezero/nodezero/tui"
 )
 
@@ -21,8 +22,8 @@ import (
 // resolver from the root's resolv.conf. (veth: the kernels this runs on
 // may lack the dummy, vlan and bond modules.)
 func TestNetState(t *testing.T) {
-	needRoot(t)
-	needTool(t, "ip")
+	testbed.NeedRoot(t)
+	testbed.NeedTool(t, "ip")
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
 	ns := "nzcon-" + hex.EncodeToString(b)
@@ -59,7 +60,7 @@ func TestNetState(t *testing.T) {
 	writeFile(t, filepath.Join(root, "etc/resolv.conf"), "# test\nsearch example.com lab.example.com\nnameserver 192.0.2.53\nnameserver 2001:db8::53\n")
 	writeFile(t, filepath.Join(root, "etc/hostname"), "master-0\n")
 
-	st, err := netState(nh, root)
+	st, err := NetState(nh, root)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package main
+package console
 
 import (
 	"context"
@@ -27,20 +27,20 @@ import (
 // registry: agent-tui then skips its checks, and so does the console.
 const registryEnvPath = "/etc/assisted/registry.env"
 
-// consoleCheckOptions are what the connectivity checks need.
-type consoleCheckOptions struct {
+// CheckOptions are what the connectivity checks need.
+type CheckOptions struct {
 	Image      string // the release image
 	PullSecret []byte
 	CAs        *x509.CertPool // nil: the system's roots
 	DNSServer  string         // "host:port" asked instead of the host's resolver
 }
 
-// consoleChecks are agent-tui's four checks (abi-on-host.md §12.2), run
+// Checks are agent-tui's four checks (abi-on-host.md §12.2), run
 // in-process: the release image's manifest fetched with the pull secret
 // (imagecheck.Inspect, where agent-tui runs `podman pull`), a lookup of the
 // registry's host, ICMP echoes to it, and an HTTP GET of the registry —
 // any HTTP answer passes.
-func consoleChecks(o consoleCheckOptions) ([]tui.Check, error) {
+func Checks(o CheckOptions) ([]tui.Check, error) {
 	ref, err := imagecheck.ParseReference(o.Image)
 	if err != nil {
 		return nil, fmt.Errorf("release image %q: %w", o.Image, err)

@@ -1,0 +1,273 @@
+// Package console is the runtime of `nodezero console` on a host: the
+// sources the tview console of package tui renders (node zero's service
+// through the v2 client, the host's network over netlink, the
+// connectivity checks run in-process), the plain console for a line that
+// is no terminal, and the virtual terminal switch. tui stays pure
+// rendering; everything that reads the host or the network is here.
+//
+// console may import any project package but cmd and node; only cmd
+// imports it (and the sandbox, for the network page).
+package console
+
+import (
+	"bufio"
+	"context"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nodezero/nodezero/configimage"
+	"github.com/nodezero/nodezero/daemon/boot"
+	"github.com/nodezero/nodezero/daemon/issue"
+	"github.com/nodezero/nodezero/hostagent/diskwrite"
+	"github.com/nodezero/nodezero/hostagent/inventory"
+	"github.com/nodezero/nodezero/tui"
+	"github.com/nodezero/nodezero/wire"
+)
+
+// Options are `nodezero console`'s.
+type Options struct {
+	Root          string        // the host's root directory, absolute
+	Version       string        // shown above the status lines
+	Refresh       time.Duration // how often the dashboard asks node zero
+	CheckInterval time.Duration // how often the connectivity checks run
+	Countdown     time.Duration // how long the 'checks passed' dialog waits
+	Mono          bool          // draw without colour (MonoWanted)
+	// URL and the user token in TokenFile reach node zero's service; "":
+	// SERVICE_BASE_URL and USER_AUTH_TOKEN of rendezvous-host.env, once
+	// it exists.
+	URL, TokenFile string
+	// ReleaseImage is what the checks pull; "": the host's
+	// cluster-image-set.yaml, else its payload's (Payload; "": the
+	// factory image's under Root).
+	ReleaseImage, Payload string
+	// CAFile holds PEM CAs the checks trust for the registry besides the
+	// system's.
+	CAFile string
+	// DNSServer, "host:port", is asked by the checks instead of the
+	// host's resolver.
+	DNSServer string
+	NoChecks  bool
+	// HardwareRoot is where this host's id is read ("": Root).
+	HardwareRoot string
+}
+
+// Run is the console until ctx ends or the user leaves it: the tview
+// console on a terminal, else the status lines refreshed on stdout.
+func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
+	r := o.Root
+	payload, hwRoot := o.Payload, o.HardwareRoot
+	if payload == "" {
+		payload = filepath.Join(r, diskwrite.DefaultPayloadDir)
+	}
+	if hwRoot == "" {
+		hwRoot = r
+	}
+	cfg := tui.Config{CheckInterval: o.CheckInterval, Countdown: o.Countdown, Refresh: o.Refresh, Mono: o.Mono}
+	cfg.NetState = func(context.Context) (tui.NetState, error) { return NetState(nil, r) }
+	if nmtui, err := exec.LookPath("nmtui"); err == nil && r == "/" {
+		cfg.ConfigureNetwork = func() error {
+			c := exec.Command(nmtui)
+			c.Stdin, c.Stdout, c.Stderr = os.Stdin, os.Stdout, os.Stderr
+			return c.Run()
+		}
+	}
+	if _, err := os.Stat(filepath.Join(r, interactiveUIPath)); err == nil {
+		rz := &tui.Rendezvous{Root: r, LocalAddrs: localAddrs}
+		if env, err := boot.ReadEnv(r); err == nil {
+			rz.Prefill = env.NodeZeroIP
+		}
+		cfg.Rendezvous = rz
+	}
+	if !o.NoChecks && !exists(filepath.Join(r, registryEnvPath)) {
+		var err error
+		co := CheckOptions{Image: o.ReleaseImage, DNSServer: o.DNSServer}
+		if b, err := os.ReadFile(filepath.Join(r, configimage.PullSecretPath)); err == nil {
+			co.PullSecret = b
+		}
+		if co.Image == "" {
+			if co.Image, err = hostReleaseImage(r, payload); err != nil {
+				return fmt.Errorf("console: the release image to check: %w (give --release-image, or --no-checks)", err)
+			}
+		}
+		if o.CAFile != "" {
+			if co.CAs, err = caPool(o.CAFile); err != nil {
+				return fmt.Errorf("console: --ca-file: %w", err)
+			}
+		}
+		cfg.ReleaseImage = co.Image
+		if cfg.Checks, err = Checks(co); err != nil {
+			return fmt.Errorf("console: %w", err)
+		}
+	}
+	token := ""
+	if o.TokenFile != "" {
+		b, err := os.ReadFile(o.TokenFile)
+		if err != nil {
+			return fmt.Errorf("console: --token-file: %w", err)
+		}
+		token = strings.TrimSpace(string(b))
+	}
+	thisHost, _ := inventory.HostID(inventory.Options{Root: hwRoot})
+	cfg.Source = &nodeZeroSource{root: r, url: o.URL, token: token, thisHost: thisHost}
+
+	if !IsTerminal(os.Stdout) {
+		fmt.Fprintln(stderr, "console: standard output is no terminal; showing the status lines instead")
+		return plainConsole(ctx, r, o.Version, stdout)
+	}
+	defer switchToOwnVT()()
+	return tui.Run(ctx, cfg)
+}
+
+// interactiveUIPath marks the interactive flow: the console asks for the
+// rendezvous IP (agent-tui's interactive mode).
+const interactiveUIPath = "/etc/assisted/interactive-ui"
+
+// MonoWanted decides colour: serial terminals (TERM vt100, vt220, …),
+// dumb ones and NO_COLOR get none.
+func MonoWanted(flagValue string) bool {
+	switch flagValue {
+	case "yes", "true":
+		return true
+	case "no", "false":
+		return false
+	}
+	if _, ok := os.LookupEnv("NO_COLOR"); ok {
+		return true
+	}
+	term := os.Getenv("TERM")
+	return strings.HasPrefix(term, "vt") || term == "dumb" || term == ""
+}
+
+func caPool(path string) (*x509.CertPool, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(b) {
+		return nil, fmt.Errorf("%s: no PEM certificate", path)
+	}
+	return pool, nil
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// nodeZeroSource is the dashboard's source on a host: node zero's service
+// at SERVICE_BASE_URL with USER_AUTH_TOKEN, both read from
+// rendezvous-host.env once it exists (in the interactive flow the console
+// itself writes it), unless flags gave them.
+type nodeZeroSource struct {
+	root, url, token, thisHost string
+
+	mu  sync.Mutex
+	src *tui.HTTPSource
+}
+
+func (s *nodeZeroSource) Snapshot(ctx context.Context) tui.Snapshot {
+	s.mu.Lock()
+	src := s.src
+	s.mu.Unlock()
+	if src == nil {
+		url, token, ca := s.url, s.token, ""
+		if url == "" || token == "" {
+			env, err := boot.ReadEnv(s.root)
+			if err != nil {
+				return tui.Snapshot{At: time.Now(), ThisHost: s.thisHost, Err: fmt.Errorf("no node zero yet: %w", err)}
+			}
+			if url == "" {
+				url, ca = env.ServiceBaseURL, env.ServiceCACert
+			}
+			if token == "" {
+				token = env.UserToken
+			}
+		}
+		c, err := wire.NewClient(strings.TrimSuffix(url, "/"), wire.WithUserToken(token), wire.WithCACertFile(ca))
+		if err != nil {
+			return tui.Snapshot{At: time.Now(), ThisHost: s.thisHost, Err: err}
+		}
+		src = tui.NewHTTPSource(c, s.thisHost)
+		s.mu.Lock()
+		s.src = src
+		s.mu.Unlock()
+	}
+	return src.Snapshot(ctx)
+}
+
+// plainConsole refreshes the status lines every few seconds until ctx
+// ends or "q" and Enter: the console on a line that is no terminal.
+func plainConsole(ctx context.Context, root, version string, stdout io.Writer) error {
+	quit := make(chan struct{})
+	go func() { // ends with the process: stdin is the console's tty
+		sc := bufio.NewScanner(os.Stdin)
+		for sc.Scan() {
+			if strings.TrimSpace(sc.Text()) == "q" {
+				break
+			}
+		}
+		close(quit)
+	}()
+	t := time.NewTicker(3 * time.Second)
+	defer t.Stop()
+	for {
+		// Clear the screen and home the cursor; works on the Linux VT and
+		// on vt220 serial terminals.
+		if _, err := io.WriteString(stdout, "\x1b[H\x1b[2J"+Text(root, version)+"\nPress q and Enter for a login prompt.\n"); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-quit:
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// Text is the status lines of the host under root, in the issue keys'
+// order, below the version: what /etc/issue.d holds.
+func Text(root, version string) string {
+	dir := filepath.Join(root, issue.MotdDir)
+	ents, err := os.ReadDir(dir)
+	var b strings.Builder
+	b.WriteString("nodezero " + version + "\n\n")
+	if err != nil && !os.IsNotExist(err) {
+		fmt.Fprintf(&b, "cannot read the status: %v\n", err)
+		return b.String()
+	}
+	var names []string
+	for _, e := range ents {
+		if !e.IsDir() {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		b.WriteString("Starting…\n")
+	}
+	for _, n := range names {
+		data, err := os.ReadFile(filepath.Join(dir, n))
+		if err != nil {
+			continue // replaced as we read: the next refresh shows it
+		}
+		b.Write(data)
+		if len(data) > 0 && data[len(data)-1] != '\n' {
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
