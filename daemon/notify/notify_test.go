@@ -2,12 +2,16 @@ package notify
 
 import (
 	"context"
+	"log/slog"
 	"net"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // listen opens a real unix datagram socket as systemd's notify socket.
@@ -122,12 +126,52 @@ func TestWatchdogPingsOnlyWhileHealthy(t *testing.T) {
 	<-done
 }
 
+// TestWatchdogOffWithoutSystemd: outside systemd Watchdog returns at once
+// without checking health, and messages are not sent, without an error or
+// a warning.
 func TestWatchdogOffWithoutSystemd(t *testing.T) {
 	t.Setenv("WATCHDOG_USEC", "")
 	t.Setenv("NOTIFY_SOCKET", "")
-	n := New(nil)
-	n.Watchdog(context.Background(), nil) // returns at once
-	n.Ready()                             // no socket: no-op, no error
+	var log strings.Builder
+	n := New(slog.New(slog.NewTextHandler(&log, nil)))
+	type result struct {
+		state string
+		sent  bool
+		err   error
+	}
+	var results []result
+	send := n.send
+	n.send = func(state string) (bool, error) {
+		sent, err := send(state)
+		results = append(results, result{state, sent, err})
+		return sent, err
+	}
+
+	checks := 0
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		// A context that never ends: only the missing watchdog lets it return.
+		n.Watchdog(context.Background(), func(context.Context) error { checks++; return nil })
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Watchdog without WATCHDOG_USEC did not return")
+	}
+	if checks != 0 {
+		t.Errorf("health checked %d times without a watchdog, want 0", checks)
+	}
+
+	n.Ready()
+	n.Status("Waiting for the configuration")
+	want := []result{{"READY=1", false, nil}, {"STATUS=Waiting for the configuration", false, nil}}
+	if diff := cmp.Diff(want, results, cmp.AllowUnexported(result{}), cmpopts.EquateErrors()); diff != "" {
+		t.Errorf("messages without a socket (-want +got):\n%s", diff)
+	}
+	if log.Len() != 0 {
+		t.Errorf("logged without systemd: %q, want nothing", log.String())
+	}
 }
 
 // drain returns every datagram already queued.
