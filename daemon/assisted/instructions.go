@@ -233,6 +233,9 @@ func (s *Service) NextSteps(ctx context.Context, infraEnvID, hostID string, time
 			left = next
 		}
 		timer := time.NewTimer(left)
+		if s.heldHook != nil {
+			s.heldHook()
+		}
 		select {
 		case <-ctx.Done():
 			timer.Stop()

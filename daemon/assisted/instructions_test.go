@@ -180,6 +180,28 @@ func (e *env) nextStepsAsync(ctx context.Context, ie, id string, wait time.Durat
 	return ch
 }
 
+// nextStepsHeld starts a long poll like nextStepsAsync and returns once the
+// service holds it, waiting for a step.
+func (e *env) nextStepsHeld(ctx context.Context, ie, id string, wait time.Duration) <-chan stepsResult {
+	e.t.Helper()
+	held := make(chan struct{}, 1)
+	e.s.heldHook = func() {
+		select {
+		case held <- struct{}{}:
+		default:
+		}
+	}
+	ch := e.nextStepsAsync(ctx, ie, id, wait)
+	select {
+	case <-held:
+	case r := <-ch:
+		e.t.Fatalf("long poll answered before it was held: %+v, %v", r.steps, r.err)
+	case <-time.After(10 * time.Second):
+		e.t.Fatal("long poll not held after 10s")
+	}
+	return ch
+}
+
 func await(t *testing.T, ch <-chan stepsResult, limit time.Duration) stepsResult {
 	t.Helper()
 	select {
@@ -245,8 +267,7 @@ func TestNextStepsWakeOnStatusChange(t *testing.T) {
 	await(t, e.nextStepsAsync(e.ctx, ie, id, time.Second), 10*time.Second) // takes the inventory step
 
 	const wait = 60 * time.Second
-	ch := e.nextStepsAsync(e.ctx, ie, id, wait)
-	time.Sleep(50 * time.Millisecond) // let it block; if it has not yet, it finds the step anyway
+	ch := e.nextStepsHeld(e.ctx, ie, id, wait)
 	e.postInventory(ie, id, masterInv(t, "master-0", 10))
 	if h := e.host(ie, id); h.Status != wire.HostStatusInsufficient && h.Status != wire.HostStatusKnown {
 		t.Fatalf("host after its inventory: %s, want a new status", h.Status)
@@ -267,8 +288,7 @@ func TestNextStepsWakeOnDeregister(t *testing.T) {
 	_, ie := e.cluster(nil)
 	id := e.register(ie)
 	await(t, e.nextStepsAsync(e.ctx, ie, id, time.Second), 10*time.Second)
-	ch := e.nextStepsAsync(e.ctx, ie, id, 60*time.Second)
-	time.Sleep(50 * time.Millisecond)
+	ch := e.nextStepsHeld(e.ctx, ie, id, 60*time.Second)
 	if err := e.s.DeregisterHost(e.ctx, ie, id); err != nil {
 		t.Fatalf("DeregisterHost: %v", err)
 	}

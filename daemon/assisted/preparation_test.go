@@ -2,8 +2,11 @@ package assisted
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -16,10 +19,13 @@ import (
 const testRelease = "registry.example.com:5000/ocp/release:4.18.0-x86_64"
 
 // preparingCluster is a ready three-master cluster with a release image,
-// installed: its hosts are preparing-for-installation.
+// installed: its hosts are preparing-for-installation. The cluster's own
+// preparation stays under way (heldInstaller), so the hosts' preparation
+// checks alone decide their statuses.
 func preparingCluster(t *testing.T) (e *env, clusterID, ie string, hosts []string) {
 	t.Helper()
-	e = newEnv(t)
+	installer := heldInstaller(t)
+	e = newEnv(t, func(c *Config) { c.Installer = installer })
 	p := clusterParams()
 	p.OCPReleaseImage = testRelease
 	clusterID, ie = e.cluster(p)
@@ -33,6 +39,24 @@ func preparingCluster(t *testing.T) (e *env, clusterID, ie string, hosts []strin
 		t.Fatalf("InstallCluster: %v", err)
 	}
 	return e, clusterID, ie, hosts
+}
+
+// heldInstaller is an openshift-install that never answers: it waits on a
+// FIFO nobody writes to, until the service stops and its context kills it.
+// A preparation that finished would move every prepared host on to
+// installing at once, whenever it happened to finish.
+func heldInstaller(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "never-written")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatalf("mkfifo: %v", err)
+	}
+	exe := filepath.Join(dir, "openshift-install")
+	if err := os.WriteFile(exe, []byte("#!/bin/sh\nexec cat "+fifo+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return exe
 }
 
 // preparationSteps hands out the host's steps and returns them by type.

@@ -137,6 +137,10 @@ type Service struct {
 	evalPending map[string]*clusterRec // clusters the evaluator owes a pass; guarded by mu
 	evalSignal  chan struct{}
 
+	// heldHook, when set (by tests, before the requests it is for), is
+	// called each time an instructions request starts to wait for a step.
+	heldHook func()
+
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
