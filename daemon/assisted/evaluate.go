@@ -291,16 +291,16 @@ func topology(c *clusterRec) machine.Topology {
 // With none failing, a host can still be held back by checks not measured
 // yet: their messages are given instead, so that status_info names what
 // blocks rather than ending in an empty list.
-func failingMessages(rs []validation.Result) []string {
+func failingMessages(rs wire.ValidationsInfo) []string {
 	var out, pending []string
 	for _, r := range rs {
 		if machine.Advisory(wire.HostValidationID(r.ID)) {
 			continue
 		}
 		switch r.Status {
-		case validation.StatusFailure:
+		case wire.ValidationFailure:
 			out = append(out, r.Message)
-		case validation.StatusPending:
+		case wire.ValidationPending:
 			pending = append(pending, r.Message)
 		}
 	}
@@ -496,10 +496,10 @@ func (t *txn) fireHostReason(h *hostRec, trig machine.HostTrigger, reason string
 	return nil
 }
 
-func conditions(rs []validation.Result) machine.Validations {
+func conditions(rs wire.ValidationsInfo) machine.Validations {
 	v := machine.Validations{}
 	for _, r := range rs {
-		v[r.ID] = r.Status == validation.StatusSuccess || r.Status == validation.StatusDisabled
+		v[r.ID] = r.Status == wire.ValidationSuccess || r.Status == wire.ValidationDisabled
 	}
 	return v
 }
@@ -645,11 +645,11 @@ func timeSensitive(h *hostRec) bool {
 
 // newInfo returns the validations_info text of results when it differs
 // from the stored one; equal results are not marshalled at all.
-func (t *txn) newInfo(results, prev []validation.Result, stored string) (string, bool) {
+func (t *txn) newInfo(results, prev wire.ValidationsInfo, stored string) (string, bool) {
 	if stored != "" && slices.Equal(results, prev) {
 		return "", false
 	}
-	info, err := validation.MarshalInfo(results)
+	info, err := results.Marshal()
 	if err != nil {
 		t.s.log.Error("marshal validations_info", "err", err)
 		return "", false

@@ -8,7 +8,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/nodezero/nodezero/daemon/validation"
 	"github.com/nodezero/nodezero/wire"
 )
 
@@ -33,10 +32,10 @@ func TestEvaluateReadyCluster(t *testing.T) {
 			t.Errorf("host %s: got %s (%s), want known (Host is ready to be installed); validations %s", h.RequestedHostname, h.Status, h.StatusInfo, h.ValidationsInfo)
 		}
 		for id, r := range resultsByID(t, h.ValidationsInfo) {
-			if id == string(wire.HostValidationIDReleaseDomainNameResolvedCorrectly) && r.Status == validation.StatusPending {
+			if id == string(wire.HostValidationIDReleaseDomainNameResolvedCorrectly) && r.Status == wire.ValidationPending {
 				continue // the test cluster has no release image: honestly pending, and never gating
 			}
-			if r.Status != validation.StatusSuccess {
+			if r.Status != wire.ValidationSuccess {
 				t.Errorf("host %s validation %s: got %s (%s), want success", h.RequestedHostname, id, r.Status, r.Message)
 			}
 		}
@@ -53,7 +52,7 @@ func TestEvaluateReadyCluster(t *testing.T) {
 	}
 	res := resultsByID(t, c.ValidationsInfo)
 	for _, id := range []wire.ClusterValidationID{wire.ClusterValidationIDMachineCIDREqualsToCalculatedCIDR, wire.ClusterValidationIDAPIVIPsValid, wire.ClusterValidationIDIngressVIPsValid, wire.ClusterValidationIDSufficientMastersCount, wire.ClusterValidationIDAllHostsAreReadyToInstall} {
-		if r := res[string(id)]; r.Status != validation.StatusSuccess {
+		if r := res[string(id)]; r.Status != wire.ValidationSuccess {
 			t.Errorf("cluster validation %s: got %q (%s), want success", id, r.Status, r.Message)
 		}
 	}
@@ -68,7 +67,7 @@ func TestEvaluateUndersizedHost(t *testing.T) {
 	id := e.addHost(ie, hwInventory(t, "undersized", "small", "192.168.111.30/24"))
 	h := e.host(ie, id)
 
-	want := map[string]validation.Result{
+	want := map[string]wire.Validation{
 		"has-min-cpu-cores":   {ID: "has-min-cpu-cores", Status: "failure", Category: "hardware", Message: "The host is not eligible to participate in Openshift Cluster because the minimum required CPU cores for any role is 2, found only 1"},
 		"has-min-memory":      {ID: "has-min-memory", Status: "failure", Category: "hardware", Message: "The host is not eligible to participate in Openshift Cluster because the minimum required RAM for any role is 8.00 GiB, found only 4.00 GiB"},
 		"has-min-valid-disks": {ID: "has-min-valid-disks", Status: "failure", Category: "hardware", Message: "No eligible disks were found, please check specific disks to see why they are not eligible"},
@@ -79,18 +78,18 @@ func TestEvaluateUndersizedHost(t *testing.T) {
 	}
 	// And what a lone host of a cluster without a release image cannot know
 	// yet; neither is a failure.
-	pending := map[string]validation.Result{
+	pending := map[string]wire.Validation{
 		"belongs-to-majority-group":              {ID: "belongs-to-majority-group", Status: "pending", Category: "network", Message: "Not enough hosts in cluster to calculate connectivity groups"},
 		"release-domain-name-resolved-correctly": {ID: "release-domain-name-resolved-correctly", Status: "pending", Category: "network", Message: "The release image is not known yet"},
 	}
-	got := map[string]validation.Result{}
+	got := map[string]wire.Validation{}
 	all := resultsByID(t, h.ValidationsInfo)
 	for id, r := range all {
-		if r.Status != validation.StatusSuccess {
+		if r.Status != wire.ValidationSuccess {
 			got[id] = r
 		}
 	}
-	wantAll := map[string]validation.Result{}
+	wantAll := map[string]wire.Validation{}
 	for k, v := range want {
 		wantAll[k] = v
 	}
@@ -100,8 +99,8 @@ func TestEvaluateUndersizedHost(t *testing.T) {
 	if diff := cmp.Diff(wantAll, got); diff != "" {
 		t.Errorf("non-success validations mismatch (-want +got):\n%s\nvalidations_info: %s", diff, h.ValidationsInfo)
 	}
-	for id, cat := range map[string]validation.Category{"connected": "network", "has-inventory": "hardware", "hostname-unique": "hardware", "belongs-to-machine-cidr": "network"} {
-		if r, ok := all[id]; !ok || r.Category != cat || r.Status != validation.StatusSuccess {
+	for id, cat := range map[string]wire.ValidationCategory{"connected": "network", "has-inventory": "hardware", "hostname-unique": "hardware", "belongs-to-machine-cidr": "network"} {
+		if r, ok := all[id]; !ok || r.Category != cat || r.Status != wire.ValidationSuccess {
 			t.Errorf("validation %s: got %+v, want success under %s", id, r, cat)
 		}
 	}
@@ -128,7 +127,7 @@ func TestEvaluateDuplicateHostname(t *testing.T) {
 			a := e.addHost(ie, masterInv(t, "dup", 10))
 			b := e.addHost(ie, masterInv(t, "dup", 11))
 			e.addHost(ie, masterInv(t, "master-2", 12))
-			notUnique := validation.Result{ID: "hostname-unique", Status: "failure", Category: "hardware", Message: "Hostname dup is not unique in cluster"}
+			notUnique := wire.Validation{ID: "hostname-unique", Status: "failure", Category: "hardware", Message: "Hostname dup is not unique in cluster"}
 			for _, id := range []string{a, b} {
 				h := e.host(ie, id)
 				if got := resultsByID(t, h.ValidationsInfo)["hostname-unique"]; got != notUnique {
@@ -153,7 +152,7 @@ func TestEvaluateDuplicateHostname(t *testing.T) {
 			}
 			for id, name := range map[string]string{a: "dup", b: "master-1"} {
 				h := e.host(ie, id)
-				want := validation.Result{ID: "hostname-unique", Status: "success", Category: "hardware", Message: "Hostname " + name + " is unique in cluster"}
+				want := wire.Validation{ID: "hostname-unique", Status: "success", Category: "hardware", Message: "Hostname " + name + " is unique in cluster"}
 				if got := resultsByID(t, h.ValidationsInfo)["hostname-unique"]; got != want {
 					t.Errorf("host %s after the rename, hostname-unique: got %+v, want %+v", name, got, want)
 				}
@@ -211,7 +210,7 @@ func TestEvaluateClusterUpdate(t *testing.T) {
 			t.Errorf("host %d: got %s (%s), want %s", i, h.Status, h.StatusInfo, wantStatus[i])
 		}
 		r := resultsByID(t, h.ValidationsInfo)["belongs-to-machine-cidr"]
-		if wantOK := i < 2; (r.Status == validation.StatusSuccess) != wantOK {
+		if wantOK := i < 2; (r.Status == wire.ValidationSuccess) != wantOK {
 			t.Errorf("host %d belongs-to-machine-cidr: got %s (%s), want success %v", i, r.Status, r.Message, wantOK)
 		}
 	}

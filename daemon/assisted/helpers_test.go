@@ -14,7 +14,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/nodezero/nodezero/daemon/assisted/assistedtest"
-	"github.com/nodezero/nodezero/daemon/validation"
 	"github.com/nodezero/nodezero/hostagent/inventory"
 	"github.com/nodezero/nodezero/store"
 	"github.com/nodezero/nodezero/wire"
@@ -305,13 +304,13 @@ func masterInv(t testing.TB, name string, n int) *wire.Inventory {
 
 // resultsByID reads validations_info into id → result, failing the test on
 // any shape other than assisted's category → [{id,status,message}].
-func resultsByID(t testing.TB, info string) map[string]validation.Result {
+func resultsByID(t testing.TB, info string) map[string]wire.Validation {
 	t.Helper()
 	var groups map[string][]map[string]any
 	if err := json.Unmarshal([]byte(info), &groups); err != nil {
 		t.Fatalf("validations_info %q is not category → list: %v", info, err)
 	}
-	out := map[string]validation.Result{}
+	out := map[string]wire.Validation{}
 	for cat, list := range groups {
 		for _, entry := range list {
 			if len(entry) != 3 {
@@ -323,7 +322,7 @@ func resultsByID(t testing.TB, info string) map[string]validation.Result {
 			if id == "" || st == "" {
 				t.Errorf("validations_info[%s] entry %v: missing id or status", cat, entry)
 			}
-			out[id] = validation.Result{ID: id, Status: validation.Status(st), Message: msg, Category: validation.Category(cat)}
+			out[id] = wire.Validation{ID: id, Status: wire.ValidationStatus(st), Message: msg, Category: wire.ValidationCategory(cat)}
 		}
 	}
 	return out

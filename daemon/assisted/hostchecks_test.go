@@ -295,7 +295,7 @@ func TestStatusInfoNamesPendingChecks(t *testing.T) {
 	}
 	var pending []string
 	for _, r := range resultsByID(t, h.ValidationsInfo) {
-		if r.Status == validation.StatusPending {
+		if r.Status == wire.ValidationPending {
 			pending = append(pending, r.Message)
 		}
 	}

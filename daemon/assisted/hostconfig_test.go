@@ -58,7 +58,7 @@ func TestHostConfigsInTheService(t *testing.T) {
 	h1 := e.host(infraEnvID, ids[1])
 	r := resultsByID(t, h1.ValidationsInfo)[id]
 	wantMsg := "Host config master-1: " + validation.NoDiskMatchesHints(configs[1].Hints, invs[1])
-	if r.Status != validation.StatusFailure || r.Message != wantMsg {
+	if r.Status != wire.ValidationFailure || r.Message != wantMsg {
 		t.Errorf("master-1 %s = %s %q, want failure %q", id, r.Status, r.Message, wantMsg)
 	}
 	if h1.Status == wire.HostStatusKnown {
@@ -74,13 +74,13 @@ func TestHostConfigsInTheService(t *testing.T) {
 		t.Errorf("no event naming master-1's hints and disks; events:\n%s", strings.Join(eventLines(evs), "\n"))
 	}
 	for _, i := range []int{0, 2} {
-		if r := resultsByID(t, e.host(infraEnvID, ids[i]).ValidationsInfo)[id]; r.Status != validation.StatusSuccess {
+		if r := resultsByID(t, e.host(infraEnvID, ids[i]).ValidationsInfo)[id]; r.Status != wire.ValidationSuccess {
 			t.Errorf("host %d %s = %s %q, want success", i, id, r.Status, r.Message)
 		}
 	}
 
 	cid := string(wire.ClusterValidationIDConfiguredHostsRegistered)
-	if r := resultsByID(t, e.getCluster(clusterID).ValidationsInfo)[cid]; r.Status != validation.StatusPending || !strings.Contains(r.Message, "worker-9 (MAC 52:54:00:00:00:99)") {
+	if r := resultsByID(t, e.getCluster(clusterID).ValidationsInfo)[cid]; r.Status != wire.ValidationPending || !strings.Contains(r.Message, "worker-9 (MAC 52:54:00:00:00:99)") {
 		t.Errorf("%s within the grace = %s %q, want pending naming worker-9", cid, r.Status, r.Message)
 	}
 	e.clock.Advance(6 * time.Minute)
@@ -92,7 +92,7 @@ func TestHostConfigsInTheService(t *testing.T) {
 	}
 	c := e.getCluster(clusterID)
 	r = resultsByID(t, c.ValidationsInfo)[cid]
-	if r.Status != validation.StatusFailure || !strings.Contains(r.Message, "worker-9 (MAC 52:54:00:00:00:99)") {
+	if r.Status != wire.ValidationFailure || !strings.Contains(r.Message, "worker-9 (MAC 52:54:00:00:00:99)") {
 		t.Errorf("%s past the grace = %s %q, want failure naming worker-9", cid, r.Status, r.Message)
 	}
 	if c.Status == wire.ClusterStatusReady {

@@ -21,7 +21,7 @@ type clusterRec struct {
 	// The DHCP leases of the VIPs (vip_dhcp_allocation), as the agent
 	// wrote them; sent back so that the same addresses are renewed.
 	apiLease, ingressLease string
-	results                []validation.Result // last evaluation, also in c.ValidationsInfo
+	results                wire.ValidationsInfo // last evaluation, also in c.ValidationsInfo
 	hosts                  map[hostKey]*hostRec
 	order                  []*hostRec // hosts in sortedHosts order; nil after a host joins or leaves
 
@@ -69,9 +69,9 @@ type infraEnvDoc struct {
 // hostRec is a host as the service holds it.
 type hostRec struct {
 	h       wire.Host
-	inv     *wire.Inventory     // parsed h.Inventory; nil until the first inventory
-	results []validation.Result // last evaluation, also in h.ValidationsInfo
-	agent   agentSession        // not persisted
+	inv     *wire.Inventory      // parsed h.Inventory; nil until the first inventory
+	results wire.ValidationsInfo // last evaluation, also in h.ValidationsInfo
+	agent   agentSession         // not persisted
 
 	// conn is the host's connectivity report as the validations read it;
 	// nil until the first. Its text is the store's alone
@@ -171,7 +171,7 @@ func loadHost(row store.Host) (*hostRec, error) {
 		r.inv = inv
 	}
 	if r.h.ValidationsInfo != "" {
-		res, err := validation.ParseInfo(r.h.ValidationsInfo)
+		res, err := wire.ParseValidationsInfo(r.h.ValidationsInfo)
 		if err != nil {
 			return nil, fmt.Errorf("host %s validations_info: %w", row.ID, err)
 		}
@@ -187,7 +187,7 @@ func loadCluster(row store.Cluster) (*clusterRec, error) {
 	}
 	r := &clusterRec{c: d.Cluster, pullSecret: d.PullSecret, apiLease: d.APIVIPLease, ingressLease: d.IngressVIPLease, kubeconfig: d.Kubeconfig, hosts: map[hostKey]*hostRec{}}
 	if r.c.ValidationsInfo != "" {
-		res, err := validation.ParseInfo(r.c.ValidationsInfo)
+		res, err := wire.ParseValidationsInfo(r.c.ValidationsInfo)
 		if err != nil {
 			return nil, fmt.Errorf("cluster %s validations_info: %w", row.ID, err)
 		}

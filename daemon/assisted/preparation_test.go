@@ -131,7 +131,7 @@ func TestPreparationChecks(t *testing.T) {
 		if d := infos[validation.InstallationDiskKey(h)].DiskSpeed; d == nil || !d.Tested || d.SpeedMs != 3 || d.ExitCode != 0 {
 			t.Errorf("disks_info %s: want the disk tested at 3 ms", h.DisksInfo)
 		}
-		if r := resultsByID(t, h.ValidationsInfo)["container-images-available"]; r.Status != validation.StatusSuccess {
+		if r := resultsByID(t, h.ValidationsInfo)["container-images-available"]; r.Status != wire.ValidationSuccess {
 			t.Errorf("container-images-available %s: %s", r.Status, r.Message)
 		}
 	}
@@ -166,7 +166,7 @@ func TestPreparationImagePullFails(t *testing.T) {
 	}
 	h := e.host(ie, bad)
 	r := resultsByID(t, h.ValidationsInfo)["container-images-available"]
-	if r.Status != validation.StatusFailure || !strings.Contains(r.Message, testRelease) {
+	if r.Status != wire.ValidationFailure || !strings.Contains(r.Message, testRelease) {
 		t.Errorf("container-images-available %s %q, want a failure naming %s", r.Status, r.Message, testRelease)
 	}
 	if h.Status != wire.HostStatusPreparingFailed && h.Status != wire.HostStatusKnown {
@@ -228,7 +228,7 @@ func TestPreparationSlowDisk(t *testing.T) {
 			e.reply(ie, id, e.preparationSteps(ie, id)[wire.StepTypeInstallationDiskSpeedCheck], tc.code, out)
 			h := e.host(ie, id)
 			r := resultsByID(t, h.ValidationsInfo)["sufficient-installation-disk-speed"]
-			if h.Status != wire.HostStatusInsufficient || r.Status != validation.StatusFailure || !strings.Contains(r.Message, key) || !strings.Contains(r.Message, tc.want) {
+			if h.Status != wire.HostStatusInsufficient || r.Status != wire.ValidationFailure || !strings.Contains(r.Message, key) || !strings.Contains(r.Message, tc.want) {
 				t.Errorf("host %s, sufficient-installation-disk-speed %s %q; want insufficient and a failure naming %s and %q", h.Status, r.Status, r.Message, key, tc.want)
 			}
 			if c := e.getCluster(clusterID); c.Status == wire.ClusterStatusInstalling || c.Status == wire.ClusterStatusPreparingForInstallation {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/nodezero/nodezero/daemon/validation"
 	"github.com/nodezero/nodezero/wire"
 )
 
@@ -49,7 +48,7 @@ func TestTickDisconnectsAndCheckInReconnects(t *testing.T) {
 		if h.StatusInfo != disconnectedInfo {
 			t.Errorf("host %s status_info %q, want %q", h.RequestedHostname, h.StatusInfo, disconnectedInfo)
 		}
-		if r := resultsByID(t, h.ValidationsInfo)["connected"]; r.Status != validation.StatusFailure || r.Message != "Host is disconnected" {
+		if r := resultsByID(t, h.ValidationsInfo)["connected"]; r.Status != wire.ValidationFailure || r.Message != "Host is disconnected" {
 			t.Errorf("host %s connected validation: got %+v, want failure (Host is disconnected)", h.RequestedHostname, r)
 		}
 		evs := e.events(EventsQuery{HostIDs: []string{id}, Severities: []string{"warning"}})

@@ -29,57 +29,57 @@ const (
 	msgMajorityFailed = "No connectivity to the majority of hosts in the cluster"
 )
 
-func hostBelongsToMajorityGroup(c *hostContext) (Status, string) {
+func hostBelongsToMajorityGroup(c *hostContext) (wire.ValidationStatus, string) {
 	switch {
 	case c.cluster == nil:
 		return statusHidden, ""
 	case isDay2Host(c.host):
-		return StatusSuccess, "Day2 host is not required to be connected to other hosts in the cluster"
+		return wire.ValidationSuccess, "Day2 host is not required to be connected to other hosts in the cluster"
 	case c.sno:
-		return StatusSuccess, msgMajorityOK
+		return wire.ValidationSuccess, msgMajorityOK
 	case c.cluster.ConnectivityMajorityGroups == "":
-		return StatusPending, "Machine Network CIDR or Connectivity Majority Groups missing"
+		return wire.ValidationPending, "Machine Network CIDR or Connectivity Majority Groups missing"
 	}
 	conn, err := parseMajorityGroups(c.cluster.ConnectivityMajorityGroups)
 	if err != nil {
-		return StatusError, "Parse error for connectivity majority group"
+		return wire.ValidationError, "Parse error for connectivity majority group"
 	}
 	l3 := isUMN(c.cluster) || userManagedLB(c.cluster)
-	var st Status
+	var st wire.ValidationStatus
 	if l3 {
 		st = c.belongsToL3Group(conn)
 	} else {
 		st = c.belongsToL2Group(conn.MajorityGroups)
 	}
-	if st == StatusFailure {
+	if st == wire.ValidationFailure {
 		enough := 3
 		if twoNodeFencing(c.cluster) {
 			enough = 2
 		}
 		if c.facts.hostCount < enough {
-			return StatusPending, "Not enough hosts in cluster to calculate connectivity groups"
+			return wire.ValidationPending, "Not enough hosts in cluster to calculate connectivity groups"
 		}
 	}
 	switch st {
-	case StatusSuccess:
+	case wire.ValidationSuccess:
 		return st, msgMajorityOK
-	case StatusFailure:
+	case wire.ValidationFailure:
 		if u := c.unreachablePeers(l3); u != "" {
 			return st, msgMajorityFailed + "; unreachable: " + u
 		}
 		return st, msgMajorityFailed
-	case StatusPending:
+	case wire.ValidationPending:
 		return st, "Not enough information to calculate host majority groups"
 	}
 	return st, "Parse error for the cluster's machine networks"
 }
 
-func (c *hostContext) belongsToL2Group(groups map[string][]string) Status {
+func (c *hostContext) belongsToL2Group(groups map[string][]string) wire.ValidationStatus {
 	if len(machineNetworkCIDRs(c.cluster)) == 0 {
-		return StatusPending
+		return wire.ValidationPending
 	}
 	if groups == nil {
-		return StatusFailure
+		return wire.ValidationFailure
 	}
 	groupFor := func(n *net.IPNet) []string {
 		for k, ids := range groups {
@@ -93,21 +93,21 @@ func (c *hostContext) belongsToL2Group(groups map[string][]string) Status {
 	for _, cidr := range machineNetworkCIDRs(c.cluster) {
 		_, n, err := net.ParseCIDR(cidr)
 		if err != nil {
-			return StatusError
+			return wire.ValidationError
 		}
 		if !containsString(groupFor(n), c.host.ID) {
-			return StatusFailure
+			return wire.ValidationFailure
 		}
 	}
-	return StatusSuccess
+	return wire.ValidationSuccess
 }
 
-func (c *hostContext) belongsToL3Group(conn *Connectivity) Status {
+func (c *hostContext) belongsToL3Group(conn *Connectivity) wire.ValidationStatus {
 	var v4, v6 bool
 	for _, list := range [][]string{clusterNetworkCIDRs(c.cluster), serviceNetworkCIDRs(c.cluster), machineNetworkCIDRs(c.cluster)} {
 		for _, s := range list {
 			if _, _, err := net.ParseCIDR(s); err != nil {
-				return StatusError
+				return wire.ValidationError
 			}
 			if isIPv4(s) {
 				v4 = true
@@ -118,7 +118,7 @@ func (c *hostContext) belongsToL3Group(conn *Connectivity) Status {
 	}
 	addrs, ok := conn.L3ConnectedAddresses[c.host.ID]
 	if !(v4 || v6) || !ok {
-		return StatusFailure
+		return wire.ValidationFailure
 	}
 	var got4, got6 bool
 	for _, a := range addrs {
@@ -129,9 +129,9 @@ func (c *hostContext) belongsToL3Group(conn *Connectivity) Status {
 		}
 	}
 	if (!v4 || got4) && (!v6 || got6) {
-		return StatusSuccess
+		return wire.ValidationSuccess
 	}
-	return StatusFailure
+	return wire.ValidationFailure
 }
 
 // unreachablePeers lists, as "name (address)", the other hosts that this
@@ -217,22 +217,22 @@ func (c *hostContext) connectivityReport() (*ConnReport, error) {
 
 // hostMTUValid: with user-managed networking every MTU probe counts, else
 // only those from an interface in a machine network to an address in one.
-func hostMTUValid(c *hostContext) (Status, string) {
+func hostMTUValid(c *hostContext) (wire.ValidationStatus, string) {
 	switch {
 	case c.cluster == nil:
 		return statusHidden, ""
 	case c.inv == nil:
-		return StatusPending, "Missing host inventory"
+		return wire.ValidationPending, "Missing host inventory"
 	case isDay2Host(c.host):
-		return StatusSuccess, "Day2 host is not required to be connected to other hosts in the cluster"
+		return wire.ValidationSuccess, "Day2 host is not required to be connected to other hosts in the cluster"
 	case c.sno:
 		return statusHidden, ""
 	case c.conn == nil:
-		return StatusPending, "Missing MTU report information"
+		return wire.ValidationPending, "Missing MTU report information"
 	}
 	r, err := c.connectivityReport()
 	if err != nil {
-		return StatusError, "Internal error - failed to parse host connectivity report"
+		return wire.ValidationError, "Internal error - failed to parse host connectivity report"
 	}
 	umn := isUMN(c.cluster)
 	var nets []*net.IPNet
@@ -240,7 +240,7 @@ func hostMTUValid(c *hostContext) (Status, string) {
 		for _, s := range machineNetworkCIDRs(c.cluster) {
 			_, n, err := net.ParseCIDR(s)
 			if err != nil {
-				return StatusFailure, fmt.Sprintf("failed to parse machine network CIDR %s: %v", s, err)
+				return wire.ValidationFailure, fmt.Sprintf("failed to parse machine network CIDR %s: %v", s, err)
 			}
 			nets = append(nets, n)
 		}
@@ -252,9 +252,9 @@ func hostMTUValid(c *hostContext) (Status, string) {
 				continue
 			}
 		}
-		return StatusFailure, fmt.Sprintf("MTU is broken. Interface: %s, remote IP address: %s", m.nic, m.addr)
+		return wire.ValidationFailure, fmt.Sprintf("MTU is broken. Interface: %s, remote IP address: %s", m.nic, m.addr)
 	}
-	return StatusSuccess, "MTU is ok"
+	return wire.ValidationSuccess, "MTU is ok"
 }
 
 func inAny(nets []*net.IPNet, ip net.IP) bool {
@@ -314,30 +314,30 @@ var packetLossTest = timingTest{
 	summary:   "A total packet loss above the tolerated threshold of %.2f%% was encountered when performing connectivity validation between host %s and %s",
 }
 
-func hostNetworkLatency(c *hostContext) (Status, string) { return c.timing(latencyTest) }
-func hostPacketLoss(c *hostContext) (Status, string)     { return c.timing(packetLossTest) }
+func hostNetworkLatency(c *hostContext) (wire.ValidationStatus, string) { return c.timing(latencyTest) }
+func hostPacketLoss(c *hostContext) (wire.ValidationStatus, string)     { return c.timing(packetLossTest) }
 
 // timing compares each L3 probe to a peer of the same effective role with
 // the role's threshold. Peers that are not hosts of the cluster are left
 // out (assisted fails the validation on them; a report can outlive a
 // deleted host).
-func (c *hostContext) timing(t timingTest) (Status, string) {
+func (c *hostContext) timing(t timingTest) (wire.ValidationStatus, string) {
 	switch {
 	case c.inv == nil:
-		return StatusPending, "The inventory is not available yet."
+		return wire.ValidationPending, "The inventory is not available yet."
 	case c.cluster == nil:
 		return statusHidden, ""
 	}
 	limit := t.threshold(c.req)
 	if c.facts.hostCount <= 1 || limit == nil || c.role == wire.HostRoleAutoAssign || isDay2Host(c.host) {
-		return StatusSuccess, t.pass
+		return wire.ValidationSuccess, t.pass
 	}
 	if c.conn == nil {
-		return StatusPending, t.missing
+		return wire.ValidationPending, t.missing
 	}
 	r, err := c.connectivityReport()
 	if err != nil {
-		return StatusError, "Parse error while attempting to process the connectivity report"
+		return wire.ValidationError, "Parse error while attempting to process the connectivity report"
 	}
 	// Only the slow probes can fail a threshold (ConnReport keeps those
 	// above the lowest threshold of any role), in report order.
@@ -361,13 +361,13 @@ func (c *hostContext) timing(t timingTest) (Status, string) {
 		bad = append(bad, fmt.Sprintf("%s at %s (%.2f%s)", p.label(), addr, t.measure(probe), t.unit))
 	}
 	if len(bad) == 0 {
-		return StatusSuccess, t.pass
+		return wire.ValidationSuccess, t.pass
 	}
 	if more {
 		bad[len(bad)-1] += " and others..."
 	}
 	msg := fmt.Sprintf(t.summary, *limit, c.hostLabel(), strings.Join(bad, ", "))
-	return StatusFailure, msg + "\n" + c.pingAdvice(t.what)
+	return wire.ValidationFailure, msg + "\n" + c.pingAdvice(t.what)
 }
 
 func (c *hostContext) hostLabel() string {
@@ -400,25 +400,25 @@ func (c *hostContext) pingAdvice(what string) string {
 	return b.String()
 }
 
-func hostNTPSynced(c *hostContext) (Status, string) {
+func hostNTPSynced(c *hostContext) (wire.ValidationStatus, string) {
 	const failed = "Host couldn't synchronize with any NTP server"
 	if c.host.NTPSources == "" {
 		// assisted hides it for an unbound host without NTP sources to use.
 		if c.cluster == nil {
 			return statusHidden, ""
 		}
-		return StatusFailure, failed
+		return wire.ValidationFailure, failed
 	}
 	sources, err := ntpDocs.parse(c.host.NTPSources)
 	if err != nil {
-		return StatusError, "Parse error for NTP sources"
+		return wire.ValidationError, "Parse error for NTP sources"
 	}
 	for _, s := range sources {
 		if s != nil && s.SourceState == wire.SourceStateSynced {
-			return StatusSuccess, "Host NTP is synced"
+			return wire.ValidationSuccess, "Host NTP is synced"
 		}
 	}
-	return StatusFailure, failed
+	return wire.ValidationFailure, failed
 }
 
 // imageDownloadRateThreshold is assisted's ImageStatusDownloadRateThreshold
@@ -452,15 +452,15 @@ func ParseImagesStatus(s string) (map[string]*wire.ContainerImageAvailability, e
 	return out, nil
 }
 
-func hostContainerImagesAvailable(c *hostContext) (Status, string) {
+func hostContainerImagesAvailable(c *hostContext) (wire.ValidationStatus, string) {
 	failed, err := failedImages(c.host)
 	if err != nil {
-		return StatusError, "Validation error"
+		return wire.ValidationError, "Validation error"
 	}
 	if len(failed) > 0 {
-		return StatusFailure, fmt.Sprintf("Failed to fetch container images needed for installation from %s. This may be due to a network hiccup. Retry to install again. If this problem persists, check your network settings to make sure you’re not blocked.", strings.Join(failed, ","))
+		return wire.ValidationFailure, fmt.Sprintf("Failed to fetch container images needed for installation from %s. This may be due to a network hiccup. Retry to install again. If this problem persists, check your network settings to make sure you’re not blocked.", strings.Join(failed, ","))
 	}
-	return StatusSuccess, "All required container images were either pulled successfully or no attempt was made to pull them"
+	return wire.ValidationSuccess, "All required container images were either pulled successfully or no attempt was made to pull them"
 }
 
 // failedImages are the names, sorted, of the images in h's images_status
@@ -610,31 +610,31 @@ func (c *hostContext) installationDiskSpeed() (key string, ds *DiskSpeed, o Outc
 // installation disk. A measurement slower than the threshold fails even
 // when stored with exit code 0 (assisted's service turns a slow reading
 // into a non-zero exit code before storing it).
-func hostInstallationDiskSpeed(c *hostContext) (Status, string) {
+func hostInstallationDiskSpeed(c *hostContext) (wire.ValidationStatus, string) {
 	key, ds, o, err := c.installationDiskSpeed()
 	switch {
 	case err != nil:
-		return StatusError, "Validation error"
+		return wire.ValidationError, "Validation error"
 	case o == NotMeasured:
-		return StatusSuccess, "Speed of installation disk has not yet been measured"
+		return wire.ValidationSuccess, "Speed of installation disk has not yet been measured"
 	case o == Passed:
-		return StatusSuccess, "Speed of installation disk is sufficient"
+		return wire.ValidationSuccess, "Speed of installation disk is sufficient"
 	}
 	const msg = "While preparing the previous installation the installation disk speed measurement failed or was found to be insufficient"
 	if ds.ExitCode == 0 || ds.SpeedMs > 0 {
-		return StatusFailure, fmt.Sprintf("%s: disk %s took %d ms to sync, more than the %d ms threshold", msg, key, ds.SpeedMs, c.req.InstallationDiskSpeedThresholdMs)
+		return wire.ValidationFailure, fmt.Sprintf("%s: disk %s took %d ms to sync, more than the %d ms threshold", msg, key, ds.SpeedMs, c.req.InstallationDiskSpeedThresholdMs)
 	}
-	return StatusFailure, fmt.Sprintf("%s: the measurement on disk %s failed with exit code %d", msg, key, ds.ExitCode)
+	return wire.ValidationFailure, fmt.Sprintf("%s: the measurement on disk %s failed with exit code %d", msg, key, ds.ExitCode)
 }
 
-func hostNoIPCollisions(c *hostContext) (Status, string) {
+func hostNoIPCollisions(c *hostContext) (wire.ValidationStatus, string) {
 	switch {
 	case c.cluster == nil:
-		return StatusSuccess, "Cluster has not yet been defined, skipping validation."
+		return wire.ValidationSuccess, "Cluster has not yet been defined, skipping validation."
 	case c.inv == nil:
-		return StatusSuccess, "Host inventory has not yet been defined, skipping validation."
+		return wire.ValidationSuccess, "Host inventory has not yet been defined, skipping validation."
 	case isDay2(c.cluster):
-		return StatusSuccess, fmt.Sprintf("Skipping validation for day 2 host %s", c.host.ID)
+		return wire.ValidationSuccess, fmt.Sprintf("Skipping validation for day 2 host %s", c.host.ID)
 	}
 	mine := map[string]bool{}
 	for _, i := range c.inv.Interfaces {
@@ -654,7 +654,7 @@ func hostNoIPCollisions(c *hostContext) (Status, string) {
 		}
 	}
 	if len(ips) == 0 {
-		return StatusSuccess, fmt.Sprintf("No IP collisions were detected by host %s", c.host.ID)
+		return wire.ValidationSuccess, fmt.Sprintf("No IP collisions were detected by host %s", c.host.ID)
 	}
 	sort.Strings(ips)
 	lines := make([]string, 0, len(ips))
@@ -668,5 +668,5 @@ func hostNoIPCollisions(c *hostContext) (Status, string) {
 		}
 		lines = append(lines, fmt.Sprintf("Collisions detected for host ID %s, IP address: %s Mac addresses: %s", c.host.ID, ip, strings.Join(macs, ",")))
 	}
-	return StatusFailure, strings.Join(lines, "\n")
+	return wire.ValidationFailure, strings.Join(lines, "\n")
 }

@@ -14,33 +14,33 @@ import (
 // clusterRule is one row of the cluster validation table.
 type clusterRule struct {
 	ID       wire.ClusterValidationID
-	Category Category
-	Fn       func(*clusterContext) (Status, string)
+	Category wire.ValidationCategory
+	Fn       func(*clusterContext) (wire.ValidationStatus, string)
 }
 
 // clusterRules is the cluster validation table (assisted
 // internal/cluster/refresh_status_preprocessor.go); results are emitted
 // sorted by ID inside each category.
 var clusterRules = []clusterRule{
-	{wire.ClusterValidationIDMachineCIDRDefined, CategoryNetwork, clusterMachineCIDRDefined},
-	{wire.ClusterValidationIDMachineCIDREqualsToCalculatedCIDR, CategoryNetwork, clusterMachineCIDRCalculated},
-	{wire.ClusterValidationIDAPIVIPsDefined, CategoryNetwork, clusterAPIVIPsDefined},
-	{wire.ClusterValidationIDAPIVIPsValid, CategoryNetwork, clusterAPIVIPsValid},
-	{wire.ClusterValidationIDNetworkTypeValid, CategoryNetwork, clusterNetworkTypeValid},
-	{wire.ClusterValidationIDIngressVIPsDefined, CategoryNetwork, clusterIngressVIPsDefined},
-	{wire.ClusterValidationIDIngressVIPsValid, CategoryNetwork, clusterIngressVIPsValid},
-	{wire.ClusterValidationIDAllHostsAreReadyToInstall, CategoryHostsData, clusterAllHostsReady},
-	{wire.ClusterValidationIDSufficientMastersCount, CategoryHostsData, clusterSufficientMasters},
-	{wire.ClusterValidationIDDNSDomainDefined, CategoryNetwork, clusterDNSDomainDefined},
-	{wire.ClusterValidationIDPullSecretSet, CategoryConfiguration, clusterPullSecretSet},
-	{wire.ClusterValidationIDClusterCIDRDefined, CategoryNetwork, clusterClusterCIDRDefined},
-	{wire.ClusterValidationIDServiceCIDRDefined, CategoryNetwork, clusterServiceCIDRDefined},
-	{wire.ClusterValidationIDNoCidrsOverlapping, CategoryNetwork, clusterNoCIDRsOverlapping},
-	{wire.ClusterValidationIDNetworkPrefixValid, CategoryNetwork, clusterNetworkPrefixValid},
-	{wire.ClusterValidationIDNTPServerConfigured, CategoryNetwork, clusterNTPServerConfigured},
-	{wire.ClusterValidationIDNetworksSameAddressFamilies, CategoryNetwork, clusterSameAddressFamilies},
+	{wire.ClusterValidationIDMachineCIDRDefined, wire.CategoryNetwork, clusterMachineCIDRDefined},
+	{wire.ClusterValidationIDMachineCIDREqualsToCalculatedCIDR, wire.CategoryNetwork, clusterMachineCIDRCalculated},
+	{wire.ClusterValidationIDAPIVIPsDefined, wire.CategoryNetwork, clusterAPIVIPsDefined},
+	{wire.ClusterValidationIDAPIVIPsValid, wire.CategoryNetwork, clusterAPIVIPsValid},
+	{wire.ClusterValidationIDNetworkTypeValid, wire.CategoryNetwork, clusterNetworkTypeValid},
+	{wire.ClusterValidationIDIngressVIPsDefined, wire.CategoryNetwork, clusterIngressVIPsDefined},
+	{wire.ClusterValidationIDIngressVIPsValid, wire.CategoryNetwork, clusterIngressVIPsValid},
+	{wire.ClusterValidationIDAllHostsAreReadyToInstall, wire.CategoryHostsData, clusterAllHostsReady},
+	{wire.ClusterValidationIDSufficientMastersCount, wire.CategoryHostsData, clusterSufficientMasters},
+	{wire.ClusterValidationIDDNSDomainDefined, wire.CategoryNetwork, clusterDNSDomainDefined},
+	{wire.ClusterValidationIDPullSecretSet, wire.CategoryConfiguration, clusterPullSecretSet},
+	{wire.ClusterValidationIDClusterCIDRDefined, wire.CategoryNetwork, clusterClusterCIDRDefined},
+	{wire.ClusterValidationIDServiceCIDRDefined, wire.CategoryNetwork, clusterServiceCIDRDefined},
+	{wire.ClusterValidationIDNoCidrsOverlapping, wire.CategoryNetwork, clusterNoCIDRsOverlapping},
+	{wire.ClusterValidationIDNetworkPrefixValid, wire.CategoryNetwork, clusterNetworkPrefixValid},
+	{wire.ClusterValidationIDNTPServerConfigured, wire.CategoryNetwork, clusterNTPServerConfigured},
+	{wire.ClusterValidationIDNetworksSameAddressFamilies, wire.CategoryNetwork, clusterSameAddressFamilies},
 	// nodezero's own, shown only with host configs (hints.go).
-	{wire.ClusterValidationIDConfiguredHostsRegistered, CategoryHostsData, clusterConfiguredHostsRegistered},
+	{wire.ClusterValidationIDConfiguredHostsRegistered, wire.CategoryHostsData, clusterConfiguredHostsRegistered},
 }
 
 var nonIgnorableCluster = []string{
@@ -106,18 +106,18 @@ func (v *Validator) ValidateCluster(in ClusterInput) Report {
 	ignore := parseIgnoreList(in.Cluster.IgnoredClusterValidations, nonIgnorableCluster)
 	for _, r := range clusterRules {
 		id := string(r.ID)
-		var st Status
+		var st wire.ValidationStatus
 		var msg string
 		if !ignore.set && v.DisabledCluster[id] {
-			st, msg = StatusDisabled, messageDisabled
+			st, msg = wire.ValidationDisabled, messageDisabled
 		} else {
 			st, msg = r.Fn(c)
 		}
-		rep.Conditions[id] = st == StatusSuccess || st == statusHidden || st == StatusDisabled || ignore.ignores(id)
+		rep.Conditions[id] = st == wire.ValidationSuccess || st == statusHidden || st == wire.ValidationDisabled || ignore.ignores(id)
 		if st == statusHidden {
 			continue
 		}
-		rep.Results = append(rep.Results, Result{ID: id, Status: st, Message: msg, Category: r.Category})
+		rep.Results = append(rep.Results, wire.Validation{ID: id, Status: st, Message: msg, Category: r.Category})
 	}
 	sort.SliceStable(rep.Results, func(i, j int) bool {
 		a, b := rep.Results[i], rep.Results[j]
@@ -129,25 +129,25 @@ func (v *Validator) ValidateCluster(in ClusterInput) Report {
 	return rep
 }
 
-func clusterMachineCIDRDefined(c *clusterContext) (Status, string) {
+func clusterMachineCIDRDefined(c *clusterContext) (wire.ValidationStatus, string) {
 	switch {
 	case isUMN(c.c) && !c.sno:
-		return StatusSuccess, "No Machine Network CIDR needed: User Managed Networking"
+		return wire.ValidationSuccess, "No Machine Network CIDR needed: User Managed Networking"
 	case len(machineNetworkCIDRs(c.c)) > 0:
-		return StatusSuccess, "The Machine Network CIDR is defined."
+		return wire.ValidationSuccess, "The Machine Network CIDR is defined."
 	case !c.hasInventories:
-		return StatusPending, "Hosts have not been discovered yet"
+		return wire.ValidationPending, "Hosts have not been discovered yet"
 	case isDHCP(c.c):
-		return StatusFailure, "The Machine Network CIDR is undefined; setting the Machine Network CIDR initiates the VIPs DHCP lease allocation."
+		return wire.ValidationFailure, "The Machine Network CIDR is undefined; setting the Machine Network CIDR initiates the VIPs DHCP lease allocation."
 	case c.sno:
-		return StatusFailure, "The Machine Network CIDR is undefined; Setting Machine Network CIDR is required for single node cluster"
+		return wire.ValidationFailure, "The Machine Network CIDR is undefined; Setting Machine Network CIDR is required for single node cluster"
 	}
-	return StatusFailure, "The Machine Network CIDR is undefined; the Machine Network CIDR can be defined by setting either the API or Ingress virtual IPs."
+	return wire.ValidationFailure, "The Machine Network CIDR is undefined; the Machine Network CIDR can be defined by setting either the API or Ingress virtual IPs."
 }
 
 func (c *clusterContext) machineDefined() bool {
 	st, _ := clusterMachineCIDRDefined(c)
-	return st == StatusSuccess
+	return st == wire.ValidationSuccess
 }
 
 // multiError formats problems as hashicorp/go-multierror does, the text
@@ -166,16 +166,16 @@ func multiError(problems []string) string {
 	return b.String()
 }
 
-func clusterMachineCIDRCalculated(c *clusterContext) (Status, string) {
+func clusterMachineCIDRCalculated(c *clusterContext) (wire.ValidationStatus, string) {
 	switch {
 	case isUMN(c.c):
-		return StatusSuccess, "The Cluster Machine CIDR is not required: User Managed Networking"
+		return wire.ValidationSuccess, "The Cluster Machine CIDR is not required: User Managed Networking"
 	case userManagedLB(c.c):
-		return StatusSuccess, "Calculating machine network CIDR is not enabled: User Managed Load Balancer"
+		return wire.ValidationSuccess, "Calculating machine network CIDR is not enabled: User Managed Load Balancer"
 	case len(c.c.APIVIPs) == 0 && len(c.c.IngressVIPs) == 0:
-		return StatusPending, "The Machine Network CIDR, API virtual IPs, or Ingress virtual IPs are undefined."
+		return wire.ValidationPending, "The Machine Network CIDR, API virtual IPs, or Ingress virtual IPs are undefined."
 	case !c.hasInventories:
-		return StatusPending, "Hosts have not been discovered yet"
+		return wire.ValidationPending, "Hosts have not been discovered yet"
 	}
 	machine := machineNetworkCIDRs(c.c)
 	var problems []string
@@ -210,9 +210,9 @@ func clusterMachineCIDRCalculated(c *clusterContext) (Status, string) {
 		}
 	}
 	if len(problems) > 0 {
-		return StatusFailure, multiError(problems)
+		return wire.ValidationFailure, multiError(problems)
 	}
-	return StatusSuccess, "The Cluster Machine CIDR is equivalent to the calculated CIDR."
+	return wire.ValidationSuccess, "The Cluster Machine CIDR is equivalent to the calculated CIDR."
 }
 
 // vipList is the API or the ingress VIPs of a cluster.
@@ -241,39 +241,39 @@ func (c *clusterContext) vips(api bool) vipList {
 	return l
 }
 
-func (c *clusterContext) vipsDefined(l vipList) (Status, string) {
+func (c *clusterContext) vipsDefined(l vipList) (wire.ValidationStatus, string) {
 	switch {
 	case isUMN(c.c):
-		return StatusSuccess, fmt.Sprintf("%s virtual IPs are not required: User Managed Networking", l.name)
+		return wire.ValidationSuccess, fmt.Sprintf("%s virtual IPs are not required: User Managed Networking", l.name)
 	case c.sno:
-		return StatusSuccess, fmt.Sprintf("%s virtual IPs are not required: SNO", l.name)
+		return wire.ValidationSuccess, fmt.Sprintf("%s virtual IPs are not required: SNO", l.name)
 	case len(l.ips) > 0:
-		return StatusSuccess, fmt.Sprintf("%s virtual IPs are defined.", l.name)
+		return wire.ValidationSuccess, fmt.Sprintf("%s virtual IPs are defined.", l.name)
 	case isDHCP(c.c):
 		// assisted also reports a lease timeout two minutes after the
 		// machine network was set; the cluster object does not carry that
 		// time, so only the waiting message is given.
 		if !c.machineDefined() {
-			return StatusPending, "The Machine Network CIDR is undefined"
+			return wire.ValidationPending, "The Machine Network CIDR is undefined"
 		}
-		return StatusFailure, fmt.Sprintf("%[1]s virtual IPs are undefined; after the Machine Network CIDR has been defined, %[1]s virtual IPs are received from a DHCP lease allocation task which may take up to 2 minutes.", l.name)
+		return wire.ValidationFailure, fmt.Sprintf("%[1]s virtual IPs are undefined; after the Machine Network CIDR has been defined, %[1]s virtual IPs are received from a DHCP lease allocation task which may take up to 2 minutes.", l.name)
 	}
-	return StatusFailure, fmt.Sprintf("%s virtual IPs are undefined and must be provided.", l.name)
+	return wire.ValidationFailure, fmt.Sprintf("%s virtual IPs are undefined and must be provided.", l.name)
 }
 
-func clusterAPIVIPsDefined(c *clusterContext) (Status, string) {
+func clusterAPIVIPsDefined(c *clusterContext) (wire.ValidationStatus, string) {
 	return c.vipsDefined(c.vips(true))
 }
 
-func clusterIngressVIPsDefined(c *clusterContext) (Status, string) {
+func clusterIngressVIPsDefined(c *clusterContext) (wire.ValidationStatus, string) {
 	return c.vipsDefined(c.vips(false))
 }
 
-func clusterAPIVIPsValid(c *clusterContext) (Status, string) {
+func clusterAPIVIPsValid(c *clusterContext) (wire.ValidationStatus, string) {
 	return c.vipsValid(true)
 }
 
-func clusterIngressVIPsValid(c *clusterContext) (Status, string) {
+func clusterIngressVIPsValid(c *clusterContext) (wire.ValidationStatus, string) {
 	return c.vipsValid(false)
 }
 
@@ -282,17 +282,17 @@ func clusterIngressVIPsValid(c *clusterContext) (Status, string) {
 // not in use; API and ingress VIPs differ unless the load balancer is
 // user-managed. Without use data only the address checks apply and the
 // success message says so.
-func (c *clusterContext) vipsValid(api bool) (Status, string) {
+func (c *clusterContext) vipsValid(api bool) (wire.ValidationStatus, string) {
 	l := c.vips(api)
 	switch {
 	case isUMN(c.c):
-		return StatusSuccess, fmt.Sprintf("%s virtual IPs are not required: User Managed Networking", l.name)
+		return wire.ValidationSuccess, fmt.Sprintf("%s virtual IPs are not required: User Managed Networking", l.name)
 	case c.sno:
-		return StatusSuccess, fmt.Sprintf("%s virtual IPs are not required: SNO", l.name)
+		return wire.ValidationSuccess, fmt.Sprintf("%s virtual IPs are not required: SNO", l.name)
 	case len(l.ips) == 0:
-		return StatusPending, fmt.Sprintf("%s virtual IPs are undefined.", l.name)
+		return wire.ValidationPending, fmt.Sprintf("%s virtual IPs are undefined.", l.name)
 	case !c.hasInventories || !c.machineDefined():
-		return StatusPending, "Hosts have not been discovered yet"
+		return wire.ValidationPending, "Hosts have not been discovered yet"
 	}
 	lbUser := userManagedLB(c.c)
 	apiDups, ingressDups := duplicateVIPs(c.c.APIVIPs, c.c.IngressVIPs, lbUser)
@@ -323,39 +323,39 @@ func (c *clusterContext) vipsValid(api bool) (Status, string) {
 		failed, problems = true, append(problems, dups...)
 	}
 	if failed {
-		return StatusFailure, strings.Join(problems, ";")
+		return wire.ValidationFailure, strings.Join(problems, ";")
 	}
 	if unchecked {
-		return StatusSuccess, fmt.Sprintf("%s %s belongs to the Machine CIDR; whether it is in use is not verified yet.", name, strings.Join(l.ips, ", "))
+		return wire.ValidationSuccess, fmt.Sprintf("%s %s belongs to the Machine CIDR; whether it is in use is not verified yet.", name, strings.Join(l.ips, ", "))
 	}
-	return StatusSuccess, fmt.Sprintf("%s %s belongs to the Machine CIDR and is not in use.", name, strings.Join(l.ips, ", "))
+	return wire.ValidationSuccess, fmt.Sprintf("%s %s belongs to the Machine CIDR and is not in use.", name, strings.Join(l.ips, ", "))
 }
 
 // vipValidUserLB: with a user-managed load balancer the first VIP must lie
 // in at least one machine network; its use is not checked.
-func (c *clusterContext) vipValidUserLB(l vipList, dups []string) (Status, string) {
+func (c *clusterContext) vipValidUserLB(l vipList, dups []string) (wire.ValidationStatus, string) {
 	name := strings.ToLower(l.name) + " vip"
 	vip := l.ips[0]
 	machine := machineNetworkCIDRs(c.c)
 	if len(machine) == 0 {
-		return StatusFailure, fmt.Sprintf("no machine networks to verify VIP: %s with", vip)
+		return wire.ValidationFailure, fmt.Sprintf("no machine networks to verify VIP: %s with", vip)
 	}
 	var problems []string
 	for _, cidr := range machine {
 		ver, _, p := checkVIP(len(c.hosts), cidr, vip, name, l.verif[0], nil, false)
 		if ver == wire.VIPVerificationSucceeded {
 			if len(dups) > 0 {
-				return StatusFailure, strings.Join(dups, ";")
+				return wire.ValidationFailure, strings.Join(dups, ";")
 			}
-			return StatusSuccess, fmt.Sprintf("%s %s is valid", name, vip)
+			return wire.ValidationSuccess, fmt.Sprintf("%s %s is valid", name, vip)
 		}
 		if p != "" {
 			problems = append(problems, fmt.Sprintf("machine network CIDR <%s> verification failed: %s", cidr, p))
 		}
 	}
 	if len(problems) == 0 {
-		return StatusFailure, fmt.Sprintf("%s %s is invalid", name, vip)
+		return wire.ValidationFailure, fmt.Sprintf("%s %s is invalid", name, vip)
 	}
-	return StatusFailure, fmt.Sprintf("%s '%s' failed verification: none of the machine networks is satisfying the requirements, description: %s",
+	return wire.ValidationFailure, fmt.Sprintf("%s '%s' failed verification: none of the machine networks is satisfying the requirements, description: %s",
 		name, vip, strings.Join(problems, "; "))
 }

@@ -150,10 +150,10 @@ func FuzzHostFields(f *testing.F) {
 		}
 		rep := s.run()
 		for _, r := range rep.Results {
-			if r.Message == "" && r.Status != StatusSuccess {
+			if r.Message == "" && r.Status != wire.ValidationSuccess {
 				t.Errorf("%s = %s with no message", r.ID, r.Status)
 			}
-			if r.ID == string(id) && field%7 != 6 && strings.TrimSpace(text) != "" && !json.Valid([]byte(text)) && r.Status != StatusError {
+			if r.ID == string(id) && field%7 != 6 && strings.TrimSpace(text) != "" && !json.Valid([]byte(text)) && r.Status != wire.ValidationError {
 				t.Errorf("%s with invalid JSON %q = %s %q, want error", r.ID, text, r.Status, r.Message)
 			}
 		}

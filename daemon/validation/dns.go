@@ -77,15 +77,15 @@ func (v *Validator) ReleaseImageOf(c *wire.Cluster) string {
 	return c.OCPReleaseImage
 }
 
-func hostAPIDomainResolved(c *hostContext) (Status, string) {
+func hostAPIDomainResolved(c *hostContext) (wire.ValidationStatus, string) {
 	return c.clusterDomainResolved(apiSubdomain, "", "API load balancer")
 }
 
-func hostAPIIntDomainResolved(c *hostContext) (Status, string) {
+func hostAPIIntDomainResolved(c *hostContext) (wire.ValidationStatus, string) {
 	return c.clusterDomainResolved(apiIntSubdomain, "", "internal API load balancer")
 }
 
-func hostAppsDomainResolved(c *hostContext) (Status, string) {
+func hostAppsDomainResolved(c *hostContext) (wire.ValidationStatus, string) {
 	return c.clusterDomainResolved(appsProbeSubdomain, "*.apps", "application ingress")
 }
 
@@ -94,7 +94,7 @@ func hostAppsDomainResolved(c *hostContext) (Status, string) {
 // (assisted's dnsmasq entries, ENABLE_SINGLE_NODE_DNSMASQ, on for OCP) no
 // DNS record is needed; otherwise the name must resolve, and not to this
 // host's own address.
-func (c *hostContext) clusterDomainResolved(sub, printSub, target string) (Status, string) {
+func (c *hostContext) clusterDomainResolved(sub, printSub, target string) (wire.ValidationStatus, string) {
 	if c.cluster == nil {
 		return statusHidden, ""
 	}
@@ -108,34 +108,34 @@ func (c *hostContext) clusterDomainResolved(sub, printSub, target string) (Statu
 	}
 	notRequired := fmt.Sprintf("Domain name resolution for the %s domain was successful or not required", printable)
 	if !isUMN(c.cluster) || (!isDay2(c.cluster) && c.sno) {
-		return StatusSuccess, notRequired
+		return wire.ValidationSuccess, notRequired
 	}
 	if c.cluster.BaseDNSDomain == "" {
-		return StatusError, fmt.Sprintf("DNS validation for the %s domain cannot be completed because the cluster does not have base_dns_domain set. Please update the cluster with the correct base_dns_domain", target)
+		return wire.ValidationError, fmt.Sprintf("DNS validation for the %s domain cannot be completed because the cluster does not have base_dns_domain set. Please update the cluster with the correct base_dns_domain", target)
 	}
 	return c.domainResolved(domain, printable, target)
 }
 
 // domainResolved is assisted's checkDomainNameResolution. Without any
 // resolution result yet it is pending (assisted reports a parse error).
-func (c *hostContext) domainResolved(domain, printable, target string) (Status, string) {
+func (c *hostContext) domainResolved(domain, printable, target string) (wire.ValidationStatus, string) {
 	if c.host.DomainNameResolutions == "" {
-		return StatusPending, fmt.Sprintf("DNS validation for the %s domain cannot be performed yet because the host has not yet performed DNS resolution", printable)
+		return wire.ValidationPending, fmt.Sprintf("DNS validation for the %s domain cannot be performed yet because the host has not yet performed DNS resolution", printable)
 	}
 	resp, err := resolutionDocs.parse(c.host.DomainNameResolutions)
 	if err != nil {
-		return StatusError, "Error while evaluating DNS resolution on this host"
+		return wire.ValidationError, "Error while evaluating DNS resolution on this host"
 	}
 	for _, r := range resp.Resolutions {
 		if r == nil || r.DomainName != domain || len(r.IPv4Addresses)+len(r.IPv6Addresses)+len(r.Cnames) == 0 {
 			continue
 		}
 		if ip := c.ownAddress(r); ip != "" {
-			return StatusFailure, fmt.Sprintf("Domain %s must not point at %s as it is the API address of this host. This domain must instead point at the IP address of a load balancer when using user managed networking in a multi control-plane node cluster", printable, ip)
+			return wire.ValidationFailure, fmt.Sprintf("Domain %s must not point at %s as it is the API address of this host. This domain must instead point at the IP address of a load balancer when using user managed networking in a multi control-plane node cluster", printable, ip)
 		}
-		return StatusSuccess, fmt.Sprintf("Domain name resolution for the %s domain was successful or not required", printable)
+		return wire.ValidationSuccess, fmt.Sprintf("Domain name resolution for the %s domain was successful or not required", printable)
 	}
-	return StatusFailure, fmt.Sprintf("Couldn't resolve domain name %s on the host. To continue installation, create the necessary DNS entries to resolve this domain name to your cluster's %s IP address", printable, target)
+	return wire.ValidationFailure, fmt.Sprintf("Couldn't resolve domain name %s on the host. To continue installation, create the necessary DNS entries to resolve this domain name to your cluster's %s IP address", printable, target)
 }
 
 // ownAddress returns the first resolved address that is one of this
@@ -166,45 +166,45 @@ func (c *hostContext) ownAddress(r *wire.DomainResolutionResponseResolutionsItem
 // hostReleaseDomainResolved is the validation assisted has switched off
 // (MGMT-15213: wrong behind a mirror or proxy); nodezero shows it without
 // gating on it.
-func hostReleaseDomainResolved(c *hostContext) (Status, string) {
+func hostReleaseDomainResolved(c *hostContext) (wire.ValidationStatus, string) {
 	if c.cluster == nil {
 		return statusHidden, ""
 	}
 	if isDay2(c.cluster) && isDay2Host(c.host) {
-		return StatusSuccess, "host belongs to day2 cluster"
+		return wire.ValidationSuccess, "host belongs to day2 cluster"
 	}
 	h := ReleaseImageHost(c.releaseImage())
 	if h == "" {
-		return StatusPending, "The release image is not known yet"
+		return wire.ValidationPending, "The release image is not known yet"
 	}
 	if net.ParseIP(h) != nil {
-		return StatusSuccess, fmt.Sprintf("Release host %s is an IP address", h)
+		return wire.ValidationSuccess, fmt.Sprintf("Release host %s is an IP address", h)
 	}
 	return c.domainResolved(h, h, "release image host")
 }
 
-func hostDNSWildcardNotConfigured(c *hostContext) (Status, string) {
+func hostDNSWildcardNotConfigured(c *hostContext) (wire.ValidationStatus, string) {
 	switch {
 	case c.cluster == nil:
 		return statusHidden, ""
 	case isDay2Host(c.host):
-		return StatusSuccess, "DNS wildcard check is not required for day2"
+		return wire.ValidationSuccess, "DNS wildcard check is not required for day2"
 	case c.host.DomainNameResolutions == "":
-		return StatusPending, "DNS wildcard check cannot be performed yet because the host has not yet performed DNS resolution"
+		return wire.ValidationPending, "DNS wildcard check cannot be performed yet because the host has not yet performed DNS resolution"
 	}
 	resp, err := resolutionDocs.parse(c.host.DomainNameResolutions)
 	if err != nil {
-		return StatusError, "Error while parsing DNS resolution response"
+		return wire.ValidationError, "Error while parsing DNS resolution response"
 	}
 	probe := clusterDomain(c.cluster, wildcardProbeSubdomain)
 	st, msg := c.unexpectedDomain(resp, probe+".", "DNS wildcard configuration was detected for domain *.%s.%s - the installation will not be able to complete while this record exists. Please remove it to proceed. The domain resolves to %s")
-	if st == StatusSuccess {
+	if st == wire.ValidationSuccess {
 		st, msg = c.unexpectedDomain(resp, probe, "Unexpected domain name resolution was detected for the relative domain name with the sub-domain *.%s.%s despite the fact that no resolution exists for a Fully Qualified Domain Name (FQDN) with same sub-domain. This is usually a sign of DHCP-provided domain-search configuration. The installation will not be able to complete with this configuration in place. Please remove it to proceed. The relative domain name resolves to %s")
 	}
 	return st, msg
 }
 
-func (c *hostContext) unexpectedDomain(resp wire.DomainResolutionResponse, domain, format string) (Status, string) {
+func (c *hostContext) unexpectedDomain(resp wire.DomainResolutionResponse, domain, format string) (wire.ValidationStatus, string) {
 	var r *wire.DomainResolutionResponseResolutionsItem
 	for _, x := range resp.Resolutions {
 		if x != nil && x.DomainName == domain {
@@ -213,11 +213,11 @@ func (c *hostContext) unexpectedDomain(resp wire.DomainResolutionResponse, domai
 		}
 	}
 	if r == nil {
-		return StatusError, "Internal error - DNS wildcard check cannot be performed because the DNS validation result doesn't contain the wildcard domain"
+		return wire.ValidationError, "Internal error - DNS wildcard check cannot be performed because the DNS validation result doesn't contain the wildcard domain"
 	}
 	found := append(append(append([]string{}, r.IPv4Addresses...), r.IPv6Addresses...), r.Cnames...)
 	if len(found) == 0 {
-		return StatusSuccess, "DNS wildcard check was successful"
+		return wire.ValidationSuccess, "DNS wildcard check was successful"
 	}
-	return StatusFailure, fmt.Sprintf(format, c.cluster.Name, c.cluster.BaseDNSDomain, strings.Join(found, ", "))
+	return wire.ValidationFailure, fmt.Sprintf(format, c.cluster.Name, c.cluster.BaseDNSDomain, strings.Join(found, ", "))
 }

@@ -1,9 +1,10 @@
 // Package validation holds the host and cluster validations of the embedded
 // assisted service as pure functions: assisted-service's validation IDs,
-// categories, statuses and message texts, the validations_info JSON shape,
-// the hardware requirements table with its version lookup, service-side disk
-// eligibility and installation-disk choice, the machine network the cluster
-// monitor derives, and the auto-assign role rule.
+// categories, statuses and message texts as wire.Validation entries (wire
+// owns the validations_info text), the hardware requirements table with its
+// version lookup, service-side disk eligibility and installation-disk
+// choice, the machine network the cluster monitor derives, and the
+// auto-assign role rule.
 //
 // Facts come from the fact sheets in shared/reference (assisted-service.md
 // §2.7, §3.2, §5, §6; agent-and-installer.md §3) and from the public
@@ -24,9 +25,9 @@
 //
 // # Adding a validation
 //
-// Write one function func(*hostContext) (Status, string) (or
-// func(*clusterContext) (Status, string)) and add one row {ID, Category, Fn}
-// to the table in host.go (or cluster.go). The row order of the host table is
+// Write one function func(*hostContext) (wire.ValidationStatus, string) (or
+// func(*clusterContext) (wire.ValidationStatus, string)) and add one row
+// {ID, Category, Fn} to the table in host.go (or cluster.go). The row order of the host table is
 // the order assisted-service emits; cluster results are emitted sorted by ID
 // inside each category, as assisted-service does.
 package validation

@@ -100,7 +100,7 @@ func testHosts() []HostEntry {
 
 // findResult returns the result with id, failing the test when it is
 // missing.
-func findResult(t *testing.T, r Report, id string) Result {
+func findResult(t *testing.T, r Report, id string) wire.Validation {
 	t.Helper()
 	for _, res := range r.Results {
 		if res.ID == id {
@@ -108,5 +108,5 @@ func findResult(t *testing.T, r Report, id string) Result {
 		}
 	}
 	t.Fatalf("no result for %s in %+v", id, r.Results)
-	return Result{}
+	return wire.Validation{}
 }

@@ -149,28 +149,28 @@ func (v *Validator) hostConfigGrace() time.Duration {
 }
 
 // hostDiskMatchesHints is installation-disk-matches-root-device-hints.
-func hostDiskMatchesHints(c *hostContext) (Status, string) {
+func hostDiskMatchesHints(c *hostContext) (wire.ValidationStatus, string) {
 	if c.v.HostConfigs == nil {
 		return statusHidden, ""
 	}
 	if c.inv == nil {
-		return StatusPending, "Missing inventory"
+		return wire.ValidationPending, "Missing inventory"
 	}
 	hc := c.v.hostConfig(c.inv)
 	switch {
 	case hc == nil:
-		return StatusSuccess, "No host config matches this host's MAC addresses"
+		return wire.ValidationSuccess, "No host config matches this host's MAC addresses"
 	case hc.Hints.Empty():
-		return StatusSuccess, fmt.Sprintf("Host config %s has no root device hints", hc.Name)
+		return wire.ValidationSuccess, fmt.Sprintf("Host config %s has no root device hints", hc.Name)
 	case len(AcceptableDisks(c.inv.Disks, hc.Hints)) == 0:
-		return StatusFailure, fmt.Sprintf("Host config %s: %s", hc.Name, NoDiskMatchesHints(hc.Hints, c.inv))
+		return wire.ValidationFailure, fmt.Sprintf("Host config %s: %s", hc.Name, NoDiskMatchesHints(hc.Hints, c.inv))
 	}
-	return StatusSuccess, fmt.Sprintf("An eligible disk matches the root device hints of host config %s (%s)", hc.Name, hc.Hints)
+	return wire.ValidationSuccess, fmt.Sprintf("An eligible disk matches the root device hints of host config %s (%s)", hc.Name, hc.Hints)
 }
 
 // clusterConfiguredHostsRegistered is configured-hosts-registered: every
 // host config matches a host of the cluster that sent an inventory.
-func clusterConfiguredHostsRegistered(c *clusterContext) (Status, string) {
+func clusterConfiguredHostsRegistered(c *clusterContext) (wire.ValidationStatus, string) {
 	if c.v.HostConfigs == nil {
 		return statusHidden, ""
 	}
@@ -189,13 +189,13 @@ func clusterConfiguredHostsRegistered(c *clusterContext) (Status, string) {
 		}
 	}
 	if len(missing) == 0 {
-		return StatusSuccess, fmt.Sprintf("Every configured host is registered (%d)", len(c.v.HostConfigs))
+		return wire.ValidationSuccess, fmt.Sprintf("Every configured host is registered (%d)", len(c.v.HostConfigs))
 	}
 	list := strings.Join(missing, "; ")
 	since := c.now.Sub(c.c.CreatedAt)
 	if c.c.CreatedAt.IsZero() || since < c.v.hostConfigGrace() {
-		return StatusPending, "Waiting for configured hosts to register: " + list
+		return wire.ValidationPending, "Waiting for configured hosts to register: " + list
 	}
-	return StatusFailure, fmt.Sprintf("No host with these MAC addresses has registered in %s: %s. Check that each is booted from the factory image and reaches the rendezvous IP, or correct its MAC addresses in agent-config.yaml",
+	return wire.ValidationFailure, fmt.Sprintf("No host with these MAC addresses has registered in %s: %s. Check that each is booted from the factory image and reaches the rendezvous IP, or correct its MAC addresses in agent-config.yaml",
 		since.Round(time.Minute), list)
 }

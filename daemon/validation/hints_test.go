@@ -33,19 +33,19 @@ func TestHostDiskMatchesHints(t *testing.T) {
 		name    string
 		configs []manifests.HostConfig
 		noInv   bool
-		status  Status // "" = left out of validations_info
-		msg     string // substring
+		status  wire.ValidationStatus // "" = left out of validations_info
+		msg     string                // substring
 	}{
 		{name: "no host configs: not shown", configs: nil},
-		{name: "no config for this host", configs: configs(0, nil), status: StatusSuccess, msg: "No host config matches"},
-		{name: "config without hints", configs: configs(1, nil), status: StatusSuccess, msg: "has no root device hints"},
+		{name: "no config for this host", configs: configs(0, nil), status: wire.ValidationSuccess, msg: "No host config matches"},
+		{name: "config without hints", configs: configs(1, nil), status: wire.ValidationSuccess, msg: "has no root device hints"},
 		{name: "hints match", configs: configs(1, &manifests.RootDeviceHints{DeviceName: "/dev/sda"}),
-			status: StatusSuccess, msg: "An eligible disk matches the root device hints of host config master-0 (deviceName=/dev/sda)"},
+			status: wire.ValidationSuccess, msg: "An eligible disk matches the root device hints of host config master-0 (deviceName=/dev/sda)"},
 		{name: "hints match nothing", configs: configs(1, &manifests.RootDeviceHints{DeviceName: "/dev/sdz"}),
-			status: StatusFailure,
+			status: wire.ValidationFailure,
 			msg:    "Host config master-0: No eligible disk matches root device hints (deviceName=/dev/sdz); eligible disks: /dev/sda (hctl 0:0:0:0, type HDD, 200 GB)"},
 		{name: "before the inventory", configs: configs(1, &manifests.RootDeviceHints{DeviceName: "/dev/sdz"}), noInv: true,
-			status: StatusPending, msg: "Missing inventory"},
+			status: wire.ValidationPending, msg: "Missing inventory"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -71,7 +71,7 @@ func TestHostDiskMatchesHints(t *testing.T) {
 			if got.Status != tt.status || !strings.Contains(got.Message, tt.msg) {
 				t.Errorf("%s = %s %q, want %s containing %q", id, got.Status, got.Message, tt.status, tt.msg)
 			}
-			if want := tt.status == StatusSuccess; rep.Conditions[id] != want {
+			if want := tt.status == wire.ValidationSuccess; rep.Conditions[id] != want {
 				t.Errorf("condition %s = %v, want %v", id, rep.Conditions[id], want)
 			}
 		})
@@ -85,18 +85,18 @@ func TestConfiguredHostsRegistered(t *testing.T) {
 		configs []manifests.HostConfig
 		age     time.Duration
 		grace   time.Duration
-		status  Status
+		status  wire.ValidationStatus
 		msg     string
 	}{
 		{name: "no host configs: not shown"},
 		{name: "all registered", configs: configs(5, nil), age: time.Hour,
-			status: StatusSuccess, msg: "Every configured host is registered (5)"},
+			status: wire.ValidationSuccess, msg: "Every configured host is registered (5)"},
 		{name: "one missing, within grace", configs: append(configs(5, nil), manifests.HostConfig{Name: "worker-9", MACs: []string{"52:54:00:ff:00:09"}}),
-			age: time.Minute, status: StatusPending, msg: "Waiting for configured hosts to register: worker-9 (MAC 52:54:00:ff:00:09)"},
+			age: time.Minute, status: wire.ValidationPending, msg: "Waiting for configured hosts to register: worker-9 (MAC 52:54:00:ff:00:09)"},
 		{name: "one missing, past grace", configs: append(configs(5, nil), manifests.HostConfig{Name: "worker-9", MACs: []string{"52:54:00:ff:00:09"}}),
-			age: 11 * time.Minute, status: StatusFailure, msg: "No host with these MAC addresses has registered in 11m0s: worker-9 (MAC 52:54:00:ff:00:09)"},
+			age: 11 * time.Minute, status: wire.ValidationFailure, msg: "No host with these MAC addresses has registered in 11m0s: worker-9 (MAC 52:54:00:ff:00:09)"},
 		{name: "custom grace", configs: append(configs(5, nil), manifests.HostConfig{Name: "worker-9", MACs: []string{"52:54:00:ff:00:09"}}),
-			age: 2 * time.Minute, grace: time.Minute, status: StatusFailure, msg: "worker-9"},
+			age: 2 * time.Minute, grace: time.Minute, status: wire.ValidationFailure, msg: "worker-9"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -118,7 +118,7 @@ func TestConfiguredHostsRegistered(t *testing.T) {
 			if got.Status != tt.status || !strings.Contains(got.Message, tt.msg) {
 				t.Errorf("%s = %s %q, want %s containing %q", id, got.Status, got.Message, tt.status, tt.msg)
 			}
-			if want := tt.status == StatusSuccess; rep.Conditions[id] != want {
+			if want := tt.status == wire.ValidationSuccess; rep.Conditions[id] != want {
 				t.Errorf("condition %s = %v, want %v", id, rep.Conditions[id], want)
 			}
 		})

@@ -11,8 +11,8 @@ import (
 // hostRule is one row of the host validation table.
 type hostRule struct {
 	ID       wire.HostValidationID
-	Category Category
-	Fn       func(*hostContext) (Status, string)
+	Category wire.ValidationCategory
+	Fn       func(*hostContext) (wire.ValidationStatus, string)
 	// Skip lists install stages during which the result is left out of
 	// validations_info (it still counts as a condition).
 	Skip []wire.HostStage
@@ -28,39 +28,39 @@ var manualRebootStages = []wire.HostStage{
 // hostRules is the host validation table, in assisted's emission order
 // (internal/host/refresh_status_preprocessor.go newValidations).
 var hostRules = []hostRule{
-	{wire.HostValidationIDConnected, CategoryNetwork, hostConnected, manualRebootStages},
-	{wire.HostValidationIDMediaConnected, CategoryNetwork, hostMediaConnected, manualRebootStages},
-	{wire.HostValidationIDHasInventory, CategoryHardware, hostHasInventory, nil},
-	{wire.HostValidationIDInventoryNotPartiallyTruncated, CategoryHardware, hostNotPartiallyTruncated, nil},
-	{wire.HostValidationIDInventoryNotFullyTruncated, CategoryHardware, hostNotFullyTruncated, nil},
-	{wire.HostValidationIDHasMinCPUCores, CategoryHardware, hostMinCPUCores, nil},
-	{wire.HostValidationIDHasMinMemory, CategoryHardware, hostMinMemory, nil},
-	{wire.HostValidationIDHasMinValidDisks, CategoryHardware, hostMinValidDisks, nil},
-	{wire.HostValidationIDMachineCIDRDefined, CategoryNetwork, hostMachineCIDRDefined, nil},
-	{wire.HostValidationIDHasCPUCoresForRole, CategoryHardware, hostCPUCoresForRole, nil},
-	{wire.HostValidationIDHasMemoryForRole, CategoryHardware, hostMemoryForRole, nil},
-	{wire.HostValidationIDHostnameUnique, CategoryHardware, hostHostnameUnique, nil},
-	{wire.HostValidationIDBelongsToMachineCIDR, CategoryNetwork, hostBelongsToMachineCIDR, nil},
-	{wire.HostValidationIDHostnameValid, CategoryHardware, hostHostnameValid, nil},
-	{wire.HostValidationIDBelongsToMajorityGroup, CategoryNetwork, hostBelongsToMajorityGroup, nil},
-	{wire.HostValidationIDMTUValid, CategoryNetwork, hostMTUValid, nil},
-	{wire.HostValidationIDNTPSynced, CategoryNetwork, hostNTPSynced, manualRebootStages},
-	{wire.HostValidationIDTimeSyncedBetweenHostAndService, CategoryNetwork, hostTimeSynced, manualRebootStages},
-	{wire.HostValidationIDContainerImagesAvailable, CategoryNetwork, hostContainerImagesAvailable, nil},
-	{wire.HostValidationIDSufficientInstallationDiskSpeed, CategoryHardware, hostInstallationDiskSpeed, nil},
-	{wire.HostValidationIDSufficientNetworkLatencyRequirementForRole, CategoryNetwork, hostNetworkLatency, nil},
-	{wire.HostValidationIDSufficientPacketLossRequirementForRole, CategoryNetwork, hostPacketLoss, nil},
-	{wire.HostValidationIDHasDefaultRoute, CategoryNetwork, hostDefaultRoute, nil},
-	{wire.HostValidationIDAPIDomainNameResolvedCorrectly, CategoryNetwork, hostAPIDomainResolved, nil},
-	{wire.HostValidationIDAPIIntDomainNameResolvedCorrectly, CategoryNetwork, hostAPIIntDomainResolved, nil},
-	{wire.HostValidationIDAppsDomainNameResolvedCorrectly, CategoryNetwork, hostAppsDomainResolved, nil},
+	{wire.HostValidationIDConnected, wire.CategoryNetwork, hostConnected, manualRebootStages},
+	{wire.HostValidationIDMediaConnected, wire.CategoryNetwork, hostMediaConnected, manualRebootStages},
+	{wire.HostValidationIDHasInventory, wire.CategoryHardware, hostHasInventory, nil},
+	{wire.HostValidationIDInventoryNotPartiallyTruncated, wire.CategoryHardware, hostNotPartiallyTruncated, nil},
+	{wire.HostValidationIDInventoryNotFullyTruncated, wire.CategoryHardware, hostNotFullyTruncated, nil},
+	{wire.HostValidationIDHasMinCPUCores, wire.CategoryHardware, hostMinCPUCores, nil},
+	{wire.HostValidationIDHasMinMemory, wire.CategoryHardware, hostMinMemory, nil},
+	{wire.HostValidationIDHasMinValidDisks, wire.CategoryHardware, hostMinValidDisks, nil},
+	{wire.HostValidationIDMachineCIDRDefined, wire.CategoryNetwork, hostMachineCIDRDefined, nil},
+	{wire.HostValidationIDHasCPUCoresForRole, wire.CategoryHardware, hostCPUCoresForRole, nil},
+	{wire.HostValidationIDHasMemoryForRole, wire.CategoryHardware, hostMemoryForRole, nil},
+	{wire.HostValidationIDHostnameUnique, wire.CategoryHardware, hostHostnameUnique, nil},
+	{wire.HostValidationIDBelongsToMachineCIDR, wire.CategoryNetwork, hostBelongsToMachineCIDR, nil},
+	{wire.HostValidationIDHostnameValid, wire.CategoryHardware, hostHostnameValid, nil},
+	{wire.HostValidationIDBelongsToMajorityGroup, wire.CategoryNetwork, hostBelongsToMajorityGroup, nil},
+	{wire.HostValidationIDMTUValid, wire.CategoryNetwork, hostMTUValid, nil},
+	{wire.HostValidationIDNTPSynced, wire.CategoryNetwork, hostNTPSynced, manualRebootStages},
+	{wire.HostValidationIDTimeSyncedBetweenHostAndService, wire.CategoryNetwork, hostTimeSynced, manualRebootStages},
+	{wire.HostValidationIDContainerImagesAvailable, wire.CategoryNetwork, hostContainerImagesAvailable, nil},
+	{wire.HostValidationIDSufficientInstallationDiskSpeed, wire.CategoryHardware, hostInstallationDiskSpeed, nil},
+	{wire.HostValidationIDSufficientNetworkLatencyRequirementForRole, wire.CategoryNetwork, hostNetworkLatency, nil},
+	{wire.HostValidationIDSufficientPacketLossRequirementForRole, wire.CategoryNetwork, hostPacketLoss, nil},
+	{wire.HostValidationIDHasDefaultRoute, wire.CategoryNetwork, hostDefaultRoute, nil},
+	{wire.HostValidationIDAPIDomainNameResolvedCorrectly, wire.CategoryNetwork, hostAPIDomainResolved, nil},
+	{wire.HostValidationIDAPIIntDomainNameResolvedCorrectly, wire.CategoryNetwork, hostAPIIntDomainResolved, nil},
+	{wire.HostValidationIDAppsDomainNameResolvedCorrectly, wire.CategoryNetwork, hostAppsDomainResolved, nil},
 	// Switched off in assisted (MGMT-15213); shown here, gating nothing.
-	{wire.HostValidationIDReleaseDomainNameResolvedCorrectly, CategoryNetwork, hostReleaseDomainResolved, nil},
-	{wire.HostValidationIDCompatibleWithClusterPlatform, CategoryHardware, hostCompatibleWithPlatform, nil},
-	{wire.HostValidationIDDNSWildcardNotConfigured, CategoryNetwork, hostDNSWildcardNotConfigured, nil},
-	{wire.HostValidationIDNoIPCollisionsInNetwork, CategoryNetwork, hostNoIPCollisions, nil},
+	{wire.HostValidationIDReleaseDomainNameResolvedCorrectly, wire.CategoryNetwork, hostReleaseDomainResolved, nil},
+	{wire.HostValidationIDCompatibleWithClusterPlatform, wire.CategoryHardware, hostCompatibleWithPlatform, nil},
+	{wire.HostValidationIDDNSWildcardNotConfigured, wire.CategoryNetwork, hostDNSWildcardNotConfigured, nil},
+	{wire.HostValidationIDNoIPCollisionsInNetwork, wire.CategoryNetwork, hostNoIPCollisions, nil},
 	// nodezero's own, shown only with host configs (hints.go).
-	{wire.HostValidationIDInstallationDiskMatchesHints, CategoryHardware, hostDiskMatchesHints, nil},
+	{wire.HostValidationIDInstallationDiskMatchesHints, wire.CategoryHardware, hostDiskMatchesHints, nil},
 }
 
 // nonIgnorableHost may not be forced by a cluster's ignore list.
@@ -139,21 +139,21 @@ func (v *Validator) ValidateHost(in HostInput) Report {
 	rep := Report{Conditions: make(map[string]bool, len(hostRules))}
 	for _, r := range hostRules {
 		id := string(r.ID)
-		var st Status
+		var st wire.ValidationStatus
 		var msg string
 		if !ignore.set && v.DisabledHost[id] {
-			st, msg = StatusDisabled, messageDisabled
+			st, msg = wire.ValidationDisabled, messageDisabled
 		} else {
 			st, msg = r.Fn(c)
 		}
-		rep.Conditions[id] = st == StatusSuccess || st == statusHidden || st == StatusDisabled
+		rep.Conditions[id] = st == wire.ValidationSuccess || st == statusHidden || st == wire.ValidationDisabled
 		if st == statusHidden || stageIn(stage, r.Skip) {
 			continue
 		}
 		if ignore.ignores(id) {
 			rep.Conditions[id] = true
 		}
-		rep.Results = append(rep.Results, Result{ID: id, Status: st, Message: msg, Category: r.Category})
+		rep.Results = append(rep.Results, wire.Validation{ID: id, Status: st, Message: msg, Category: r.Category})
 	}
 	_, _, rep.Preparation.DiskSpeed, _ = c.installationDiskSpeed()
 	rep.Preparation.Images = c.imagesOutcome()
@@ -184,7 +184,7 @@ var preRebootStages = []wire.HostStage{
 	wire.HostStageWaitingForBootkube, wire.HostStageWaitingForController,
 }
 
-func hostConnected(c *hostContext) (Status, string) {
+func hostConnected(c *hostContext) (wire.ValidationStatus, string) {
 	limit := c.v.disconnectionTimeout()
 	if c.host.Bootstrap {
 		limit += bootstrapExtraTimeout
@@ -192,28 +192,28 @@ func hostConnected(c *hostContext) (Status, string) {
 	stage := currentStage(c.host)
 	preReboot := stage == "" || stageIn(stage, preRebootStages)
 	if !preReboot || c.now.Sub(c.host.CheckedInAt.Time()) <= limit {
-		return StatusSuccess, "Host is connected"
+		return wire.ValidationSuccess, "Host is connected"
 	}
-	return StatusFailure, "Host is disconnected"
+	return wire.ValidationFailure, "Host is disconnected"
 }
 
-func hostMediaConnected(c *hostContext) (Status, string) {
+func hostMediaConnected(c *hostContext) (wire.ValidationStatus, string) {
 	if c.host.MediaStatus == nil || *c.host.MediaStatus != wire.HostMediaStatusDisconnected {
-		return StatusSuccess, "Media device is connected"
+		return wire.ValidationSuccess, "Media device is connected"
 	}
-	return StatusFailure, "Unable to read from the discovery media. It was either disconnected or poor network conditions prevented it from being read. Try using the minimal ISO option and be sure to keep the media connected until the installation is completed"
+	return wire.ValidationFailure, "Unable to read from the discovery media. It was either disconnected or poor network conditions prevented it from being read. Try using the minimal ISO option and be sure to keep the media connected until the installation is completed"
 }
 
 // hostHasInventory fails, not pends, without an inventory: assisted's
 // has-inventory is a plain boolean (discovering hosts show it failing).
-func hostHasInventory(c *hostContext) (Status, string) {
+func hostHasInventory(c *hostContext) (wire.ValidationStatus, string) {
 	if c.inv != nil {
-		return StatusSuccess, "Valid inventory exists for the host"
+		return wire.ValidationSuccess, "Valid inventory exists for the host"
 	}
 	if c.invBad != "" {
-		return StatusFailure, c.invBad
+		return wire.ValidationFailure, c.invBad
 	}
-	return StatusFailure, "Inventory has not been received for the host"
+	return wire.ValidationFailure, "Inventory has not been received for the host"
 }
 
 func truncationReason(t *wire.InventoryTruncation) string {
@@ -224,46 +224,46 @@ func truncationReason(t *wire.InventoryTruncation) string {
 	return s
 }
 
-func hostNotPartiallyTruncated(c *hostContext) (Status, string) {
+func hostNotPartiallyTruncated(c *hostContext) (wire.ValidationStatus, string) {
 	if c.inv == nil {
-		return StatusPending, "Missing inventory"
+		return wire.ValidationPending, "Missing inventory"
 	}
 	t := c.inv.Truncation
 	switch {
 	case t == nil:
-		return StatusSuccess, "Inventory is not truncated"
+		return wire.ValidationSuccess, "Inventory is not truncated"
 	case t.Type == wire.InventoryTruncationTypePartial:
-		return StatusFailure, truncationReason(t)
+		return wire.ValidationFailure, truncationReason(t)
 	case t.Type == wire.InventoryTruncationTypeFull:
-		return StatusSuccess, "Inventory is not partially truncated (inventory fully truncated)"
+		return wire.ValidationSuccess, "Inventory is not partially truncated (inventory fully truncated)"
 	}
-	return StatusError, "Unexpected inventory truncation type"
+	return wire.ValidationError, "Unexpected inventory truncation type"
 }
 
-func hostNotFullyTruncated(c *hostContext) (Status, string) {
+func hostNotFullyTruncated(c *hostContext) (wire.ValidationStatus, string) {
 	if c.inv == nil {
-		return StatusPending, "Missing inventory"
+		return wire.ValidationPending, "Missing inventory"
 	}
 	t := c.inv.Truncation
 	switch {
 	case t == nil:
-		return StatusSuccess, "Inventory is not truncated"
+		return wire.ValidationSuccess, "Inventory is not truncated"
 	case t.Type == wire.InventoryTruncationTypePartial:
-		return StatusSuccess, "Inventory is partially truncated"
+		return wire.ValidationSuccess, "Inventory is partially truncated"
 	case t.Type == wire.InventoryTruncationTypeFull:
-		return StatusFailure, truncationReason(t)
+		return wire.ValidationFailure, truncationReason(t)
 	}
-	return StatusError, "Unexpected inventory truncation type"
+	return wire.ValidationError, "Unexpected inventory truncation type"
 }
 
-func hostMinCPUCores(c *hostContext) (Status, string) {
+func hostMinCPUCores(c *hostContext) (wire.ValidationStatus, string) {
 	if c.inv == nil {
-		return StatusPending, "Missing inventory"
+		return wire.ValidationPending, "Missing inventory"
 	}
 	if c.inv.CPU.Count >= c.minCPU {
-		return StatusSuccess, "Sufficient CPU cores"
+		return wire.ValidationSuccess, "Sufficient CPU cores"
 	}
-	return StatusFailure, fmt.Sprintf("The host is not eligible to participate in Openshift Cluster because the minimum required CPU cores for any role is %d, found only %d", c.minCPU, c.inv.CPU.Count)
+	return wire.ValidationFailure, fmt.Sprintf("The host is not eligible to participate in Openshift Cluster because the minimum required CPU cores for any role is %d, found only %d", c.minCPU, c.inv.CPU.Count)
 }
 
 // memoryToleranceMiB: VMs often get a little less RAM than asked for, so
@@ -275,92 +275,92 @@ const mib = 1 << 20
 // hostMinMemory allows, besides the 100 MiB tolerance, 2% of the
 // requirement when the agent measured memory from /proc/meminfo (usable
 // memory standing in for physical memory).
-func hostMinMemory(c *hostContext) (Status, string) {
+func hostMinMemory(c *hostContext) (wire.ValidationStatus, string) {
 	if c.inv == nil {
-		return StatusPending, "Missing inventory"
+		return wire.ValidationPending, "Missing inventory"
 	}
 	tolerance := int64(memoryToleranceMiB)
 	if c.inv.Memory.PhysicalBytesMethod == wire.MemoryMethodMeminfo {
 		tolerance += c.minRAM / 50
 	}
 	if c.inv.Memory.PhysicalBytes >= (c.minRAM-tolerance)*mib {
-		return StatusSuccess, "Sufficient minimum RAM"
+		return wire.ValidationSuccess, "Sufficient minimum RAM"
 	}
-	return StatusFailure, fmt.Sprintf("The host is not eligible to participate in Openshift Cluster because the minimum required RAM for any role is %s, found only %s",
+	return wire.ValidationFailure, fmt.Sprintf("The host is not eligible to participate in Openshift Cluster because the minimum required RAM for any role is %s, found only %s",
 		binaryBytes(c.minRAM*mib), binaryBytes(c.inv.Memory.PhysicalBytes))
 }
 
 // hostMinValidDisks reads the eligibility stored in the inventory (see
 // ProcessInventory).
-func hostMinValidDisks(c *hostContext) (Status, string) {
+func hostMinValidDisks(c *hostContext) (wire.ValidationStatus, string) {
 	if c.inv == nil {
-		return StatusPending, "Missing inventory"
+		return wire.ValidationPending, "Missing inventory"
 	}
 	if len(c.inv.Disks) == 0 {
-		return StatusError, "Failed to detected disks"
+		return wire.ValidationError, "Failed to detected disks"
 	}
 	for _, d := range c.inv.Disks {
 		if d.InstallationEligibility != nil && d.InstallationEligibility.Eligible {
-			return StatusSuccess, "Sufficient disk capacity"
+			return wire.ValidationSuccess, "Sufficient disk capacity"
 		}
 	}
-	return StatusFailure, "No eligible disks were found, please check specific disks to see why they are not eligible"
+	return wire.ValidationFailure, "No eligible disks were found, please check specific disks to see why they are not eligible"
 }
 
-func hostMachineCIDRDefined(c *hostContext) (Status, string) {
+func hostMachineCIDRDefined(c *hostContext) (wire.ValidationStatus, string) {
 	switch {
 	case c.cluster == nil:
 		return statusHidden, ""
 	case isUMN(c.cluster):
-		return StatusSuccess, "No Machine Network CIDR needed: User Managed Networking"
+		return wire.ValidationSuccess, "No Machine Network CIDR needed: User Managed Networking"
 	case isDay2(c.cluster):
-		return StatusSuccess, "No Machine Network CIDR needed: Day2 cluster"
+		return wire.ValidationSuccess, "No Machine Network CIDR needed: Day2 cluster"
 	case len(machineNetworkCIDRs(c.cluster)) > 0:
-		return StatusSuccess, "Machine Network CIDR is defined"
+		return wire.ValidationSuccess, "Machine Network CIDR is defined"
 	case isDHCP(c.cluster):
-		return StatusFailure, "Machine Network CIDR is undefined"
+		return wire.ValidationFailure, "Machine Network CIDR is undefined"
 	}
-	return StatusFailure, "Machine Network CIDR is undefined; the Machine Network CIDR can be defined by setting either the API or Ingress virtual IPs"
+	return wire.ValidationFailure, "Machine Network CIDR is undefined; the Machine Network CIDR can be defined by setting either the API or Ingress virtual IPs"
 }
 
-func hostCPUCoresForRole(c *hostContext) (Status, string) {
+func hostCPUCoresForRole(c *hostContext) (wire.ValidationStatus, string) {
 	if c.inv == nil {
-		return StatusPending, "Missing inventory or role"
+		return wire.ValidationPending, "Missing inventory or role"
 	}
 	if c.inv.CPU.Count >= c.req.CPUCores {
-		return StatusSuccess, fmt.Sprintf("Sufficient CPU cores for role %s", c.role)
+		return wire.ValidationSuccess, fmt.Sprintf("Sufficient CPU cores for role %s", c.role)
 	}
-	return StatusFailure, fmt.Sprintf("Require at least %d CPU cores for %s role, found only %d", c.req.CPUCores, c.role, c.inv.CPU.Count)
+	return wire.ValidationFailure, fmt.Sprintf("Require at least %d CPU cores for %s role, found only %d", c.req.CPUCores, c.role, c.inv.CPU.Count)
 }
 
 // hostMemoryForRole has only the 100 MiB tolerance, also for meminfo.
-func hostMemoryForRole(c *hostContext) (Status, string) {
+func hostMemoryForRole(c *hostContext) (wire.ValidationStatus, string) {
 	if c.inv == nil {
-		return StatusPending, "Missing inventory or role"
+		return wire.ValidationPending, "Missing inventory or role"
 	}
 	if c.inv.Memory.PhysicalBytes >= (c.req.RAMMiB-memoryToleranceMiB)*mib {
-		return StatusSuccess, fmt.Sprintf("Sufficient RAM for role %s", c.role)
+		return wire.ValidationSuccess, fmt.Sprintf("Sufficient RAM for role %s", c.role)
 	}
-	return StatusFailure, fmt.Sprintf("Require at least %s RAM for role %s, found only %s",
+	return wire.ValidationFailure, fmt.Sprintf("Require at least %s RAM for role %s, found only %s",
 		binaryBytes(c.req.RAMMiB*mib), c.role, binaryBytes(c.inv.Memory.PhysicalBytes))
 }
 
-func hostHostnameUnique(c *hostContext) (Status, string) {
+func hostHostnameUnique(c *hostContext) (wire.ValidationStatus, string) {
 	if c.cluster == nil {
 		return statusHidden, ""
 	}
 	if c.inv == nil {
-		return StatusPending, "Missing inventory"
+		return wire.ValidationPending, "Missing inventory"
 	}
 	name := RealHostname(c.host, c.inv)
 	u := c.facts.hostnames[name]
 	if u.count > 1 || (u.count == 1 && u.first != c.host.ID) {
-		return StatusFailure, fmt.Sprintf("Hostname %s is not unique in cluster", name)
+		return wire.ValidationFailure, fmt.Sprintf("Hostname %s is not unique in cluster", name)
 	}
-	return StatusSuccess, fmt.Sprintf("Hostname %s is unique in cluster", name)
+	return wire.ValidationSuccess, fmt.Sprintf("Hostname %s is unique in cluster", name)
 }
 
-func hostBelongsToMachineCIDR(c *hostContext) (Status, string) {
+func hostBelongsToMachineCIDR(c *hostContext) (wire.ValidationStatus, string) {
 	cl := c.cluster
 	if cl == nil {
 		return statusHidden, ""
@@ -369,13 +369,13 @@ func hostBelongsToMachineCIDR(c *hostContext) (Status, string) {
 	// Multi-node UMN needs no machine network; its bootstrap host only when
 	// the user set one.
 	if isUMN(cl) && !c.sno && (!c.host.Bootstrap || !available) {
-		return StatusSuccess, "No machine network CIDR validation needed: User Managed Networking"
+		return wire.ValidationSuccess, "No machine network CIDR validation needed: User Managed Networking"
 	}
 	if isDay2(cl) {
-		return StatusSuccess, "No machine network CIDR validation needed: Day2 cluster"
+		return wire.ValidationSuccess, "No machine network CIDR validation needed: Day2 cluster"
 	}
 	if c.inv == nil || !available {
-		return StatusPending, "Missing inventory or machine network CIDR"
+		return wire.ValidationPending, "Missing inventory or machine network CIDR"
 	}
 	allowVirtual := c.v.AllowVirtualInterfaces
 	if !userManagedLB(cl) {
@@ -384,32 +384,32 @@ func hostBelongsToMachineCIDR(c *hostContext) (Status, string) {
 			in = in && belongsToNetwork(c.inv, n, allowVirtual)
 		}
 		if !in {
-			return StatusFailure, "Host does not belong to machine network CIDRs. Verify that the host belongs to every CIDR listed under machine networks"
+			return wire.ValidationFailure, "Host does not belong to machine network CIDRs. Verify that the host belongs to every CIDR listed under machine networks"
 		}
-		return StatusSuccess, "Host belongs to all machine network CIDRs"
+		return wire.ValidationSuccess, "Host belongs to all machine network CIDRs"
 	}
 	for _, n := range c.facts.machineNets {
 		if belongsToNetwork(c.inv, n, allowVirtual) {
-			return StatusSuccess, "Host belongs to at least one machine network CIDR"
+			return wire.ValidationSuccess, "Host belongs to at least one machine network CIDR"
 		}
 	}
-	return StatusFailure, "Host does not belong to any machine network CIDR. Verify that the host belongs to at least one CIDR listed under machine networks"
+	return wire.ValidationFailure, "Host does not belong to any machine network CIDR. Verify that the host belongs to at least one CIDR listed under machine networks"
 }
 
 // hostHostnameValid fails (rather than pends) without an inventory, as
 // assisted does.
-func hostHostnameValid(c *hostContext) (Status, string) {
+func hostHostnameValid(c *hostContext) (wire.ValidationStatus, string) {
 	if c.inv == nil {
-		return StatusFailure, "Missing inventory"
+		return wire.ValidationFailure, "Missing inventory"
 	}
 	name := RealHostname(c.host, c.inv)
 	if isForbiddenHostname(name) {
-		return StatusFailure, fmt.Sprintf("The host name %s is forbidden", name)
+		return wire.ValidationFailure, fmt.Sprintf("The host name %s is forbidden", name)
 	}
 	if len(name) > maxHostnameLength || !hostnameRE.MatchString(name) {
-		return StatusFailure, fmt.Sprintf("Hostname %s is forbidden, hostname should match pattern %s", name, HostnamePattern)
+		return wire.ValidationFailure, fmt.Sprintf("Hostname %s is forbidden, hostname should match pattern %s", name, HostnamePattern)
 	}
-	return StatusSuccess, fmt.Sprintf("Hostname %s is allowed", name)
+	return wire.ValidationSuccess, fmt.Sprintf("Hostname %s is allowed", name)
 }
 
 const (
@@ -417,34 +417,34 @@ const (
 	maxHostAheadOfService = time.Hour
 )
 
-func hostTimeSynced(c *hostContext) (Status, string) {
+func hostTimeSynced(c *hostContext) (wire.ValidationStatus, string) {
 	if c.host.Timestamp == 0 {
-		return StatusPending, "Missing host time, can't determine synchronization between host and service"
+		return wire.ValidationPending, "Missing host time, can't determine synchronization between host and service"
 	}
 	now := c.now.UTC()
 	diff := now.Sub(time.Unix(c.host.Timestamp, 0))
 	switch {
 	case diff > maxServiceAheadOfHost:
-		return StatusFailure, fmt.Sprintf("Host clock is not synchronized, service time is ahead of host's at least for %.1f minutes, please configure an NTP server via DHCP. Service time: %s", maxServiceAheadOfHost.Minutes(), now)
+		return wire.ValidationFailure, fmt.Sprintf("Host clock is not synchronized, service time is ahead of host's at least for %.1f minutes, please configure an NTP server via DHCP. Service time: %s", maxServiceAheadOfHost.Minutes(), now)
 	case diff < -maxHostAheadOfService:
-		return StatusFailure, fmt.Sprintf("Host clock is not synchronized, host time is ahead of service at least for %.1f minutes, please configure an NTP server via DHCP. Service time: %s", maxHostAheadOfService.Minutes(), now)
+		return wire.ValidationFailure, fmt.Sprintf("Host clock is not synchronized, host time is ahead of service at least for %.1f minutes, please configure an NTP server via DHCP. Service time: %s", maxHostAheadOfService.Minutes(), now)
 	}
-	return StatusSuccess, "Host clock is synchronized with service"
+	return wire.ValidationSuccess, "Host clock is synchronized with service"
 }
 
-func hostDefaultRoute(c *hostContext) (Status, string) {
+func hostDefaultRoute(c *hostContext) (wire.ValidationStatus, string) {
 	if c.inv == nil {
-		return StatusPending, "Missing default routing information."
+		return wire.ValidationPending, "Missing default routing information."
 	}
 	for _, r := range c.inv.Routes {
 		if r.Destination == "" || r.Gateway == "" {
 			continue
 		}
 		if ok, err := isDefaultRoute(r); err == nil && ok {
-			return StatusSuccess, "Host has been configured with at least one default route."
+			return wire.ValidationSuccess, "Host has been configured with at least one default route."
 		}
 	}
-	return StatusFailure, "Host has not yet been configured with a default route."
+	return wire.ValidationFailure, "Host has not yet been configured with a default route."
 }
 
 // Platform providers' host checks (assisted internal/provider/*).
@@ -454,7 +454,7 @@ const (
 	ociManufacturer     = "OracleCloud.com"
 )
 
-func hostCompatibleWithPlatform(c *hostContext) (Status, string) {
+func hostCompatibleWithPlatform(c *hostContext) (wire.ValidationStatus, string) {
 	if c.cluster == nil {
 		return statusHidden, ""
 	}
@@ -463,7 +463,7 @@ func hostCompatibleWithPlatform(c *hostContext) (Status, string) {
 		pt = c.cluster.Platform.Type
 	}
 	if c.inv == nil || pt == "" {
-		return StatusPending, "Missing inventory or platform isn't set"
+		return wire.ValidationPending, "Missing inventory or platform isn't set"
 	}
 	manufacturer := ""
 	if c.inv.SystemVendor != nil {
@@ -480,12 +480,12 @@ func hostCompatibleWithPlatform(c *hostContext) (Status, string) {
 	case wire.PlatformTypeExternal:
 		ok = !isOCI(c.cluster.Platform) || manufacturer == ociManufacturer
 	default:
-		return StatusError, "Validation error"
+		return wire.ValidationError, "Validation error"
 	}
 	if ok {
-		return StatusSuccess, fmt.Sprintf("Host is compatible with cluster platform %s", pt)
+		return wire.ValidationSuccess, fmt.Sprintf("Host is compatible with cluster platform %s", pt)
 	}
-	return StatusFailure, fmt.Sprintf("Host is not compatible with cluster platform %s; either disable this host or discover a new compatible host.", pt)
+	return wire.ValidationFailure, fmt.Sprintf("Host is not compatible with cluster platform %s; either disable this host or discover a new compatible host.", pt)
 }
 
 func isOCI(p *wire.Platform) bool {

@@ -3,102 +3,27 @@ package validation
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
+
+	"github.com/nodezero/nodezero/wire"
 )
 
-// Status is the outcome of one validation, spelled as assisted-service
-// spells it in validations_info.
-type Status string
-
-// The statuses of a validation (assisted-service internal/host/validator.go).
-const (
-	StatusSuccess  Status = "success"
-	StatusFailure  Status = "failure"
-	StatusPending  Status = "pending"
-	StatusError    Status = "error"
-	StatusDisabled Status = "disabled"
-
-	// statusHidden is assisted's "success-suppress-output": the validation
-	// passes and is left out of validations_info (a validation that does not
-	// apply, e.g. cluster checks on a host bound to no cluster).
-	statusHidden Status = "success-suppress-output"
-)
-
-// Category groups results in validations_info.
-type Category string
-
-// Host categories (assisted internal/host/validation_id.go) and cluster
-// categories (internal/cluster/validation_id.go).
-const (
-	CategoryNetwork       Category = "network"
-	CategoryHardware      Category = "hardware"
-	CategoryOperators     Category = "operators"
-	CategoryHostsData     Category = "hosts-data"
-	CategoryConfiguration Category = "configuration"
-)
+// statusHidden is assisted's "success-suppress-output": the validation
+// passes and is left out of validations_info (a validation that does not
+// apply, e.g. cluster checks on a host bound to no cluster). It never
+// leaves this package.
+const statusHidden wire.ValidationStatus = "success-suppress-output"
 
 // messageDisabled is assisted's text for a validation disabled by
 // configuration (DISABLED_HOST_VALIDATIONS / DISABLED_CLUSTER_VALIDATIONS).
 const messageDisabled = "Validation disabled by configuration"
 
-// Result is one entry of validations_info. Category is the key the entry is
-// listed under; it is not part of the entry's JSON.
-type Result struct {
-	ID       string   `json:"id"`
-	Status   Status   `json:"status"`
-	Message  string   `json:"message"`
-	Category Category `json:"-"`
-}
-
-// MarshalInfo returns the validations_info JSON text for results: an object
-// from category to the list of {id, status, message}. Categories come out in
-// key order (assisted marshals a Go map) and entries keep the order of
-// results within their category.
-func MarshalInfo(results []Result) (string, error) {
-	groups := make(map[Category][]Result)
-	for _, r := range results {
-		groups[r.Category] = append(groups[r.Category], r)
-	}
-	b, err := json.Marshal(groups)
-	if err != nil {
-		return "", fmt.Errorf("marshal validations_info: %w", err)
-	}
-	return string(b), nil
-}
-
-// ParseInfo reads validations_info JSON text back into results, categories
-// in key order and entries in their stored order. An empty string is no
-// results.
-func ParseInfo(s string) ([]Result, error) {
-	if strings.TrimSpace(s) == "" {
-		return nil, nil
-	}
-	var groups map[Category][]Result
-	if err := json.Unmarshal([]byte(s), &groups); err != nil {
-		return nil, fmt.Errorf("parse validations_info: %w", err)
-	}
-	cats := make([]Category, 0, len(groups))
-	for c := range groups {
-		cats = append(cats, c)
-	}
-	sort.Slice(cats, func(i, j int) bool { return cats[i] < cats[j] })
-	var out []Result
-	for _, c := range cats {
-		for _, r := range groups[c] {
-			r.Category = c
-			out = append(out, r)
-		}
-	}
-	return out, nil
-}
-
 // Change is one validation whose status differs between two evaluations.
 type Change struct {
 	ID       string
-	Category Category
-	Previous Status
-	Current  Status
+	Category wire.ValidationCategory
+	Previous wire.ValidationStatus
+	Current  wire.ValidationStatus
 	Message  string // the current message
 }
 
@@ -106,7 +31,7 @@ type Change struct {
 // cluster_validation_failed events describe the failure: "that used to
 // succeed is now failing" after a success, "failed" otherwise.
 func (c Change) FailureWording() string {
-	if c.Previous == StatusSuccess {
+	if c.Previous == wire.ValidationSuccess {
 		return "that used to succeed is now failing"
 	}
 	return "failed"
@@ -123,12 +48,12 @@ type Changes struct {
 // does: only IDs present in both (under the same category) count, a new
 // failure is "failed", a success that was a failure is "fixed". Entries come
 // in the order of next.
-func Diff(prev, next []Result) Changes {
+func Diff(prev, next wire.ValidationsInfo) Changes {
 	type key struct {
-		cat Category
+		cat wire.ValidationCategory
 		id  string
 	}
-	before := make(map[key]Status, len(prev))
+	before := make(map[key]wire.ValidationStatus, len(prev))
 	for _, r := range prev {
 		before[key{r.Category, r.ID}] = r.Status
 	}
@@ -140,9 +65,9 @@ func Diff(prev, next []Result) Changes {
 		}
 		c := Change{ID: r.ID, Category: r.Category, Previous: p, Current: r.Status, Message: r.Message}
 		switch {
-		case r.Status == StatusFailure:
+		case r.Status == wire.ValidationFailure:
 			ch.Failed = append(ch.Failed, c)
-		case r.Status == StatusSuccess && p == StatusFailure:
+		case r.Status == wire.ValidationSuccess && p == wire.ValidationFailure:
 			ch.Fixed = append(ch.Fixed, c)
 		default:
 			ch.Other = append(ch.Other, c)
@@ -154,7 +79,7 @@ func Diff(prev, next []Result) Changes {
 // Report is one evaluation of a host or a cluster.
 type Report struct {
 	// Results are the entries of validations_info, in emitted order.
-	Results []Result
+	Results wire.ValidationsInfo
 	// Conditions says, per validation ID, whether the state machine may
 	// treat it as passed: success, a success left out of the output, a
 	// disabled validation, or one the cluster's ignore list forces.
@@ -178,7 +103,7 @@ func (r Report) Pass(ids ...string) bool {
 func (r Report) Failing() []string {
 	var ids []string
 	for _, res := range r.Results {
-		if res.Status == StatusFailure {
+		if res.Status == wire.ValidationFailure {
 			ids = append(ids, res.ID)
 		}
 	}

@@ -45,7 +45,7 @@ func TestValidationsInfoGolden(t *testing.T) {
 	s.in.Host.Bootstrap = true
 	s.in.Inventory.CPU.Count = 2
 	s.in.Inventory.Hostname = "tx-host-0"
-	info, err := MarshalInfo(s.run().Results)
+	info, err := s.run().Results.Marshal()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestValidationsInfoGolden(t *testing.T) {
 	cs := newClusterScene()
 	cs.in.Hosts[2].Host.Role = wire.HostRoleWorker
 	cs.in.Hosts[0].Host.Status = wire.HostStatusInsufficient
-	info, err = MarshalInfo(cs.v.ValidateCluster(cs.in).Results)
+	info, err = cs.v.ValidateCluster(cs.in).Results.Marshal()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,18 +63,18 @@ func TestValidationsInfoGolden(t *testing.T) {
 
 func TestParseInfoRoundTrip(t *testing.T) {
 	rep := newHostScene().run()
-	info, err := MarshalInfo(rep.Results)
+	info, err := rep.Results.Marshal()
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := ParseInfo(info)
+	got, err := wire.ParseValidationsInfo(info)
 	if err != nil {
-		t.Fatalf("ParseInfo() error = %v", err)
+		t.Fatalf("wire.ParseValidationsInfo() error = %v", err)
 	}
 	// Parsed results come grouped by category in key order; within a
 	// category the order is kept.
-	var want []Result
-	for _, cat := range []Category{CategoryHardware, CategoryNetwork} {
+	var want wire.ValidationsInfo
+	for _, cat := range []wire.ValidationCategory{wire.CategoryHardware, wire.CategoryNetwork} {
 		for _, r := range rep.Results {
 			if r.Category == cat {
 				want = append(want, r)
@@ -84,41 +84,41 @@ func TestParseInfoRoundTrip(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("round trip mismatch (-want +got):\n%s", diff)
 	}
-	if r, err := ParseInfo(""); err != nil || r != nil {
-		t.Errorf(`ParseInfo("") = %v, %v, want nil, nil`, r, err)
+	if r, err := wire.ParseValidationsInfo(""); err != nil || r != nil {
+		t.Errorf(`wire.ParseValidationsInfo("") = %v, %v, want nil, nil`, r, err)
 	}
-	if _, err := ParseInfo(`{"network":`); err == nil {
-		t.Error("ParseInfo(truncated) error = nil")
+	if _, err := wire.ParseValidationsInfo(`{"network":`); err == nil {
+		t.Error("wire.ParseValidationsInfo(truncated) error = nil")
 	}
 }
 
 func TestDiff(t *testing.T) {
-	res := func(id string, st Status) Result {
-		return Result{ID: id, Status: st, Message: id + " " + string(st), Category: CategoryHardware}
+	res := func(id string, st wire.ValidationStatus) wire.Validation {
+		return wire.Validation{ID: id, Status: st, Message: id + " " + string(st), Category: wire.CategoryHardware}
 	}
-	prev := []Result{
-		res("a", StatusSuccess), res("b", StatusFailure), res("c", StatusPending),
-		res("d", StatusFailure), res("e", StatusSuccess), res("f", StatusPending),
+	prev := wire.ValidationsInfo{
+		res("a", wire.ValidationSuccess), res("b", wire.ValidationFailure), res("c", wire.ValidationPending),
+		res("d", wire.ValidationFailure), res("e", wire.ValidationSuccess), res("f", wire.ValidationPending),
 	}
-	next := []Result{
-		res("a", StatusFailure), // used to succeed
-		res("b", StatusSuccess), // fixed
-		res("c", StatusFailure), // failed from pending
-		res("d", StatusFailure), // unchanged
-		res("e", StatusPending), // other
-		res("f", StatusSuccess), // other: was not a failure
-		res("g", StatusFailure), // new: not reported
+	next := wire.ValidationsInfo{
+		res("a", wire.ValidationFailure), // used to succeed
+		res("b", wire.ValidationSuccess), // fixed
+		res("c", wire.ValidationFailure), // failed from pending
+		res("d", wire.ValidationFailure), // unchanged
+		res("e", wire.ValidationPending), // other
+		res("f", wire.ValidationSuccess), // other: was not a failure
+		res("g", wire.ValidationFailure), // new: not reported
 	}
 	got := Diff(prev, next)
 	want := Changes{
 		Failed: []Change{
-			{ID: "a", Category: CategoryHardware, Previous: StatusSuccess, Current: StatusFailure, Message: "a failure"},
-			{ID: "c", Category: CategoryHardware, Previous: StatusPending, Current: StatusFailure, Message: "c failure"},
+			{ID: "a", Category: wire.CategoryHardware, Previous: wire.ValidationSuccess, Current: wire.ValidationFailure, Message: "a failure"},
+			{ID: "c", Category: wire.CategoryHardware, Previous: wire.ValidationPending, Current: wire.ValidationFailure, Message: "c failure"},
 		},
-		Fixed: []Change{{ID: "b", Category: CategoryHardware, Previous: StatusFailure, Current: StatusSuccess, Message: "b success"}},
+		Fixed: []Change{{ID: "b", Category: wire.CategoryHardware, Previous: wire.ValidationFailure, Current: wire.ValidationSuccess, Message: "b success"}},
 		Other: []Change{
-			{ID: "e", Category: CategoryHardware, Previous: StatusSuccess, Current: StatusPending, Message: "e pending"},
-			{ID: "f", Category: CategoryHardware, Previous: StatusPending, Current: StatusSuccess, Message: "f success"},
+			{ID: "e", Category: wire.CategoryHardware, Previous: wire.ValidationSuccess, Current: wire.ValidationPending, Message: "e pending"},
+			{ID: "f", Category: wire.CategoryHardware, Previous: wire.ValidationPending, Current: wire.ValidationSuccess, Message: "f success"},
 		},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -139,13 +139,13 @@ var readyToInstallStatuses = map[wire.HostStatus]bool{
 	wire.HostStatusKnown: true, wire.HostStatusPreparingForInstallation: true, wire.HostStatusPreparingSuccessful: true,
 }
 
-func clusterAllHostsReady(c *clusterContext) (Status, string) {
+func clusterAllHostsReady(c *clusterContext) (wire.ValidationStatus, string) {
 	for _, h := range c.hosts {
 		if !readyToInstallStatuses[h.Host.Status] {
-			return StatusFailure, "The cluster has hosts that are not ready to install."
+			return wire.ValidationFailure, "The cluster has hosts that are not ready to install."
 		}
 	}
-	return StatusSuccess, "All hosts in the cluster are ready to install."
+	return wire.ValidationSuccess, "All hosts in the cluster are ready to install."
 }
 
 // twoNodesWithFencing: a two-node control plane without arbiter whose two
@@ -174,7 +174,7 @@ func (c *clusterContext) twoNodesWithFencing() bool {
 	return true
 }
 
-func clusterSufficientMasters(c *clusterContext) (Status, string) {
+func clusterSufficientMasters(c *clusterContext) (wire.ValidationStatus, string) {
 	var masters, arbiters, workers int
 	var auto []HostEntry
 	for _, h := range c.hosts {
@@ -212,18 +212,18 @@ func clusterSufficientMasters(c *clusterContext) (Status, string) {
 	}
 	switch {
 	case ok:
-		return StatusSuccess, "The cluster has the exact amount of dedicated control plane nodes."
+		return wire.ValidationSuccess, "The cluster has the exact amount of dedicated control plane nodes."
 	case cpc == 1:
-		return StatusFailure, "Single-node clusters must have a single control plane node and no workers."
+		return wire.ValidationFailure, "Single-node clusters must have a single control plane node and no workers."
 	}
-	return StatusFailure, fmt.Sprintf("The cluster must have exactly %d dedicated control plane nodes%s. Add or remove hosts, or change their roles configurations to meet the requirement.", cpc, suffix)
+	return wire.ValidationFailure, fmt.Sprintf("The cluster must have exactly %d dedicated control plane nodes%s. Add or remove hosts, or change their roles configurations to meet the requirement.", cpc, suffix)
 }
 
-func clusterPullSecretSet(c *clusterContext) (Status, string) {
+func clusterPullSecretSet(c *clusterContext) (wire.ValidationStatus, string) {
 	if c.c.PullSecretSet {
-		return StatusSuccess, "The pull secret is set."
+		return wire.ValidationSuccess, "The pull secret is set."
 	}
-	return StatusFailure, "The pull secret is not set."
+	return wire.ValidationFailure, "The pull secret is not set."
 }
 
 // maxClockSkewMinutes is assisted's HW_VALIDATOR_MAX_TIME_DIFF_MINUTES.
@@ -232,7 +232,7 @@ const maxClockSkewMinutes = 4
 // clusterNTPServerConfigured compares the clocks hosts reported (the
 // timestamp of their last instructions request), leaving out hosts that are
 // disconnected, discovering or resetting.
-func clusterNTPServerConfigured(c *clusterContext) (Status, string) {
+func clusterNTPServerConfigured(c *clusterContext) (wire.ValidationStatus, string) {
 	var lo, hi int64
 	for _, h := range c.hosts {
 		switch h.Host.Status {
@@ -251,7 +251,7 @@ func clusterNTPServerConfigured(c *clusterContext) (Status, string) {
 		}
 	}
 	if (hi-lo)/60 <= maxClockSkewMinutes {
-		return StatusSuccess, "No ntp problems found"
+		return wire.ValidationSuccess, "No ntp problems found"
 	}
-	return StatusFailure, fmt.Sprintf("Hosts' clocks are not synchronized (there's more than a %d minutes gap between clocks), please configure an NTP server via DHCP or set clocks manually.", maxClockSkewMinutes)
+	return wire.ValidationFailure, fmt.Sprintf("Hosts' clocks are not synchronized (there's more than a %d minutes gap between clocks), please configure an NTP server via DHCP or set clocks manually.", maxClockSkewMinutes)
 }
