@@ -18,11 +18,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/nodezero/nodezero/configimage/credentials"
 	"github.com/nodezero/nodezero/kube"
 	"github.com/nodezero/nodezero/kube/localapi"
+	"github.com/nodezero/nodezero/sim"
 	"github.com/nodezero/nodezero/wire"
 )
 
@@ -53,33 +52,6 @@ func host(role wire.HostRole, stage wire.HostStage) *wire.Host {
 		h.Status = wire.HostStatusInstalled
 	}
 	return h
-}
-
-func TestOperatorAvailable(t *testing.T) {
-	m, w := wire.HostRoleMaster, wire.HostRoleWorker
-	for _, tc := range []struct {
-		name  string
-		hosts []*wire.Host
-		want  []string // of etcd, network, ingress, an operator of no group
-	}{
-		{"none", nil, nil},
-		{"a master rebooting", []*wire.Host{host(m, wire.HostStageJoined), host(m, wire.HostStageRebooting), host(w, wire.HostStageDone)}, nil},
-		{"masters joined", []*wire.Host{host(m, wire.HostStageJoined), host(m, wire.HostStageDone), host(w, wire.HostStageRebooting)}, []string{"etcd"}},
-		{"masters done", []*wire.Host{host(m, wire.HostStageDone), host(m, wire.HostStageDone), host(w, wire.HostStageConfiguring)}, []string{"etcd", "network"}},
-		{"every host done", []*wire.Host{host(m, wire.HostStageDone), host(w, wire.HostStageDone)}, []string{"etcd", "network", "ingress", "some-operator"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var got []string
-			for _, name := range []string{"etcd", "network", "ingress", "some-operator"} {
-				if operatorAvailable(name, tc.hosts) {
-					got = append(got, name)
-				}
-			}
-			if d := cmp.Diff(tc.want, got); d != "" {
-				t.Errorf("available (-want +got):\n%s", d)
-			}
-		})
-	}
 }
 
 // TestKubeAPIWithConfigImageCredentials: the local API serves the
@@ -191,7 +163,7 @@ func TestKubeAPIWithConfigImageCredentials(t *testing.T) {
 	}
 
 	// The simulated controller, step by step.
-	kw := &clusterStatusWriter{c: c, log: slog.New(slog.NewTextHandler(io.Discard, nil)), lastAvail: -1}
+	kw := sim.NewStatusWriter(c, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	m, w := wire.HostRoleMaster, wire.HostRoleWorker
 	available := func() []string {
 		t.Helper()
@@ -227,7 +199,7 @@ func TestKubeAPIWithConfigImageCredentials(t *testing.T) {
 			true, 12, "Cluster version is 4.18.0"},
 	}
 	for _, s := range steps {
-		installed, err := kw.sync(ctx, s.cluster)
+		installed, err := kw.Sync(ctx, s.cluster)
 		if err != nil {
 			t.Fatalf("%s: sync: %v", s.name, err)
 		}
@@ -306,7 +278,7 @@ func TestPrepareSandboxKube(t *testing.T) {
 			if got.Server != "https://127.9.8.3:6443" || got.TLSServerName != "api.sandbox.nodezero.test" {
 				t.Errorf("auth/kubeconfig: server %s for %s, want https://127.9.8.3:6443 for api.sandbox.nodezero.test", got.Server, got.TLSServerName)
 			}
-			if _, err := os.Stat(filepath.Join(zero.root, simKubeconfigPath)); !errors.Is(err, os.ErrNotExist) {
+			if _, err := os.Stat(filepath.Join(zero.root, sim.KubeconfigPath)); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("node zero got a kubeconfig for its controller (%v), with no API to write to", err)
 			}
 		})

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nodezero/nodezero/sim"
 	"github.com/nodezero/nodezero/wire"
 )
 
@@ -146,7 +147,7 @@ func (f *faultBed) supervise(ctx context.Context, h *bedHost) {
 			return
 		}
 		var ee *exec.ExitError
-		if errors.As(err, &ee) && ee.ExitCode() == exitReboot {
+		if errors.As(err, &ee) && ee.ExitCode() == sim.ExitReboot {
 			continue
 		}
 		f.mu.Lock()
@@ -823,7 +824,7 @@ func TestNetnsCutOffWhileWriting(t *testing.T) {
 		t.Errorf("worker-0 booted its disk while in error and did not say node zero refused it (or said it was installed):\n%s", out)
 	}
 	if _, runs := f.output(w0); runs == 1 {
-		if d, err := readBootDisk(w0.Root); d != nil || err != nil {
+		if d, err := sim.ReadBootDisk(w0.Root); d != nil || err != nil {
 			t.Errorf("worker-0 stopped its install but set its disk to boot: %+v %v", d, err)
 		}
 	}

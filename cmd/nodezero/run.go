@@ -32,6 +32,7 @@ import (
 	"github.com/nodezero/nodezero/hostagent/inventory"
 	"github.com/nodezero/nodezero/hostagent/logsgather"
 	"github.com/nodezero/nodezero/node"
+	"github.com/nodezero/nodezero/sim"
 	"github.com/nodezero/nodezero/wire"
 )
 
@@ -123,17 +124,22 @@ func runRun(ctx context.Context, args []string, _, stderr io.Writer) error {
 	nz := &nodeZero{root: r, listen: *listen, dataDir: *dataDir, disconnect: *disconnect, checkEvery: *checkEvery, board: board, status: sd.Status, log: log, payload: *payload}
 
 	if !live {
-		bd, err := readBootDisk(r)
+		bd, err := sim.ReadBootDisk(r)
 		if err != nil {
 			return err
 		}
 		if bd != nil {
-			o := installedOptions{root: r, payload: *payload, neverJoin: *neverJoin, settle: *settle, status: sd.Status, log: log}
-			if bd.Role == wire.HostRoleBootstrap {
-				o.service = nz.serve
-			}
 			sd.Ready()
-			return runInstalled(ctx, bd, o)
+			env, err := boot.ReadEnv(r)
+			if err != nil {
+				return err
+			}
+			o := sim.Installed{Root: r, Payload: *payload, NeverJoin: *neverJoin, Settle: *settle, Status: sd.Status, Log: log,
+				ServiceURL: env.ServiceBaseURL, AgentToken: env.AgentToken, ServiceCACert: env.ServiceCACert}
+			if bd.Role == wire.HostRoleBootstrap {
+				o.Service = func(ctx context.Context) (*wire.Client, <-chan error, error) { return nz.serve(ctx, env) }
+			}
+			return sim.RunInstalled(ctx, bd, o)
 		}
 	}
 	ctx, endRun := context.WithCancelCause(ctx)
@@ -148,7 +154,7 @@ func runRun(ctx context.Context, args []string, _, stderr io.Writer) error {
 			if err != nil {
 				return nil, err
 			}
-			return &fakeRebooter{root: r, end: endRun, log: log, disk: bootDisk{
+			return &sim.Rebooter{Root: r, End: endRun, Log: log, Disk: sim.BootDisk{
 				Disk: disk, BootDevice: req.BootDevice, ClusterID: req.ClusterID, InfraEnvID: req.InfraEnvID,
 				HostID: req.HostID, Role: req.Role, ControlPlaneCount: req.ControlPlaneCount,
 			}}, nil
@@ -202,8 +208,8 @@ func runRun(ctx context.Context, args []string, _, stderr io.Writer) error {
 	go sd.Watchdog(ctx, nz.healthy)
 	err = seq.Run(ctx)
 	sd.Stopping()
-	if cause := context.Cause(ctx); errors.Is(cause, errReboot) {
-		return errReboot
+	if cause := context.Cause(ctx); errors.Is(cause, sim.ErrReboot) {
+		return sim.ErrReboot
 	}
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 		return nil // stopped by a signal

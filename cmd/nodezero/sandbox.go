@@ -36,7 +36,7 @@ import (
 // config image made from the input set in testdata/sandbox and loaded the
 // way a host loads it; a generated OS image with a known digest as the
 // payload; DNS and a registry of its own on loopback for the host checks.
-// A host's reboot ends its process (exitReboot), and the sandbox starts it
+// A host's reboot ends its process (sim.ExitReboot), and the sandbox starts it
 // again, booting its disk: from there on OpenShift is simulated
 // (installed.go). Nothing leaves loopback.
 

@@ -12,10 +12,11 @@ import (
 	"time"
 
 	"github.com/nodezero/nodezero/internal/backoff"
+	"github.com/nodezero/nodezero/sim"
 )
 
 // The sandbox's hosts and their supervisor: one `nodezero run` process per
-// host, started again after its reboot (exitReboot) and, as systemd's
+// host, started again after its reboot (sim.ExitReboot) and, as systemd's
 // Restart=always does, after a crash.
 
 // sandboxHost is one host of the sandbox.
@@ -102,7 +103,7 @@ func superviseHost(ctx context.Context, bin string, h *sandboxHost, say func(str
 		}
 		logf.Close()
 		var ee *exec.ExitError
-		if errors.As(err, &ee) && ee.ExitCode() == exitReboot {
+		if errors.As(err, &ee) && ee.ExitCode() == sim.ExitReboot {
 			say("%s rebooted into its installed disk", h.Name)
 			if h.onReboot != nil {
 				h.onReboot()

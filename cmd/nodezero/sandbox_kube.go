@@ -14,6 +14,7 @@ import (
 	"github.com/nodezero/nodezero/hostagent/diskwrite"
 	"github.com/nodezero/nodezero/kube"
 	"github.com/nodezero/nodezero/kube/localapi"
+	"github.com/nodezero/nodezero/sim"
 )
 
 // The sandbox's installed cluster has a real Kubernetes API (DESIGN §9):
@@ -27,11 +28,6 @@ import (
 // ClusterVersion's status there as the hosts join, and completes the
 // install only once the ClusterVersion is Available, as the real one
 // waits for the cluster version operator.
-
-// simKubeconfigPath is where, under a host's root, the sandbox leaves the
-// installed cluster's admin kubeconfig for node zero's simulated
-// controller: its stand-in for the in-cluster service account.
-const simKubeconfigPath = "/var/lib/nodezero/simulated-cluster/kubeconfig"
 
 // sandboxKube is the sandbox's installed-cluster API: prepared before the
 // hosts start, started once, when node zero reboots.
@@ -55,7 +51,7 @@ type sandboxKube struct {
 // when the step is skipped: mode "no", or "auto" without the tools (it
 // says so in one line).
 func prepareSandboxKube(o sandboxOptions, installDir string, vip netip.Addr, zero *sandboxHost, say func(string, ...any)) (*sandboxKube, error) {
-	zeroKC := filepath.Join(zero.root, simKubeconfigPath)
+	zeroKC := filepath.Join(zero.root, sim.KubeconfigPath)
 	if err := os.Remove(zeroKC); err != nil && !errors.Is(err, os.ErrNotExist) { // a run before this one's
 		return nil, err
 	}
@@ -133,7 +129,7 @@ func (k *sandboxKube) start(ctx context.Context, wg *sync.WaitGroup, zero *sandb
 			cfg := k.cfg
 			// The cluster's id, from the record node zero's fake
 			// firmware keeps (its API is down while it reboots).
-			if d, err := readBootDisk(zero.root); err == nil && d != nil {
+			if d, err := sim.ReadBootDisk(zero.root); err == nil && d != nil {
 				cfg.Cluster.ID = d.ClusterID
 			}
 			if p, err := diskwrite.LoadPayload(k.payload); err == nil {

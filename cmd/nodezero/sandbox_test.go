@@ -20,6 +20,7 @@ import (
 	"github.com/nodezero/nodezero/hostagent/diskwrite"
 	"github.com/nodezero/nodezero/kube"
 	"github.com/nodezero/nodezero/kube/localapi"
+	"github.com/nodezero/nodezero/sim"
 	"github.com/nodezero/nodezero/wire"
 )
 
@@ -249,14 +250,14 @@ func TestSandboxInstalls(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			reboots := map[string]bootDisk{}
+			reboots := map[string]sim.BootDisk{}
 			for _, h := range sum.Hosts {
 				if h.Status != wire.HostStatusInstalled || h.Boots != 2 {
 					t.Errorf("%s: %s after %d boots, want installed after 2 (%s)", h.Name, h.Status, h.Boots, h.StatusInfo)
 				}
 				// Every disk read back: the image digest, and this host's
 				// own Ignition.
-				d, err := readBootDisk(h.Root)
+				d, err := sim.ReadBootDisk(h.Root)
 				if err != nil || d == nil {
 					t.Fatalf("%s: boot disk record: %v", h.Name, err)
 				}
@@ -266,7 +267,7 @@ func TestSandboxInstalls(t *testing.T) {
 					t.Errorf("%s: disk %s: %v", h.Name, d.Disk, err)
 					continue
 				}
-				files, err := ignitionFiles(ign)
+				files, err := sim.IgnitionFiles(ign)
 				if err != nil {
 					t.Fatalf("%s: %v", h.Name, err)
 				}
@@ -371,7 +372,7 @@ func TestSandboxControlPlaneNeverJoins(t *testing.T) {
 		if !h.Bootstrap {
 			continue
 		}
-		if d, _ := readBootDisk(h.Root); d != nil {
+		if d, _ := sim.ReadBootDisk(h.Root); d != nil {
 			t.Errorf("node zero rebooted (%+v)", d)
 		}
 		if h.Status != wire.HostStatusError || !strings.Contains(h.StatusInfo, "master-2") || !strings.Contains(h.StatusInfo, "did not join") {
@@ -413,7 +414,7 @@ func TestSandboxCorruptPayload(t *testing.T) {
 		t.Fatalf("sandbox succeeded with a corrupt payload\n%s", out)
 	}
 	for _, h := range sum.Hosts {
-		if d, _ := readBootDisk(h.Root); d != nil {
+		if d, _ := sim.ReadBootDisk(h.Root); d != nil {
 			t.Errorf("%s rebooted a corrupt disk", h.Name)
 		}
 		if h.Status != wire.HostStatusError || !strings.Contains(h.StatusInfo, "digest mismatch") {

@@ -13,9 +13,12 @@
 // agents' requests to the service URL they are given.
 //
 // The install step is the real installer (hostagent/installer) with a
-// sparse file for a disk and a simulated reboot, after which the host
-// reports the stages OpenShift would until it is installed (install.go).
+// sparse file for a disk and a simulated reboot, after which the host runs
+// the simulated in-cluster controller (package sim, the one a sandbox host
+// runs): it reports the stages OpenShift would until it is installed
+// (install.go).
 //
-// simagent imports only the wire package, the installer,
-// the disk speed check's argument decoder and the standard library.
+// simagent imports only the wire package, the installer, the disk speed
+// check's argument decoder, sim (the simulated controller), internal/ and
+// the standard library.
 package simagent

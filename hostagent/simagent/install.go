@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/nodezero/nodezero/hostagent/installer"
 	"github.com/nodezero/nodezero/internal/backoff"
+	"github.com/nodezero/nodezero/sim"
 	"github.com/nodezero/nodezero/wire"
 )
 
@@ -24,28 +24,27 @@ import (
 // write progress cadence and the bootstrap host's waits are the real ones.
 // Only the hardware edge is simulated: the "disk" is a sparse file under
 // InstallConfig.Dir, and the reboot ends the host's discovery agent and
-// starts what cmd/nodezero/installed.go does on a booted disk — verify
-// the disk, report the stages OpenShift's controller would, and on the
-// bootstrap host (node zero) complete the installation once the cluster
-// is finalizing.
+// starts the simulated in-cluster controller (sim.Controller, the one a
+// sandbox host runs on its booted disk) — verify the disk, report the
+// stages OpenShift's controller would, and on the bootstrap host (node
+// zero) complete the installation once the cluster is finalizing.
 
 // Request kinds of the install.
 const (
-	KindProgress     = "progress"                  // PUT .../progress: the installer and the installed host
+	KindProgress     = sim.KindProgress            // PUT .../progress: the installer and the installed host
 	KindIgnition     = "host-ignition"             // the installer's ignition download
 	KindClusterHosts = "cluster-hosts (installer)" // the installer's waits
-	KindGetCluster   = "get-cluster (node zero)"   // node zero waiting for finalizing
-	KindComplete     = "complete-installation"     // node zero's last call
+	KindListHosts    = sim.KindListHosts           // the installed host, after a 409 on its progress
+	KindGetCluster   = sim.KindGetCluster          // node zero waiting for finalizing
+	KindComplete     = sim.KindComplete            // node zero's last call
 )
 
 const (
-	writeSteps       = 20                     // the image is written in 5 % steps
-	defaultReboot    = time.Second            // InstallConfig.RebootDelay's default
-	completePoll     = 500 * time.Millisecond // installed.go's poll for finalizing
-	stopInstallWait  = 30 * time.Second       // hostagent.DefaultStopWait
-	maxReportBackoff = 5 * time.Second        // installed.go's retry cap
-	diskFileName     = "disk.img"             // under the host's directory
-	rootDirName      = "root"                 // the installer's Config.Root
+	writeSteps       = 20               // the image is written in 5 % steps
+	defaultReboot    = time.Second      // InstallConfig.RebootDelay's default
+	stopInstallWait  = 30 * time.Second // hostagent.DefaultStopWait
+	diskFileName     = "disk.img"       // under the host's directory
+	rootDirName      = "root"           // the installer's Config.Root
 	ignitionTailSize = int64(len(ignitionTailMagic))
 )
 
@@ -81,15 +80,13 @@ func (c InstallConfig) rebootDelay() time.Duration {
 }
 
 // bootDisk is what the simulated firmware boots after the reboot: the disk
-// the installer wrote and who the host was when it wrote it (installed.go
-// keeps the same record on a sandbox host).
+// the installer wrote and who the host was when it wrote it (the record a
+// sandbox host keeps), and where on the disk its ignition lies.
 type bootDisk struct {
-	path              string
-	req               wire.InstallCmdRequest
-	ignitionAt        int64    // offset of the ignition on the disk
-	ignitionLen       int64    // its length
-	ignitionSum       [32]byte // its SHA-256
-	controlPlaneCount int64
+	sim.BootDisk
+	ignitionAt  int64    // offset of the ignition on the disk
+	ignitionLen int64    // its length
+	ignitionSum [32]byte // its SHA-256
 }
 
 // installation is the install step running in its own goroutine, as the
@@ -181,7 +178,8 @@ func (a *Agent) installerConfig(req wire.InstallCmdRequest, scheduled func(*boot
 		return installer.Config{}, fmt.Errorf("install request for host %s sent to host %s", req.HostID, a.sessionHostID())
 	}
 	dir := filepath.Join(ic.Dir, a.cfg.Host.Hostname)
-	disk := &bootDisk{path: filepath.Join(dir, diskFileName), req: req, controlPlaneCount: req.ControlPlaneCount}
+	disk := &bootDisk{BootDisk: sim.BootDisk{Disk: filepath.Join(dir, diskFileName), BootDevice: req.BootDevice,
+		ClusterID: req.ClusterID, InfraEnvID: req.InfraEnvID, HostID: req.HostID, Role: req.Role, ControlPlaneCount: req.ControlPlaneCount}}
 	svc := &observedService{c: a.cfg.Client, req: req, obs: a.cfg.Observer}
 	return installer.Config{
 		Service: svc,
@@ -229,10 +227,10 @@ func (a *Agent) writeDisk(ctx context.Context, disk *bootDisk, device string, ig
 	if need := image + int64(len(ign)) + ignitionTailSize; need > size {
 		return fmt.Errorf("disk %s holds %d bytes, the image and ignition need %d", device, size, need)
 	}
-	if err := os.MkdirAll(filepath.Dir(disk.path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(disk.Disk), 0o755); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(disk.path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := os.OpenFile(disk.Disk, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return err
 	}
@@ -282,7 +280,7 @@ func (a *Agent) diskSize(device string) (int64, bool) {
 // verify reads the ignition back from the booted disk: the installed
 // system's first boot would apply it.
 func (d *bootDisk) verify() error {
-	f, err := os.Open(d.path)
+	f, err := os.Open(d.Disk)
 	if err != nil {
 		return fmt.Errorf("the installed disk: %w", err)
 	}
@@ -293,89 +291,21 @@ func (d *bootDisk) verify() error {
 	}
 	ign, tail := b[:d.ignitionLen], b[d.ignitionLen:]
 	if !bytes.Equal(tail, []byte(ignitionTailMagic)) || sha256.Sum256(ign) != d.ignitionSum {
-		return fmt.Errorf("the installed disk %s does not hold the ignition written to it", d.path)
+		return fmt.Errorf("the installed disk %s does not hold the ignition written to it", d.Disk)
 	}
 	return nil
 }
 
-// installed is the host booted from its disk: what cmd/nodezero's
-// runInstalled does, minus starting a service. It returns once the host
-// reported Done (node zero: once the installation is complete) or failed.
+// installed is the host booted from its disk: the simulated in-cluster
+// controller, as a sandbox host runs it, without a service of its own or
+// a kube API. It returns once the host reported Done (node zero: once the
+// installation is complete) or failed.
 func (a *Agent) installed(ctx context.Context, d *bootDisk) {
-	report := func(stage wire.HostStage, info string) bool {
-		return a.retry(ctx, func() error {
-			err := a.cfg.Client.UpdateHostInstallProgress(ctx, d.req.InfraEnvID, d.req.HostID,
-				wire.HostProgress{CurrentStage: stage, ProgressInfo: info})
-			return err
-		}, KindProgress, http.StatusConflict)
+	c := &sim.Controller{Agent: a.cfg.Client, Observer: a.cfg.Observer}
+	if d.Role == wire.HostRoleBootstrap {
+		c.Cluster = a.cfg.Client
 	}
-	if err := d.verify(); err != nil {
-		report(wire.HostStageFailed, err.Error())
-		return
-	}
-	for _, st := range installer.BootedSteps(d.req.Role, d.controlPlaneCount) {
-		if !report(st.Stage, st.Info) {
-			return
-		}
-	}
-	if d.req.Role == wire.HostRoleBootstrap {
-		a.completeWhenFinalizing(ctx, d.req.ClusterID)
-	}
-}
-
-// completeWhenFinalizing is node zero's last act after its reboot (the
-// simulated controller of installed.go): once the cluster is finalizing it
-// reports the installation complete.
-func (a *Agent) completeWhenFinalizing(ctx context.Context, clusterID string) {
-	for {
-		start := a.now()
-		c, err := a.cfg.Client.GetClusterExcludingHosts(ctx, clusterID)
-		if !a.record(ctx, KindGetCluster, start, err) {
-			return
-		}
-		if err == nil {
-			switch c.Status {
-			case wire.ClusterStatusFinalizing:
-				ok := true
-				start = a.now()
-				_, err := a.cfg.Client.CompleteInstallation(ctx, clusterID, wire.CompletionParams{IsSuccess: &ok})
-				if !a.record(ctx, KindComplete, start, err) || err == nil {
-					return
-				}
-			case wire.ClusterStatusInstalled, wire.ClusterStatusError, wire.ClusterStatusCancelled:
-				return
-			}
-		}
-		if !backoff.Sleep(ctx, completePoll) {
-			return
-		}
-	}
-}
-
-// retry calls f, observed as kind, until it succeeds or ctx ends, backing
-// off to 5 s as installed.go does; an answer with status ok counts as done
-// (409: the host is already there). A client error other than a timeout
-// or a throttle is final. It reports whether f succeeded.
-func (a *Agent) retry(ctx context.Context, f func() error, kind string, ok int) bool {
-	delay := 200 * time.Millisecond
-	for {
-		start := a.now()
-		err := f()
-		if !a.record(ctx, kind, start, err) {
-			return false
-		}
-		code := wire.StatusCode(err)
-		switch {
-		case err == nil, code == ok:
-			return true
-		case code >= 400 && code < 500 && code != http.StatusRequestTimeout && code != http.StatusTooManyRequests:
-			return false
-		}
-		if !backoff.Sleep(ctx, delay) {
-			return false
-		}
-		delay = min(2*delay, maxReportBackoff)
-	}
+	_ = c.Run(ctx, &d.BootDisk, d.verify) // its end is the host's: nothing to tell
 }
 
 // observedService is installer.Service over the agent's client, each call

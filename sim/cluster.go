@@ -1,4 +1,4 @@
-package main
+package sim
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 // The simulated in-cluster controller's Kubernetes side (sandbox): what the
 // cluster version operator and the cluster operators would write into the
 // installed cluster's API as the hosts join, written by node zero's
-// installed process into the sandbox's kube API (sandbox_kube.go). Like
+// installed process into the sandbox's kube API (the sandbox starts it). Like
 // assisted-installer-controller, which waits for the cluster version
 // before it reports the install complete, node zero completes the install
 // only once the ClusterVersion is Available.
@@ -72,19 +72,29 @@ func operatorAvailable(name string, hosts []*wire.Host) bool {
 	return true
 }
 
-// clusterStatusWriter writes the simulated cluster's ClusterOperator and
+// KubeconfigPath is where, under a host's root, the sandbox leaves the
+// installed cluster's admin kubeconfig for node zero's simulated
+// controller: its stand-in for the in-cluster service account.
+const KubeconfigPath = "/var/lib/nodezero/simulated-cluster/kubeconfig"
+
+// StatusWriter writes the simulated cluster's ClusterOperator and
 // ClusterVersion status.
-type clusterStatusWriter struct {
+type StatusWriter struct {
 	c         *kube.Client
 	log       *slog.Logger
 	waiting   bool // the API has not answered yet (logged once)
 	lastAvail int
 }
 
-// newClusterStatusWriter reads the kubeconfig the sandbox left under the
-// host's root; it returns nil when there is none (no kube API).
-func newClusterStatusWriter(root string, log *slog.Logger) (*clusterStatusWriter, error) {
-	p := filepath.Join(root, simKubeconfigPath)
+// NewStatusWriter writes through c, logging to log.
+func NewStatusWriter(c *kube.Client, log *slog.Logger) *StatusWriter {
+	return &StatusWriter{c: c, log: log, lastAvail: -1}
+}
+
+// LoadStatusWriter reads the kubeconfig the sandbox left under the host's
+// root (KubeconfigPath); it returns nil when there is none (no kube API).
+func LoadStatusWriter(root string, log *slog.Logger) (*StatusWriter, error) {
+	p := filepath.Join(root, KubeconfigPath)
 	if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -96,16 +106,16 @@ func newClusterStatusWriter(root string, log *slog.Logger) (*clusterStatusWriter
 	if err != nil {
 		return nil, err
 	}
-	return &clusterStatusWriter{c: c, log: log, lastAvail: -1}, nil
+	return NewStatusWriter(c, log), nil
 }
 
-// sync brings the operators' and the ClusterVersion's status in line with
+// Sync brings the operators' and the ClusterVersion's status in line with
 // the cluster: operators become Available as their hosts join (never
 // back), and once every one is and the cluster is finalizing (or
 // installed), the ClusterVersion is Available and no longer Progressing
 // ("Cluster version is <version>"). It reports whether the ClusterVersion
 // says the cluster is installed.
-func (w *clusterStatusWriter) sync(ctx context.Context, cl *wire.Cluster) (bool, error) {
+func (w *StatusWriter) Sync(ctx context.Context, cl *wire.Cluster) (bool, error) {
 	cv, err := w.c.GetClusterVersion(ctx, kube.ClusterVersionName)
 	if err != nil {
 		return false, err
@@ -194,7 +204,7 @@ func (w *clusterStatusWriter) sync(ctx context.Context, cl *wire.Cluster) (bool,
 
 // failed notes a sync that did not go through (the API may still be
 // starting): said once, then at debug level.
-func (w *clusterStatusWriter) failed(err error) {
+func (w *StatusWriter) failed(err error) {
 	if errors.Is(err, kube.ErrConflict) { // a writer in between: read again
 		w.log.Debug("installed cluster's kube API", "err", err)
 		return

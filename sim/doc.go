@@ -1,0 +1,24 @@
+// Package sim is what a sandbox or load-test install simulates, and
+// nothing else: the fakes at the hardware and cluster edge after a host's
+// install step. Everything here says SIMULATED where it logs.
+//
+//   - The firmware and the reboot of a host read from a hardware tree
+//     (firmware.go): the installer's reboot records the disk the firmware
+//     now boots (ROOT/var/lib/nodezero/boot-disk.json) and ends the
+//     `nodezero run` process with ExitReboot; the sandbox starts it again.
+//   - OpenShift's in-cluster controller on a host booted from its installed
+//     disk (Controller): it reads the disk back, reports Configuring, Joined
+//     and Done as assisted-installer-controller would, and on node zero
+//     completes the installation once the cluster is finalizing.
+//   - The cluster version operator and the cluster operators (StatusWriter):
+//     their status written into the sandbox's Kubernetes API as the hosts
+//     join; node zero completes only once the ClusterVersion is Available.
+//
+// One controller serves both simulations: a sandbox host's `nodezero run`
+// on its booted disk (RunInstalled, called by the node runtime) and each of
+// a load test's simulated hosts (hostagent/simagent).
+//
+// sim imports wire, kube, hostagent/installer (the stages a booted host
+// reports), hostagent/diskwrite (the disk read back) and internal/; never
+// daemon, the node runtime, sandbox or cmd.
+package sim

@@ -1,0 +1,144 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/coreos/ignition/v2/config/v3_4"
+	"github.com/vincent-petithory/dataurl"
+
+	"github.com/nodezero/nodezero/hostagent/diskwrite"
+	"github.com/nodezero/nodezero/wire"
+)
+
+// A sandbox host booted from its installed disk: the `nodezero run` the
+// sandbox starts again after the fake firmware's reboot. It reads its disk
+// back, verifies the image digest and its Ignition (role, hostname, host
+// id), and reports Configuring → Joined → Done the way OpenShift's
+// in-cluster assisted-installer-controller would (Controller). No
+// OpenShift runs: that part is simulated, and the log and the console say
+// so.
+
+// Installed is what RunInstalled needs besides the fake firmware's record.
+type Installed struct {
+	// Root is the host's root directory; Payload the factory image's
+	// payload directory, whose OS image the disk must hold.
+	Root, Payload string
+	// ServiceURL, AgentToken and ServiceCACert are the host's
+	// rendezvous-host.env's SERVICE_BASE_URL, agent token and API CA file.
+	ServiceURL, AgentToken, ServiceCACert string
+	// NeverJoin and Settle: Controller's.
+	NeverJoin bool
+	Settle    time.Duration
+	// Service runs node zero's service again (node zero only; nil on
+	// other hosts), returning its user client and where its end is sent.
+	Service func(ctx context.Context) (*wire.Client, <-chan error, error)
+	Status  func(string)
+	Log     *slog.Logger
+}
+
+// RunInstalled is a host booted from its installed disk d. Once its part
+// is done it keeps running (node zero keeps serving the API) until ctx
+// ends or the service stops.
+func RunInstalled(ctx context.Context, d *BootDisk, o Installed) error {
+	log := o.Log.With("stage", "installed")
+	log.Warn("SIMULATED: this host booted its installed disk; no OpenShift runs here. nodezero checks the disk and reports Configuring, Joined and Done as the in-cluster controller would")
+	o.Status("Installed disk booted (sandbox: the cluster's OpenShift is simulated)")
+
+	var served <-chan error
+	var user *wire.Client
+	var err error
+	if o.Service != nil {
+		if user, served, err = o.Service(ctx); err != nil {
+			return err
+		}
+	}
+	agent, err := wire.NewClient(strings.TrimSuffix(o.ServiceURL, "/"), wire.WithAgentToken(o.AgentToken), wire.WithCACertFile(o.ServiceCACert))
+	if err != nil {
+		return err
+	}
+	c := &Controller{Agent: agent, Cluster: user, NeverJoin: o.NeverJoin, Settle: o.Settle, Status: o.Status, Log: log}
+	if user != nil {
+		// The sandbox's kube API, when it runs one: the operators' and
+		// the cluster version's status go there.
+		if c.Kube, err = LoadStatusWriter(o.Root, log); err != nil {
+			return fmt.Errorf("the installed cluster's kubeconfig: %w", err)
+		}
+	}
+	err = c.Run(ctx, d, func() error { return VerifyDisk(d, o.Root, o.Payload) })
+	if err != nil && !errors.Is(err, ErrHeld) {
+		return err
+	}
+	// Held or done, the host stays up.
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-served:
+		return err
+	}
+}
+
+// VerifyDisk reads the disk back: the image digest (outside the Ignition
+// partition) and the Ignition the first boot would apply, which must be
+// this host's (under root): its role, hostname and host id.
+func VerifyDisk(d *BootDisk, root, payloadDir string) error {
+	p, err := diskwrite.LoadPayload(payloadDir)
+	if err != nil {
+		return err
+	}
+	ign, err := diskwrite.Verify(d.Disk, p.OS)
+	if err != nil {
+		return err
+	}
+	files, err := IgnitionFiles(ign)
+	if err != nil {
+		return fmt.Errorf("the installed disk's Ignition: %w", err)
+	}
+	wantRole := "master"
+	if d.Role == wire.HostRoleWorker {
+		wantRole = "worker"
+	}
+	hostname, _ := os.ReadFile(filepath.Join(root, "etc/hostname"))
+	checks := []struct{ path, want string }{
+		{"/etc/nodezero/role", wantRole},
+		{"/etc/nodezero/host-id", d.HostID},
+		{"/etc/hostname", strings.TrimSpace(string(hostname))},
+	}
+	for _, c := range checks {
+		got, ok := files[c.path]
+		if !ok {
+			return fmt.Errorf("the installed disk's Ignition has no %s", c.path)
+		}
+		if strings.TrimSpace(got) != c.want {
+			return fmt.Errorf("the installed disk's Ignition says %s is %q; this host wants %q", c.path, strings.TrimSpace(got), c.want)
+		}
+	}
+	return nil
+}
+
+// IgnitionFiles parses an Ignition config and returns its inline files'
+// contents by path.
+func IgnitionFiles(ign []byte) (map[string]string, error) {
+	cfg, rpt, err := v3_4.ParseCompatibleVersion(ign)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s", err, rpt.String())
+	}
+	out := map[string]string{}
+	for _, f := range cfg.Storage.Files {
+		if f.Contents.Source == nil || *f.Contents.Source == "" {
+			continue
+		}
+		u, err := dataurl.DecodeString(*f.Contents.Source)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.Path, err)
+		}
+		out[f.Path] = string(u.Data)
+	}
+	return out, nil
+}
