@@ -4,7 +4,8 @@
 // per-route token schemes of assisted-service, and error bodies that say what
 // is wrong. A client error is never a 500; unknown paths get a JSON 404.
 //
-// api imports daemon/assisted, daemon/auth and wire.
+// api imports daemon/assisted, daemon/auth, daemon/agentjson (the fast
+// step reply reader) and wire.
 package api
 
 import (
@@ -21,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nodezero/nodezero/daemon/agentjson"
 	"github.com/nodezero/nodezero/daemon/assisted"
 	"github.com/nodezero/nodezero/daemon/auth"
 	"github.com/nodezero/nodezero/wire"
@@ -139,7 +141,7 @@ func putBody(b *bytes.Buffer) {
 }
 
 // decodeStepReply reads a step reply: whole, then by the fast reader when
-// it is in the plain form agents write (wire.DecodeStepReplyFast, which
+// it is in the plain form agents write (agentjson.DecodeStepReply, which
 // keeps nothing of the buffer), else by decode, for its meaning or its
 // error.
 func (r *request) decodeStepReply(p *wire.StepReply) error {
@@ -151,7 +153,7 @@ func (r *request) decodeStepReply(p *wire.StepReply) error {
 	if _, err := buf.ReadFrom(r.Body); err != nil {
 		return bodyError(err)
 	}
-	if wire.DecodeStepReplyFast(buf.Bytes(), p) {
+	if agentjson.DecodeStepReply(buf.Bytes(), p) {
 		return nil
 	}
 	r.Body = io.NopCloser(bytes.NewReader(buf.Bytes()))

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/nodezero/nodezero/daemon/agentjson"
 	"github.com/nodezero/nodezero/wire"
 )
 
@@ -118,7 +119,7 @@ func (t *internTable) insertLocked(s string, parse bool) uint32 {
 	if i, ok := t.index[s]; ok {
 		return i
 	}
-	// s may be a substring of a large text (wire.ScanConnectivity): the
+	// s may be a substring of a large text (agentjson.ScanConnectivity): the
 	// table keeps a copy.
 	s = strings.Clone(s)
 	i := uint32(len(t.vals))
@@ -212,11 +213,11 @@ func parseConnReport(text string, floor timingFloor) *ConnReport {
 
 // decodeConnReport reads the text once, straight into the compact form and
 // the stored document, when it is in the form agents write
-// (wire.ScanConnectivity); any other text is decoded by encoding/json, for
+// (agentjson.ScanConnectivity); any other text is decoded by encoding/json, for
 // its meaning or its error, compacted the same way and encoded again.
 func decodeConnReport(text string, floor timingFloor) (*ConnReport, string, error) {
 	b := newConnBuilder(floor)
-	if doc, ok := wire.ScanConnectivity(text, b.add); ok {
+	if doc, ok := agentjson.ScanConnectivity(text, b.add); ok {
 		return b.out, doc, nil
 	}
 	var r wire.ConnectivityReport

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nodezero/nodezero/daemon/agentjson"
 	"github.com/nodezero/nodezero/wire"
 )
 
@@ -34,7 +35,7 @@ func TestDecodeConnReportPaths(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := string(b)
-	if _, ok := wire.ScanConnectivity(text, func(*wire.ConnectivityRemoteHost) {}); !ok {
+	if _, ok := agentjson.ScanConnectivity(text, func(*wire.ConnectivityRemoteHost) {}); !ok {
 		t.Fatal("the fast reader refused an agent's report; this test proves nothing")
 	}
 	for _, floor := range []timingFloor{keepAll, {latency: 100, loss: 0}} {
@@ -55,7 +56,7 @@ func TestDecodeConnReportPaths(t *testing.T) {
 	}
 
 	escaped := strings.Replace(text, `"peer-b"`, `"peer-\u0062"`, 1)
-	if _, ok := wire.ScanConnectivity(escaped, func(*wire.ConnectivityRemoteHost) {}); ok {
+	if _, ok := agentjson.ScanConnectivity(escaped, func(*wire.ConnectivityRemoteHost) {}); ok {
 		t.Fatal("the fast reader took an escaped host id")
 	}
 	got, doc, err := decodeConnReport(escaped, keepAll)

@@ -1,4 +1,4 @@
-package wire
+package agentjson
 
 import (
 	"bytes"
@@ -9,29 +9,31 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/nodezero/nodezero/wire"
 )
 
 // agentReport is a report as an agent writes it: json.Marshal of the model,
 // with the numbers and strings the canonical form must reproduce exactly.
 func agentReport(t testing.TB) string {
 	t.Helper()
-	r := ConnectivityReport{RemoteHosts: []*ConnectivityRemoteHost{
+	r := wire.ConnectivityReport{RemoteHosts: []*wire.ConnectivityRemoteHost{
 		{
 			HostID: "0b1d2f39-7c6e-4a2b-9d41-1d2a3b4c5d6e",
-			L2Connectivity: []*L2Connectivity{
+			L2Connectivity: []*wire.L2Connectivity{
 				{OutgoingNic: "eth0", OutgoingIPAddress: "10.0.0.5", RemoteIPAddress: "10.0.0.6", RemoteMAC: "52:54:00:aa:bb:cc", Successful: true},
 				{OutgoingNic: "eth1", RemoteIPAddress: "fe80::1", RemoteMAC: "52:54:00:aa:bb:cd"},
 			},
-			L3Connectivity: []*L3Connectivity{
+			L3Connectivity: []*wire.L3Connectivity{
 				{OutgoingNic: "eth0", RemoteIPAddress: "10.0.0.6", Successful: true, AverageRTTMs: 0.372},
 				{OutgoingNic: "eth1", RemoteIPAddress: "2001:db8::6", AverageRTTMs: 1e-7, PacketLossPercentage: 100},
 				{OutgoingNic: "odd\x7f", RemoteIPAddress: "10.0.0.7", AverageRTTMs: 3e21, PacketLossPercentage: 12.5},
 				{OutgoingNic: "eth0", RemoteIPAddress: "10.0.0.8", AverageRTTMs: 123456789.125, PacketLossPercentage: 0.000001},
 			},
-			MTUReport: []*MTUReport{{OutgoingNic: "eth0", RemoteIPAddress: "10.0.0.6", MTUSuccessful: true}, {OutgoingNic: "eth0", RemoteIPAddress: "10.0.0.9"}},
+			MTUReport: []*wire.MTUReport{{OutgoingNic: "eth0", RemoteIPAddress: "10.0.0.6", MTUSuccessful: true}, {OutgoingNic: "eth0", RemoteIPAddress: "10.0.0.9"}},
 		},
 		{HostID: "second"},
-		{L3Connectivity: []*L3Connectivity{{RemoteIPAddress: "10.0.0.10", Successful: true}}},
+		{L3Connectivity: []*wire.L3Connectivity{{RemoteIPAddress: "10.0.0.10", Successful: true}}},
 	}}
 	b, err := json.Marshal(&r)
 	if err != nil {
@@ -41,10 +43,10 @@ func agentReport(t testing.TB) string {
 }
 
 // scanned runs ScanConnectivity and copies what it visits.
-func scanned(text string) (*ConnectivityReport, string, bool) {
-	var got ConnectivityReport
-	canonical, ok := ScanConnectivity(text, func(rh *ConnectivityRemoteHost) {
-		c := &ConnectivityRemoteHost{HostID: rh.HostID}
+func scanned(text string) (*wire.ConnectivityReport, string, bool) {
+	var got wire.ConnectivityReport
+	canonical, ok := ScanConnectivity(text, func(rh *wire.ConnectivityRemoteHost) {
+		c := &wire.ConnectivityRemoteHost{HostID: rh.HostID}
 		for _, e := range rh.L2Connectivity {
 			x := *e
 			c.L2Connectivity = append(c.L2Connectivity, &x)
@@ -64,7 +66,7 @@ func scanned(text string) (*ConnectivityReport, string, bool) {
 
 // emptyToNil makes empty slices nil, as scanned leaves them, for comparing
 // with what encoding/json decodes ("[]" is an empty slice there).
-func emptyToNil(r *ConnectivityReport) {
+func emptyToNil(r *wire.ConnectivityReport) {
 	if len(r.RemoteHosts) == 0 {
 		r.RemoteHosts = nil
 	}
@@ -92,8 +94,8 @@ func checkScanAgrees(t *testing.T, text string) bool {
 	if !ok {
 		return false
 	}
-	var want ConnectivityReport
-	if err := DecodeEmbedded(text, &want); err != nil {
+	var want wire.ConnectivityReport
+	if err := wire.DecodeEmbedded(text, &want); err != nil {
 		t.Fatalf("fast reader took %q, encoding/json refuses it: %v", text, err)
 	}
 	b, err := json.Marshal(&want)
@@ -102,7 +104,7 @@ func checkScanAgrees(t *testing.T, text string) bool {
 	}
 	emptyToNil(&want)
 	if !reflect.DeepEqual(got, &want) {
-		t.Fatalf("%q: fast reader visited\n%s\nencoding/json decoded\n%s", text, MustEncodeEmbedded(got), MustEncodeEmbedded(&want))
+		t.Fatalf("%q: fast reader visited\n%s\nencoding/json decoded\n%s", text, wire.MustEncodeEmbedded(got), wire.MustEncodeEmbedded(&want))
 	}
 	if canonical != string(b) {
 		t.Fatalf("%q: canonical text\n%s\njson.Marshal\n%s", text, canonical, b)
@@ -125,11 +127,11 @@ func decodeLikeAPI(b []byte, v any) error {
 
 func checkReplyAgrees(t *testing.T, body string) bool {
 	t.Helper()
-	var got StepReply
-	if !DecodeStepReplyFast([]byte(body), &got) {
+	var got wire.StepReply
+	if !DecodeStepReply([]byte(body), &got) {
 		return false
 	}
-	var want StepReply
+	var want wire.StepReply
 	if err := decodeLikeAPI([]byte(body), &want); err != nil {
 		t.Fatalf("fast reader took %q, encoding/json refuses it: %v", body, err)
 	}
@@ -197,17 +199,17 @@ func TestFastPathsDecline(t *testing.T) {
 		`{"step_id":"a","step_id":"b"}`, `{"Output":"x"}`, `{"output":"x"} {}`, `{"output":"\ud800"}`,
 		"{\"output\":\"\xff\"}", `{"output":null}`, `{"output":"a` + "\n" + `"}`,
 	} {
-		var r StepReply
-		if DecodeStepReplyFast([]byte(body), &r) {
-			t.Errorf("DecodeStepReplyFast took %q", body)
+		var r wire.StepReply
+		if DecodeStepReply([]byte(body), &r) {
+			t.Errorf("DecodeStepReply took %q", body)
 		}
 	}
 }
 
-// TestDecodeStepReplyFast: a reply as the agent posts it, its output a
+// TestDecodeStepReply: a reply as the agent posts it, its output a
 // report escaped once more, is taken and decodes as encoding/json decodes it.
-func TestDecodeStepReplyFast(t *testing.T) {
-	b, err := json.Marshal(&StepReply{StepType: StepTypeConnectivityCheck, StepID: "connectivity-check-1a2b", ExitCode: -3,
+func TestDecodeStepReply(t *testing.T) {
+	b, err := json.Marshal(&wire.StepReply{StepType: wire.StepTypeConnectivityCheck, StepID: "connectivity-check-1a2b", ExitCode: -3,
 		Output: agentReport(t) + "\n\t\\/\b\f\r é", Error: "it's <fine>"})
 	if err != nil {
 		t.Fatal(err)
@@ -218,7 +220,7 @@ func TestDecodeStepReplyFast(t *testing.T) {
 	body = strings.Replace(body, `"step_id"`, `"unknown":[{}], "step_id"`, 1)
 	for _, text := range []string{body, `{}`, `{"output":""}`, `{"output":"\/"}`} {
 		if !checkReplyAgrees(t, text) {
-			t.Errorf("DecodeStepReplyFast refused %q", text)
+			t.Errorf("DecodeStepReply refused %q", text)
 		}
 	}
 }
@@ -239,17 +241,17 @@ func FuzzFastJSON(f *testing.F) {
 // bigReport is a report over n peers as a thousand-host cluster's agents
 // write it: one NIC, L2 and L3 answered, one MTU probe each.
 func bigReport(b testing.TB, n int) string {
-	var r ConnectivityReport
+	var r wire.ConnectivityReport
 	for i := range n {
 		ip := fmt.Sprintf("10.1.%d.%d", i/250, i%250+1)
-		r.RemoteHosts = append(r.RemoteHosts, &ConnectivityRemoteHost{
+		r.RemoteHosts = append(r.RemoteHosts, &wire.ConnectivityRemoteHost{
 			HostID:         fmt.Sprintf("5b0f6a2c-1d3e-4f5a-8b9c-%012d", i),
-			L2Connectivity: []*L2Connectivity{{OutgoingNic: "ens3", OutgoingIPAddress: "10.1.9.9", RemoteIPAddress: ip, RemoteMAC: fmt.Sprintf("52:54:00:00:%02x:%02x", i/256, i%256), Successful: true}},
-			L3Connectivity: []*L3Connectivity{{OutgoingNic: "ens3", RemoteIPAddress: ip, Successful: true, AverageRTTMs: 0.25 + float64(i%7)/100}},
-			MTUReport:      []*MTUReport{{OutgoingNic: "ens3", RemoteIPAddress: ip, MTUSuccessful: true}},
+			L2Connectivity: []*wire.L2Connectivity{{OutgoingNic: "ens3", OutgoingIPAddress: "10.1.9.9", RemoteIPAddress: ip, RemoteMAC: fmt.Sprintf("52:54:00:00:%02x:%02x", i/256, i%256), Successful: true}},
+			L3Connectivity: []*wire.L3Connectivity{{OutgoingNic: "ens3", RemoteIPAddress: ip, Successful: true, AverageRTTMs: 0.25 + float64(i%7)/100}},
+			MTUReport:      []*wire.MTUReport{{OutgoingNic: "ens3", RemoteIPAddress: ip, MTUSuccessful: true}},
 		})
 	}
-	s, err := EncodeEmbedded(&r)
+	s, err := wire.EncodeEmbedded(&r)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -263,7 +265,7 @@ func BenchmarkScanConnectivity(b *testing.B) {
 	b.SetBytes(int64(len(text)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, ok := ScanConnectivity(text, func(*ConnectivityRemoteHost) {}); !ok {
+		if _, ok := ScanConnectivity(text, func(*wire.ConnectivityRemoteHost) {}); !ok {
 			b.Fatal("refused")
 		}
 	}
@@ -276,8 +278,8 @@ func BenchmarkDecodeEmbeddedConnectivity(b *testing.B) {
 	b.SetBytes(int64(len(text)))
 	b.ReportAllocs()
 	for b.Loop() {
-		var r ConnectivityReport
-		if err := DecodeEmbedded(text, &r); err != nil {
+		var r wire.ConnectivityReport
+		if err := wire.DecodeEmbedded(text, &r); err != nil {
 			b.Fatal(err)
 		}
 	}

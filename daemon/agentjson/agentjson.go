@@ -1,20 +1,10 @@
-package wire
-
-import (
-	"slices"
-	"strconv"
-	"strings"
-	"unicode/utf8"
-	"unsafe"
-)
-
-// Fast paths for the two documents that dominate node zero's input at
-// scale: a connectivity-check step reply and the report inside it. At a
-// thousand hosts each report names 999 peers (300 KB of JSON, escaped again
-// inside the reply), and encoding/json spends most of node zero's CPU on
-// them: the reply's body is scanned twice and its output unquoted, then the
-// report is decoded into ten thousand small structs and strings that are
-// garbage a moment later.
+// Package agentjson reads, fast, the two documents that dominate node
+// zero's input at scale: a connectivity-check step reply and the report
+// inside it. At a thousand hosts each report names 999 peers (300 KB of
+// JSON, escaped again inside the reply), and encoding/json spends most of
+// node zero's CPU on them: the reply's body is scanned twice and its output
+// unquoted, then the report is decoded into ten thousand small structs and
+// strings that are garbage a moment later.
 //
 // The readers here walk the text once and hand out substrings of it. They
 // are strict on purpose: they accept only the plain form an agent writes
@@ -23,6 +13,23 @@ import (
 // decodes with encoding/json, which gives the document its meaning and any
 // error its message. So whatever a fast path accepts, encoding/json accepts
 // and decodes to the same values (FuzzFastJSON holds the two side by side).
+//
+// Only the service reads these documents, so the package lives in the
+// server, beside its two users: daemon/api decodes step reply bodies with
+// DecodeStepReply, and daemon/validation compacts connectivity reports
+// with ScanConnectivity. It is a leaf of daemon: it imports wire (the
+// types it fills) and the standard library.
+package agentjson
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/nodezero/nodezero/wire"
+)
 
 // maxSkipDepth bounds the nesting of an unknown value the readers skip;
 // deeper documents go to encoding/json.
@@ -403,11 +410,11 @@ func (p *jsonReader) array(elem func() bool) bool {
 
 var stepReplyKeys = []string{"step_type", "step_id", "exit_code", "output", "error"}
 
-// DecodeStepReplyFast decodes a step reply body in the form agents write it
+// DecodeStepReply decodes a step reply body in the form agents write it
 // (see the fast paths above). ok is false when it did not: decode b with
 // encoding/json then, for the reply's meaning or its error.
-func DecodeStepReplyFast(b []byte, r *StepReply) (ok bool) {
-	*r = StepReply{}
+func DecodeStepReply(b []byte, r *wire.StepReply) (ok bool) {
+	*r = wire.StepReply{}
 	if len(b) == 0 {
 		return false
 	}
@@ -419,7 +426,7 @@ func DecodeStepReplyFast(b []byte, r *StepReply) (ok bool) {
 		case "step_type":
 			var s string
 			s, ok = p.text()
-			r.StepType = StepType(s)
+			r.StepType = wire.StepType(s)
 		case "step_id":
 			r.StepID, ok = p.text()
 		case "exit_code":
@@ -432,7 +439,7 @@ func DecodeStepReplyFast(b []byte, r *StepReply) (ok bool) {
 		return ok
 	})
 	if !ok || !p.end() {
-		*r = StepReply{}
+		*r = wire.StepReply{}
 		return false
 	}
 	return true

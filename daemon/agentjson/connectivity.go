@@ -1,12 +1,14 @@
-package wire
+package agentjson
 
 import (
 	"math"
 	"strconv"
 	"sync"
+
+	"github.com/nodezero/nodezero/wire"
 )
 
-// The connectivity report's fast path (see fastjson.go): ScanConnectivity
+// The connectivity report's fast path (see the package comment): ScanConnectivity
 // reads a report once, hands each remote host to the caller, and writes the
 // report again as json.Marshal writes the model, which is what the store
 // keeps.
@@ -19,21 +21,21 @@ var (
 	mtuKeys        = []string{"outgoing_nic", "remote_ip_address", "mtu_successful"}
 )
 
-// ScanConnectivity reads a connectivity-check report (a ConnectivityReport's
+// ScanConnectivity reads a connectivity-check report (a wire.ConnectivityReport's
 // text) in the form agents write it, calling visit with each remote host in
 // order. The host and the entries it points to are reused for the next one,
 // and its strings are substrings of text: visit copies what it keeps.
 // canonical is the report as json.Marshal writes the decoded report (what
 // assisted stores: only the fields of the model). ok is false when the text
 // is not in that form; visit may have seen some hosts by then, and the
-// caller decodes the text with DecodeEmbedded instead.
-func ScanConnectivity(text string, visit func(*ConnectivityRemoteHost)) (canonical string, ok bool) {
+// caller decodes the text with wire.DecodeEmbedded instead.
+func ScanConnectivity(text string, visit func(*wire.ConnectivityRemoteHost)) (canonical string, ok bool) {
 	p := jsonReader{s: text}
 	var (
-		rh    ConnectivityRemoteHost
-		l2    []L2Connectivity
-		l3    []L3Connectivity
-		mtu   []MTUReport
+		rh    wire.ConnectivityRemoteHost
+		l2    []wire.L2Connectivity
+		l3    []wire.L3Connectivity
+		mtu   []wire.MTUReport
 		buf   = canonicalBufs.Get().(*[]byte)
 		w     = jsonObject{b: append((*buf)[:0], `{"remote_hosts":[`...)}
 		hosts int
@@ -111,7 +113,7 @@ func pointAt[T any](list []*T, pool []T) []*T {
 	return list
 }
 
-func l2Field(p *jsonReader, e *L2Connectivity, key string) (ok bool) {
+func l2Field(p *jsonReader, e *wire.L2Connectivity, key string) (ok bool) {
 	switch key {
 	case "outgoing_nic":
 		e.OutgoingNic, ok = p.plain()
@@ -127,7 +129,7 @@ func l2Field(p *jsonReader, e *L2Connectivity, key string) (ok bool) {
 	return ok
 }
 
-func l3Field(p *jsonReader, e *L3Connectivity, key string) (ok bool) {
+func l3Field(p *jsonReader, e *wire.L3Connectivity, key string) (ok bool) {
 	switch key {
 	case "outgoing_nic":
 		e.OutgoingNic, ok = p.plain()
@@ -143,7 +145,7 @@ func l3Field(p *jsonReader, e *L3Connectivity, key string) (ok bool) {
 	return ok
 }
 
-func mtuField(p *jsonReader, e *MTUReport, key string) (ok bool) {
+func mtuField(p *jsonReader, e *wire.MTUReport, key string) (ok bool) {
 	switch key {
 	case "outgoing_nic":
 		e.OutgoingNic, ok = p.plain()
@@ -250,7 +252,7 @@ func (o *jsonObject) list(name string, n int, elem func(o *jsonObject, i int)) {
 
 // remoteHost appends rh as json.Marshal writes it: the fields in the
 // order of the structs (steps_gen.go).
-func (o *jsonObject) remoteHost(rh *ConnectivityRemoteHost) {
+func (o *jsonObject) remoteHost(rh *wire.ConnectivityRemoteHost) {
 	o.b = append(o.b, '{')
 	o.n = 0
 	o.str("host_id", rh.HostID)
