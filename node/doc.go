@@ -8,16 +8,18 @@
 //     on node zero, the embedded service and the registration beside it
 //     (NodeZero), then the host agent on every host; the status lines,
 //     sd_notify and the watchdog's health check; the network stage that
-//     runs before NetworkManager;
-//   - the agent's step set (NewAgent, Steps): which hostagent steps a
-//     host runs and how far each may reach, for a live host and for a
-//     test or sandbox host read from a hardware tree (DiskFiles: the
-//     files standing in for its disks);
+//     runs before NetworkManager (NetworkStage). A sandbox host read from
+//     a hardware tree gets the fake firmware and, booted from its
+//     installed disk, the simulated in-cluster controller of package sim;
+//   - the agent's step set (Steps, NewAgent, RunAgent): which hostagent
+//     steps a host runs and how far each may reach, for a live host and
+//     for a test or sandbox host (DiskFiles: the files standing in for its
+//     disks);
 //   - the service's wiring (Serve): store, assisted service and the API
 //     behind daemon/api's server limits and TLS.
 //
 // The console's runtime is its sub-package node/console.
 //
 // node may import any project package but cmd; cmd imports it, and no
-// package below it (daemon, hostagent, tui, wire, ...) ever does.
+// package below it (daemon, hostagent, tui, wire, sim, ...) ever does.
 package node

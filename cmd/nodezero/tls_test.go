@@ -57,7 +57,7 @@ func certError(err error) bool {
 // client that trusts the carried CA and checks the rendezvous IP.
 func TestConfigImageAPITLS(t *testing.T) {
 	t.Parallel()
-	// nz.serve tunes the GC for node zero; the test binary gets its own
+	// nz.Serve tunes the GC for node zero; the test binary gets its own
 	// settings back.
 	gc, mem := debug.SetGCPercent(100), debug.SetMemoryLimit(-1)
 	debug.SetGCPercent(gc)
@@ -110,9 +110,9 @@ func TestConfigImageAPITLS(t *testing.T) {
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
-	nz := &nodeZero{root: root, listen: "127.0.0.1:0", dataDir: t.TempDir(), payload: t.TempDir(),
-		disconnect: time.Minute, checkEvery: time.Minute, status: func(string) {}, log: slog.New(slog.DiscardHandler)}
-	local, served, err := nz.serve(ctx, env)
+	nz := &node.NodeZero{Root: root, Listen: "127.0.0.1:0", DataDir: t.TempDir(), Payload: t.TempDir(),
+		DisconnectionTimeout: time.Minute, CheckInterval: time.Minute, Status: func(string) {}, Logger: slog.New(slog.DiscardHandler)}
+	local, served, err := nz.Serve(ctx, env)
 	if err != nil {
 		cancel()
 		t.Fatalf("node zero's service: %v", err)

@@ -1,10 +1,12 @@
-package main
+package node
 
 import (
 	"net"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestKeyfileUUID(t *testing.T) {
@@ -34,5 +36,29 @@ func TestLocalURL(t *testing.T) {
 		if got := localURL(a); got != want {
 			t.Errorf("localURL(%s) = %s, want %s", in, got, want)
 		}
+	}
+}
+
+// TestOptionsDefaults: the directories not given are the host's own,
+// under its root; those given are kept.
+func TestOptionsDefaults(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   Options
+		want Options
+	}{
+		{"none given", Options{Root: "/h"}, Options{Root: "/h", DataDir: "/h/var/lib/nodezero", HardwareRoot: "/h",
+			Disks: "/h/var/lib/nodezero/disks", Payload: "/h/usr/share/nodezero/payload"}},
+		{"live", Options{Root: "/"}, Options{Root: "/", DataDir: "/var/lib/nodezero", HardwareRoot: "/",
+			Disks: "/var/lib/nodezero/disks", Payload: "/usr/share/nodezero/payload"}},
+		{"all given", Options{Root: "/h", DataDir: "/d", HardwareRoot: "/hw", Disks: "/k", Payload: "/p"},
+			Options{Root: "/h", DataDir: "/d", HardwareRoot: "/hw", Disks: "/k", Payload: "/p"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.in.withDefaults()
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("withDefaults (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
