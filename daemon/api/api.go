@@ -3,6 +3,8 @@
 // scripts and `wait-for` use, with the JSON shapes of wire, the
 // per-route token schemes of assisted-service, and error bodies that say what
 // is wrong. A client error is never a 500; unknown paths get a JSON 404.
+// Its HTTP server is here too (Serve): per-connection limits, a per-client
+// connection cap and optional TLS (server.go, listener.go).
 //
 // api imports daemon/assisted, daemon/auth, daemon/agentjson (the fast
 // step reply reader) and wire.
