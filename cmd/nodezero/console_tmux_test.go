@@ -241,6 +241,9 @@ func (c *tmuxConsole) exit() string {
 // cluster's status and failing validation, a host's detail view, the
 // service restarting under it, q; then the same at 80×24 without colour.
 func TestConsoleInTmux(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the console against three registering agents under tmux takes seconds")
+	}
 	needTool(t, "tmux")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()

@@ -27,6 +27,9 @@ import (
 // Then the cluster switches to DHCP VIP allocation: the VIPs become leases
 // of the bed's dnsmasq for the cluster's VIP MACs, and they are renewed.
 func TestNetnsHostChecks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: host checks across network namespaces take minutes")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	n := newNetnsCluster(t, ctx, netnsOptions{Workers: 3, NTP: true, DHCP: true})

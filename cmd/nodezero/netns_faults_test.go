@@ -612,6 +612,9 @@ func allIn(hs map[string]*wire.Host, st wire.HostStatus) bool {
 //     timeout. It does not go to error: once back it finishes, and every
 //     host and the cluster are installed.
 func TestNetnsNetworkFaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: an install through network faults takes minutes")
+	}
 	t.Parallel() // with TestNetnsCutOffWhileWriting: each has its bed
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
@@ -772,6 +775,9 @@ func TestNetnsNetworkFaults(t *testing.T) {
 // reports no progress either way. That limit is for a host that keeps
 // checking in while its write stalls, which is no network fault.
 func TestNetnsCutOffWhileWriting(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: an install with a host cut off takes minutes")
+	}
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()

@@ -28,6 +28,9 @@ import (
 //   - The registry started and the install retried: every host pulls the
 //     image, whole, and is prepared.
 func TestNetnsPreparation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: an install's preparation across network namespaces takes minutes")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	n := newNetnsCluster(t, ctx, netnsOptions{Workers: 2, PlatformNone: true, Registry: true})

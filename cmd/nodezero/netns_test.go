@@ -135,6 +135,9 @@ func netnsInputs(t *testing.T, dir string, bed *testbed.Bed, hosts []*bedHost, o
 // under its real NIC name, all five reach known and node zero starts the
 // install.
 func TestNetnsHostsBootWithRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a cluster of hosts booting in network namespaces takes minutes")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	n := newNetnsCluster(t, ctx, netnsOptions{Workers: 2})

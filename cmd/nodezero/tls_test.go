@@ -246,6 +246,9 @@ func TestWaitForHTTPS(t *testing.T) {
 // to node zero's service, every host's agent and installer, and the
 // installed host's reports, over HTTPS.
 func TestSandboxHTTPS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a sandbox install")
+	}
 	dir := t.TempDir()
 	sum, out, err := runSandboxBinary(t, dir, "--masters", "1", "--workers", "0", "--api-tls")
 	if err != nil || sum.Status != wire.ClusterStatusInstalled {
