@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nodezero/nodezero/cmd/nodezero/internal/loopback"
 	"github.com/nodezero/nodezero/node/console"
+	"github.com/nodezero/nodezero/sandbox/loopback"
 	"github.com/nodezero/nodezero/tui"
 )
 
@@ -17,8 +17,8 @@ import (
 // against a registry and a DNS server of the test's own on loopback: all
 // pass with the registry's CA, the pull and HTTP checks fail without it,
 // and a name the DNS does not know fails every check that needs it, each
-// failure with output. (It stays here while the loopback registry and
-// DNS are cmd/nodezero/internal.)
+// failure with output. (The loopback registry and DNS are the sandbox's:
+// sandbox/loopback.)
 func TestConsoleChecks(t *testing.T) {
 	needRoot(t) // ICMP echoes over a raw socket
 	ctx := t.Context()

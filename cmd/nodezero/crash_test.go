@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/nodezero/nodezero/internal/backoff"
+	"github.com/nodezero/nodezero/sandbox"
 	"github.com/nodezero/nodezero/wire"
 )
 
@@ -202,7 +203,7 @@ type crashRecord struct {
 // hostLog returns the host's log since its process last started, and the
 // log's whole size.
 func (h *crashHarness) hostLog(name string) (string, int64) {
-	b, err := os.ReadFile(h.hosts[name].log)
+	b, err := os.ReadFile(h.hosts[name].Log())
 	if err != nil {
 		return "", 0
 	}
@@ -217,7 +218,7 @@ func (h *crashHarness) hostLog(name string) (string, int64) {
 type crashHarness struct {
 	t       *testing.T
 	c       *wire.Client
-	hosts   map[string]*sandboxHost
+	hosts   map[string]*sandbox.Host
 	pending []crashPoint // shared across installs: what is left to hit
 	install int
 	start   time.Time
@@ -333,7 +334,7 @@ func (h *crashHarness) kill(ctx context.Context, p crashPoint, v *crashView) boo
 	sh := h.hosts[p.host]
 	for ctx.Err() == nil {
 		_, size := h.hostLog(p.host)
-		if sh.kill() {
+		if sh.Kill() {
 			h.mu.Lock()
 			h.kills = append(h.kills, crashRecord{point: p.name, host: p.host, install: h.install, before: *v, logAt: size})
 			h.mu.Unlock()
@@ -349,9 +350,9 @@ func (h *crashHarness) kill(ctx context.Context, p crashPoint, v *crashView) boo
 // recovered waits until the killed host runs again and node zero answers.
 func (h *crashHarness) recovered(ctx context.Context, p crashPoint) *crashView {
 	sh := h.hosts[p.host]
-	boots, _ := sh.counts()
+	boots, _ := sh.Counts()
 	for ctx.Err() == nil {
-		if b, _ := sh.counts(); b > boots || p.host != crashNodeZero {
+		if b, _ := sh.Counts(); b > boots || p.host != crashNodeZero {
 			if v := h.view(ctx); v != nil {
 				h.t.Logf("install %d, %.1fs: node zero answers again", h.install, time.Since(h.start).Seconds())
 				return v
@@ -433,16 +434,17 @@ func crashInstall(t *testing.T, n int, pending []crashPoint) ([]crashPoint, []cr
 	var wg sync.WaitGroup
 	var out strings.Builder
 	var outMu sync.Mutex
-	o := sandboxOptions{
-		dir: dir, hw: hw, disks: shmDisks(t, dir), bin: nodezeroBinary(t), logLevel: "info",
-		masters: 3, workers: 2, imageSize: 48 << 20, timeout: 5 * time.Minute, checkEvery: 10 * time.Second,
+	o := sandbox.Options{
+		Dir: dir, HW: hw, Disks: shmDisks(t, dir), Bin: nodezeroBinary(t), LogLevel: "info",
+		Masters: 3, Workers: 2, ImageSize: 48 << 20, Timeout: 5 * time.Minute, CheckInterval: 10 * time.Second,
 		// A booted host's Configuring and Joined last as long as this, so
 		// that the points there are windows the harness can hit.
-		settle: 1500 * time.Millisecond,
-		stdout: writerFunc(func(p []byte) (int, error) { outMu.Lock(); defer outMu.Unlock(); return out.Write(p) }),
-		started: func(c *wire.Client, hosts []*sandboxHost) {
+		Settle:      1500 * time.Millisecond,
+		ConfigImage: sandboxConfigImage(),
+		Stdout:      writerFunc(func(p []byte) (int, error) { outMu.Lock(); defer outMu.Unlock(); return out.Write(p) }),
+		Started: func(c *wire.Client, hosts []*sandbox.Host) {
 			h.c = c
-			h.hosts = map[string]*sandboxHost{}
+			h.hosts = map[string]*sandbox.Host{}
 			for _, x := range hosts {
 				h.hosts[x.Name] = x
 			}
@@ -450,7 +452,7 @@ func crashInstall(t *testing.T, n int, pending []crashPoint) ([]crashPoint, []cr
 			go func() { defer wg.Done(); h.run(ctx) }()
 		},
 	}
-	err = sandbox(ctx, o)
+	err = sandbox.Run(ctx, o)
 	cancel()
 	wg.Wait()
 	outMu.Lock()
@@ -472,7 +474,7 @@ func crashInstall(t *testing.T, n int, pending []crashPoint) ([]crashPoint, []cr
 	// the write, which is safe); every host booted its installed disk;
 	// none left installed once there, and none went through error.
 	for _, x := range h.hosts {
-		b, err := os.ReadFile(x.log)
+		b, err := os.ReadFile(x.Log())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -509,7 +511,7 @@ func crashInstall(t *testing.T, n int, pending []crashPoint) ([]crashPoint, []cr
 		if k.host == crashNodeZero {
 			continue
 		}
-		b, err := os.ReadFile(h.hosts[k.host].log)
+		b, err := os.ReadFile(h.hosts[k.host].Log())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -535,13 +537,13 @@ func crashInstall(t *testing.T, n int, pending []crashPoint) ([]crashPoint, []cr
 }
 
 // readSummary reads a sandbox's summary.json.
-func readSummary(t *testing.T, dir string) sandboxSummary {
+func readSummary(t *testing.T, dir string) sandbox.Summary {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sum sandboxSummary
+	var sum sandbox.Summary
 	if err := json.Unmarshal(b, &sum); err != nil {
 		t.Fatal(err)
 	}
@@ -553,6 +555,9 @@ type writerFunc func([]byte) (int, error)
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 func TestCrashFaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: up to six sandbox installs with kills")
+	}
 	pending := slices.Clone(crashPoints)
 	var all []crashRecord
 	const maxInstalls = 6

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nodezero/nodezero/sandbox"
 	"github.com/nodezero/nodezero/sim"
 	"github.com/nodezero/nodezero/wire"
 )
@@ -81,7 +82,7 @@ func newFaultBed(t *testing.T, ctx context.Context, registryUp bool) *faultBed {
 	// progress reports to node zero, outlasts the test's reaction to its
 	// start by far; the disks get a tmpfs of their own to hold five.
 	payload := filepath.Join(t.TempDir(), "payload")
-	if _, err := makeSandboxPayload(payload, faultImageSize, n.release); err != nil {
+	if _, err := sandbox.MakePayload(payload, faultImageSize, n.release); err != nil {
 		t.Fatal(err)
 	}
 	disks := t.TempDir()

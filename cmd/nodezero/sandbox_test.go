@@ -20,13 +20,14 @@ import (
 	"github.com/nodezero/nodezero/hostagent/diskwrite"
 	"github.com/nodezero/nodezero/kube"
 	"github.com/nodezero/nodezero/kube/localapi"
+	"github.com/nodezero/nodezero/sandbox"
 	"github.com/nodezero/nodezero/sim"
 	"github.com/nodezero/nodezero/wire"
 )
 
 // runSandboxBinary runs `nodezero sandbox` from the built binary, with the
 // repository's hardware trees, and returns its summary and output.
-func runSandboxBinary(t *testing.T, dir string, args ...string) (sandboxSummary, string, error) {
+func runSandboxBinary(t *testing.T, dir string, args ...string) (sandbox.Summary, string, error) {
 	t.Helper()
 	hw, err := filepath.Abs(filepath.Join("..", "..", "testdata", "hw"))
 	if err != nil {
@@ -36,7 +37,7 @@ func runSandboxBinary(t *testing.T, dir string, args ...string) (sandboxSummary,
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	runErr := cmd.Run()
-	var sum sandboxSummary
+	var sum sandbox.Summary
 	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
 	if err != nil {
 		t.Fatalf("no summary (%v): %v\n%s", runErr, err, out.String())
@@ -52,7 +53,7 @@ func runSandboxBinary(t *testing.T, dir string, args ...string) (sandboxSummary,
 // running, or it ended), check looks at what still runs; then the sandbox
 // is stopped with SIGTERM, as ^C stops it. It returns the summary and the
 // output.
-func runSandboxKept(t *testing.T, dir string, check func(sum sandboxSummary, out string), args ...string) (sandboxSummary, string, error) {
+func runSandboxKept(t *testing.T, dir string, check func(sum sandbox.Summary, out string), args ...string) (sandbox.Summary, string, error) {
 	t.Helper()
 	hw, err := filepath.Abs(filepath.Join("..", "..", "testdata", "hw"))
 	if err != nil {
@@ -85,7 +86,7 @@ func runSandboxKept(t *testing.T, dir string, check func(sum sandboxSummary, out
 		out.WriteString(sc.Text() + "\n")
 		kept = sc.Text() == "hosts keep running; interrupt to stop them"
 	}
-	var sum sandboxSummary
+	var sum sandbox.Summary
 	if b, err := os.ReadFile(filepath.Join(dir, "summary.json")); err == nil {
 		if err := json.Unmarshal(b, &sum); err != nil {
 			t.Fatal(err)
@@ -114,7 +115,7 @@ func runSandboxKept(t *testing.T, dir string, check func(sum sandboxSummary, out
 // install: kubectl with install/auth/kubeconfig, whose CA and client
 // certificate are create config-image's, finds the ClusterVersion
 // Available and every cluster operator Available.
-func checkKubeAPI(t *testing.T, dir string, sum sandboxSummary) {
+func checkKubeAPI(t *testing.T, dir string, sum sandbox.Summary) {
 	t.Helper()
 	kubectl, err := localapi.LookKubectl()
 	if err != nil {
@@ -128,7 +129,7 @@ func checkKubeAPI(t *testing.T, dir string, sum sandboxSummary) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	created, err := kube.ParseKubeconfig(st.Kubeconfig(sandboxCluster, sandboxDomain), "create config-image's")
+	created, err := kube.ParseKubeconfig(st.Kubeconfig(sandbox.ClusterName, sandbox.BaseDomain), "create config-image's")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,8 +140,8 @@ func checkKubeAPI(t *testing.T, dir string, sum sandboxSummary) {
 	if !bytes.Equal(given.CAData, created.CAData) || !bytes.Equal(given.CertData, created.CertData) || !bytes.Equal(given.KeyData, created.KeyData) {
 		t.Error("auth/kubeconfig's CA or client certificate is not create config-image's")
 	}
-	if given.Server != sum.KubeAPI || given.TLSServerName != "api."+sandboxCluster+"."+sandboxDomain {
-		t.Errorf("auth/kubeconfig: server %s for %s, want %s for api.%s.%s", given.Server, given.TLSServerName, sum.KubeAPI, sandboxCluster, sandboxDomain)
+	if given.Server != sum.KubeAPI || given.TLSServerName != "api."+sandbox.ClusterName+"."+sandbox.BaseDomain {
+		t.Errorf("auth/kubeconfig: server %s for %s, want %s for api.%s.%s", given.Server, given.TLSServerName, sum.KubeAPI, sandbox.ClusterName, sandbox.BaseDomain)
 	}
 	run := func(args ...string) string {
 		t.Helper()
@@ -183,9 +184,9 @@ func shmDisks(t *testing.T, dir string) string {
 // sandboxEvents reads the cluster's events from the summary's record of
 // node zero's API. The sandbox has stopped node zero, so they are read from
 // its store through a fresh service process.
-func sandboxEvents(t *testing.T, dir string, sum sandboxSummary) []*wire.Event {
+func sandboxEvents(t *testing.T, dir string, sum sandbox.Summary) []*wire.Event {
 	t.Helper()
-	var zero sandboxHostSummary
+	var zero sandbox.HostSummary
 	for _, h := range sum.Hosts {
 		if h.Bootstrap {
 			zero = h
@@ -203,6 +204,9 @@ func sandboxEvents(t *testing.T, dir string, sum sandboxSummary) []*wire.Event {
 }
 
 func TestSandboxInstalls(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: three whole sandbox installs (minutes)")
+	}
 	cases := []struct {
 		name             string
 		masters, workers int
@@ -214,7 +218,7 @@ func TestSandboxInstalls(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			var sum sandboxSummary
+			var sum sandbox.Summary
 			var out string
 			var err error
 			if tc.name == "3+2" {
@@ -227,7 +231,7 @@ func TestSandboxInstalls(t *testing.T) {
 				if mode == "yes" {
 					wf = startWaitForDir(t, filepath.Join(dir, "install"))
 				}
-				sum, out, err = runSandboxKept(t, dir, func(sum sandboxSummary, out string) {
+				sum, out, err = runSandboxKept(t, dir, func(sum sandbox.Summary, out string) {
 					if mode == "yes" {
 						checkKubeAPI(t, dir, sum)
 						checkWaitForFollowed(t, wf, dir, sum)
@@ -332,7 +336,7 @@ var allStages = []wire.HostStage{
 
 // wantStages is what the sandbox reports per role: assisted's lists less
 // "Copying registry data to disk" (no registry data on this payload).
-func wantStages(h sandboxHostSummary, masters int) []wire.HostStage {
+func wantStages(h sandbox.HostSummary, masters int) []wire.HostStage {
 	switch {
 	case masters == 1:
 		return []wire.HostStage{"Starting installation", "Installing", "Waiting for bootkube", "Writing image to disk", "Rebooting", "Joined", "Done"}
@@ -363,6 +367,9 @@ func kubeAPIMode(t *testing.T) string {
 // A control-plane host that never joins: node zero waits, gives up
 // without rebooting, and the cluster says why.
 func TestSandboxControlPlaneNeverJoins(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a sandbox install that waits out the control-plane timeout")
+	}
 	dir := t.TempDir()
 	sum, out, err := runSandboxBinary(t, dir, "--masters", "3", "--workers", "0", "--fault-never-join", "master-2", "--control-plane-timeout", "20s")
 	if err == nil {
@@ -388,6 +395,9 @@ func TestSandboxControlPlaneNeverJoins(t *testing.T) {
 
 // A payload with one flipped byte is caught before any host reboots.
 func TestSandboxCorruptPayload(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a sandbox install")
+	}
 	dir := t.TempDir()
 	payload := filepath.Join(dir, "payload")
 	if err := os.MkdirAll(payload, 0o755); err != nil {
@@ -425,6 +435,9 @@ func TestSandboxCorruptPayload(t *testing.T) {
 
 // A disk smaller than the image is refused, and left as it was.
 func TestSandboxDiskTooSmall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a sandbox install")
+	}
 	dir := t.TempDir()
 	disks := filepath.Join(shmDisks(t, dir), "master-0")
 	if err := os.MkdirAll(disks, 0o755); err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/nodezero/nodezero/kube"
+	"github.com/nodezero/nodezero/sandbox"
 )
 
 // waitForRun is `nodezero wait-for install-complete --dir` running beside
@@ -70,7 +71,7 @@ func startWaitForDir(t *testing.T, installDir string) *waitForRun {
 // node zero's REST API through the bootstrap, then the sandbox's
 // Kubernetes API with the user's kubeconfig to "Install complete!", and
 // named the user's kubeconfig and password.
-func checkWaitForFollowed(t *testing.T, w *waitForRun, dir string, sum sandboxSummary) {
+func checkWaitForFollowed(t *testing.T, w *waitForRun, dir string, sum sandbox.Summary) {
 	t.Helper()
 	select {
 	case <-w.done:

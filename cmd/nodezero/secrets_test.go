@@ -24,6 +24,7 @@ import (
 	"github.com/nodezero/nodezero/configimage"
 	"github.com/nodezero/nodezero/configimage/credentials"
 	"github.com/nodezero/nodezero/configimage/inputs"
+	"github.com/nodezero/nodezero/sandbox"
 	"github.com/nodezero/nodezero/wire"
 )
 
@@ -268,7 +269,7 @@ func checkOutputs(t *testing.T, outs []output, secrets []secret) {
 // as install/.nodezero_state.json does: both are the operator's own files,
 // 0600 like openshift-install's auth/ files, and are checked for their
 // mode, not for the token.
-func checkSandboxSecrets(t *testing.T, dir string, sum sandboxSummary, sandboxOut string) {
+func checkSandboxSecrets(t *testing.T, dir string, sum sandbox.Summary, sandboxOut string) {
 	t.Helper()
 	began := time.Now()
 	installDir := filepath.Join(dir, "install")
@@ -288,7 +289,7 @@ func checkSandboxSecrets(t *testing.T, dir string, sum sandboxSummary, sandboxOu
 		}
 	}
 
-	var zero sandboxHostSummary
+	var zero sandbox.HostSummary
 	for _, h := range sum.Hosts {
 		if h.Bootstrap {
 			zero = h

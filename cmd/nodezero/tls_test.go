@@ -21,6 +21,7 @@ import (
 	"github.com/nodezero/nodezero/daemon/auth"
 	"github.com/nodezero/nodezero/daemon/boot"
 	"github.com/nodezero/nodezero/node"
+	"github.com/nodezero/nodezero/sandbox"
 	"github.com/nodezero/nodezero/watch"
 	"github.com/nodezero/nodezero/wire"
 )
@@ -34,11 +35,11 @@ import (
 // testCerts writes a CA and a certificate for ip into dir/tls/.
 func testCerts(t *testing.T, dir string, ip string) (ca, cert, key string) {
 	t.Helper()
-	c, err := makeAPICerts(netip.MustParseAddr(ip), time.Now())
+	c, err := sandbox.MakeAPICerts(netip.MustParseAddr(ip), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.write(dir); err != nil {
+	if err := c.Write(dir); err != nil {
 		t.Fatal(err)
 	}
 	d := filepath.Join(dir, configimage.APITLSDir)

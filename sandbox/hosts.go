@@ -1,4 +1,4 @@
-package main
+package sandbox
 
 import (
 	"context"
@@ -19,8 +19,8 @@ import (
 // host, started again after its reboot (sim.ExitReboot) and, as systemd's
 // Restart=always does, after a crash.
 
-// sandboxHost is one host of the sandbox.
-type sandboxHost struct {
+// Host is one host of the sandbox. Its exported fields are read-only.
+type Host struct {
 	Name, Role, NIC, MAC string
 	Addr                 netip.Addr
 	hw, root, disks, log string
@@ -36,10 +36,10 @@ type sandboxHost struct {
 	exit    error       // the last process's end, when it did not reboot
 }
 
-// kill sends SIGKILL to the host's running process, as a crash would end
+// Kill sends SIGKILL to the host's running process, as a crash would end
 // it; the supervisor restarts it as systemd does (Restart=always). It
 // reports whether a process was running.
-func (h *sandboxHost) kill() bool {
+func (h *Host) Kill() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.proc == nil {
@@ -48,16 +48,19 @@ func (h *sandboxHost) kill() bool {
 	return h.proc.Signal(syscall.SIGKILL) == nil
 }
 
-// counts returns the processes started and those killed.
-func (h *sandboxHost) counts() (boots, crashes int) {
+// Counts returns the processes started and those killed.
+func (h *Host) Counts() (boots, crashes int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.boots, h.crashes
 }
 
-// superviseHost runs a host's `nodezero run`, starting it again each time
-// it reboots, until ctx ends.
-func superviseHost(ctx context.Context, bin string, h *sandboxHost, say func(string, ...any)) {
+// Log is the file the host's processes write to, one after the other.
+func (h *Host) Log() string { return h.log }
+
+// supervise runs a host's `nodezero run`, starting it again each time it
+// reboots, until ctx ends.
+func supervise(ctx context.Context, bin string, h *Host, say func(string, ...any)) {
 	for {
 		logf, err := os.OpenFile(h.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
@@ -117,7 +120,7 @@ func superviseHost(ctx context.Context, bin string, h *sandboxHost, say func(str
 			h.crashes++
 			h.mu.Unlock()
 			say("%s: its nodezero process was killed (%s); restarting it as systemd would", h.Name, ws)
-			if !backoff.Sleep(ctx, sandboxRestartDelay) {
+			if !backoff.Sleep(ctx, restartDelay) {
 				return
 			}
 			continue
@@ -131,9 +134,9 @@ func superviseHost(ctx context.Context, bin string, h *sandboxHost, say func(str
 	}
 }
 
-// sandboxRestartDelay is the pause before a killed host process starts
-// again (the unit's RestartSec is 3 s; the sandbox is in a hurry).
-const sandboxRestartDelay = 200 * time.Millisecond
+// restartDelay is the pause before a killed host process starts again
+// (the unit's RestartSec is 3 s; the sandbox is in a hurry).
+const restartDelay = 200 * time.Millisecond
 
 // exitSignal returns the signal that ended a process, if one did.
 func exitSignal(ee *exec.ExitError) (syscall.Signal, bool) {
@@ -147,7 +150,7 @@ func exitSignal(ee *exec.ExitError) (syscall.Signal, bool) {
 	return ws.Signal(), true
 }
 
-func (h *sandboxHost) setExit(err error) {
+func (h *Host) setExit(err error) {
 	h.mu.Lock()
 	h.exit = err
 	h.mu.Unlock()

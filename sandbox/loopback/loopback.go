@@ -9,7 +9,7 @@
 // never forwards a query, and the registry serves only the images it was
 // given.
 //
-// loopback imports no project package.
+// loopback imports only internal/pki of the project.
 package loopback
 
 import (

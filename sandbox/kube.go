@@ -1,4 +1,4 @@
-package main
+package sandbox
 
 import (
 	"context"
@@ -24,14 +24,14 @@ import (
 // config image's kube-apiserver-lb-signer and trusting its
 // admin-kubeconfig-signer, so that install/auth/kubeconfig, the one
 // `create config-image` wrote, opens it. Node zero's simulated in-cluster
-// controller (installed_cluster.go) writes the ClusterOperators' and the
+// controller (sim.StatusWriter) writes the ClusterOperators' and the
 // ClusterVersion's status there as the hosts join, and completes the
 // install only once the ClusterVersion is Available, as the real one
 // waits for the cluster version operator.
 
-// sandboxKube is the sandbox's installed-cluster API: prepared before the
+// kubeAPI is the sandbox's installed-cluster API: prepared before the
 // hosts start, started once, when node zero reboots.
-type sandboxKube struct {
+type kubeAPI struct {
 	cfg        localapi.Config
 	kubeconfig string // install/auth/kubeconfig
 	payload    string
@@ -44,18 +44,18 @@ type sandboxKube struct {
 	started chan struct{} // closed when Start has returned
 }
 
-// prepareSandboxKube points the user's auth/kubeconfig at the API VIP
+// prepareKube points the user's auth/kubeconfig at the API VIP
 // (whether or not an API will answer there: a client must never look the
 // cluster's name up in this machine's resolver), finds the tools and gives
 // node zero a copy of the kubeconfig for its controller. It returns nil
 // when the step is skipped: mode "no", or "auto" without the tools (it
 // says so in one line).
-func prepareSandboxKube(o sandboxOptions, installDir string, vip netip.Addr, zero *sandboxHost, say func(string, ...any)) (*sandboxKube, error) {
+func prepareKube(o Options, installDir string, vip netip.Addr, zero *Host, say func(string, ...any)) (*kubeAPI, error) {
 	zeroKC := filepath.Join(zero.root, sim.KubeconfigPath)
 	if err := os.Remove(zeroKC); err != nil && !errors.Is(err, os.ErrNotExist) { // a run before this one's
 		return nil, err
 	}
-	apiName := "api." + sandboxCluster + "." + sandboxDomain
+	apiName := "api." + ClusterName + "." + BaseDomain
 	kcPath := filepath.Join(installDir, "auth", "kubeconfig")
 	b, err := os.ReadFile(kcPath)
 	if err != nil {
@@ -78,24 +78,24 @@ func prepareSandboxKube(o sandboxOptions, installDir string, vip netip.Addr, zer
 		return nil, err
 	}
 	say("auth/kubeconfig: server %s (%s resolves only in the sandbox's DNS; the certificate is still checked for that name: tls-server-name)", server, apiName)
-	if o.kubeAPI == "" || o.kubeAPI == "no" {
+	if o.KubeAPI == "" || o.KubeAPI == "no" {
 		return nil, nil
 	}
 	tools, err := localapi.FindTools()
 	if err != nil {
-		if o.kubeAPI == "yes" {
+		if o.KubeAPI == "yes" {
 			return nil, fmt.Errorf("sandbox: --kube-api yes: %w", err)
 		}
 		say("kube API step skipped: %v", err)
 		return nil, nil
 	}
-	st, err := loadOrCreateState(installDir)
+	st, err := o.ConfigImage.State(installDir)
 	if err != nil {
 		return nil, err
 	}
 	const lbSigner, adminSigner = "kube-apiserver-lb-signer", "admin-kubeconfig-signer"
 	if st.SignerCertPEM[lbSigner] == "" || st.SignerKeyPEM[lbSigner] == "" || st.SignerCertPEM[adminSigner] == "" {
-		return nil, fmt.Errorf("sandbox: kube api: %s lacks the %s or %s signer (want %v)", stateFile, lbSigner, adminSigner, credentials.Signers)
+		return nil, fmt.Errorf("sandbox: kube api: %s lacks the %s or %s signer (want %v)", o.ConfigImage.StateFile, lbSigner, adminSigner, credentials.Signers)
 	}
 	if err := os.MkdirAll(filepath.Dir(zeroKC), 0o700); err != nil {
 		return nil, err
@@ -103,24 +103,24 @@ func prepareSandboxKube(o sandboxOptions, installDir string, vip netip.Addr, zer
 	if err := os.WriteFile(zeroKC, b, 0o600); err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(o.dir, "kube-api")
+	dir := filepath.Join(o.Dir, "kube-api")
 	if err := os.RemoveAll(dir); err != nil { // a new cluster each run
 		return nil, err
 	}
-	return &sandboxKube{
+	return &kubeAPI{
 		cfg: localapi.Config{
-			Dir: dir, Addr: vip, Names: []string{apiName, "api-int." + sandboxCluster + "." + sandboxDomain},
+			Dir: dir, Addr: vip, Names: []string{apiName, "api-int." + ClusterName + "." + BaseDomain},
 			ServingSignerCert: []byte(st.SignerCertPEM[lbSigner]), ServingSignerKey: []byte(st.SignerKeyPEM[lbSigner]),
 			ClientCA: []byte(st.SignerCertPEM[adminSigner]), AdminCert: admin.CertData, AdminKey: admin.KeyData,
 			Tools: tools,
 		},
-		kubeconfig: kcPath, payload: o.payload, say: say, started: make(chan struct{}),
+		kubeconfig: kcPath, payload: o.Payload, say: say, started: make(chan struct{}),
 	}, nil
 }
 
 // start runs the API in the background, once (node zero's reboot calls
 // it). wg counts the goroutine; the API lives until ctx ends or close.
-func (k *sandboxKube) start(ctx context.Context, wg *sync.WaitGroup, zero *sandboxHost) {
+func (k *kubeAPI) start(ctx context.Context, wg *sync.WaitGroup, zero *Host) {
 	k.once.Do(func() {
 		wg.Add(1)
 		go func() {
@@ -154,7 +154,7 @@ func (k *sandboxKube) start(ctx context.Context, wg *sync.WaitGroup, zero *sandb
 }
 
 // failure is why the API failed to start or stopped by itself, or nil.
-func (k *sandboxKube) failure() error {
+func (k *kubeAPI) failure() error {
 	if k == nil {
 		return nil
 	}
@@ -177,7 +177,7 @@ func (k *sandboxKube) failure() error {
 }
 
 // url is the API's address once it started, else "".
-func (k *sandboxKube) url() string {
+func (k *kubeAPI) url() string {
 	if k == nil {
 		return ""
 	}
@@ -190,7 +190,7 @@ func (k *sandboxKube) url() string {
 }
 
 // close stops the API (waiting for a start under way first).
-func (k *sandboxKube) close() {
+func (k *kubeAPI) close() {
 	if k == nil {
 		return
 	}

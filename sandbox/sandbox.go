@@ -1,0 +1,445 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/nodezero/nodezero/configimage/credentials"
+	"github.com/nodezero/nodezero/node/console"
+	"github.com/nodezero/nodezero/sandbox/loopback"
+	"github.com/nodezero/nodezero/tui"
+	"github.com/nodezero/nodezero/wire"
+)
+
+// Options are a sandbox run's. Run fills in the defaults of the empty
+// ones marked so.
+type Options struct {
+	// Dir is the work directory, kept afterwards ("": a new directory
+	// under /var/tmp).
+	Dir string
+	// HW is the directory of the hosts' hardware trees, one per host name.
+	HW string
+	// Disks is the directory of the hosts' disk files, DISKS/<host>/<device>
+	// ("": a new directory under /dev/shm, else DIR/disks).
+	Disks string
+	// Payload is a payload directory to install ("": DIR/payload, a
+	// generated OS image of ImageSize bytes with a known digest).
+	Payload   string
+	ImageSize int64
+	// Bin is the nodezero binary the hosts run; LogLevel their log level.
+	Bin, LogLevel    string
+	Masters, Workers int
+	// Timeout: give up when the cluster is not installed by then.
+	Timeout time.Duration
+	// CheckInterval is how often hosts repeat their host checks.
+	CheckInterval time.Duration
+	// ControlPlaneTimeout is how long the bootstrap host waits for the
+	// other control-plane hosts to join (0: the installer's default).
+	ControlPlaneTimeout time.Duration
+	// Settle is how long a host booted from its installed disk stays in
+	// Configuring and in Joined.
+	Settle time.Duration
+	// KeepRunning leaves the hosts running after the install until ctx
+	// ends.
+	KeepRunning bool
+	// NeverJoin names a host that, once installed, never joins (tests).
+	NeverJoin string
+	// APITLS serves node zero's API over HTTPS, with certificates made
+	// here (MakeAPICerts) put into the install directory's tls/.
+	APITLS bool
+	// KubeAPI runs the installed cluster's Kubernetes API after node
+	// zero's reboot (kube.go): "yes", "no", or "auto" (when the tools are
+	// found). "" is no.
+	KubeAPI string
+	// Console shows node zero's dashboard (tui) while the install runs;
+	// the progress lines then go to DIR/sandbox.log.
+	Console bool
+	// ConfigImage makes the config image (required).
+	ConfigImage ConfigImage
+	// Started, when set, is called once every host has started, with the
+	// API client and the hosts (the crash tests kill processes through it).
+	Started func(c *wire.Client, hosts []*Host)
+	// Stdout gets the progress lines and the summary; Stderr what went
+	// wrong beside the run (nil: discarded).
+	Stdout, Stderr io.Writer
+}
+
+// ConfigImage is `nodezero create config-image` as the sandbox needs it:
+// the command's own code, given by cmd.
+type ConfigImage struct {
+	// Create makes DIR/agentconfig.noarch.iso and DIR/auth/ from the
+	// inputs in dir for releaseImage.
+	Create func(ctx context.Context, dir, releaseImage string) error
+	// State reads the credentials Create kept in dir.
+	State func(dir string) (*credentials.State, error)
+	// StateFile is the name of the file in dir that keeps them.
+	StateFile string
+}
+
+func (o Options) stderr() io.Writer {
+	if o.Stderr == nil {
+		return io.Discard
+	}
+	return o.Stderr
+}
+
+// run is one sandbox run's state, step by step.
+type run struct {
+	o     Options
+	start time.Time
+	lines *switchWriter // where say writes: stdout, or a log under the console
+
+	prefix     netip.Prefix // a /24 of loopback of its own
+	hosts      []*Host
+	zero       *Host
+	reg        *loopback.Registry
+	dns        *loopback.DNS
+	lb         netip.Addr // the cluster's names: the user's load balancer
+	installDir string
+	iso        string
+	userToken  string
+	kube       *kubeAPI // nil: no kube API
+}
+
+func (r *run) say(format string, a ...any) {
+	fmt.Fprintf(r.lines, "%s %s\n", time.Since(r.start).Round(100*time.Millisecond).String(), fmt.Sprintf(format, a...))
+}
+
+// addr is the address ending in last in the run's /24.
+func (r *run) addr(last byte) netip.Addr {
+	a := r.prefix.Addr().As4()
+	a[3] = last
+	return netip.AddrFrom4(a)
+}
+
+func (r *run) release() string { return r.reg.Addr + "/" + releaseRepo + ":" + releaseTag }
+
+// Run installs a cluster on this machine as o says: it prints its progress
+// and a summary on o.Stdout, leaves DIR/summary.json, and returns nil once
+// the cluster is installed (after ctx ends, with KeepRunning).
+func Run(ctx context.Context, o Options) error {
+	r := &run{o: o, start: time.Now(), lines: &switchWriter{w: o.Stdout}}
+	if err := r.dirs(); err != nil {
+		return err
+	}
+	r.say("sandbox in %s", r.o.Dir)
+	if err := r.makeHosts(); err != nil {
+		return err
+	}
+	if err := r.startResponders(ctx); err != nil {
+		return err
+	}
+	defer r.reg.Close()
+	defer r.dns.Close()
+	if err := r.makePayload(); err != nil {
+		return err
+	}
+	if err := r.makeConfigImage(ctx); err != nil {
+		return err
+	}
+	var err error
+	if r.kube, err = prepareKube(r.o, r.installDir, r.lb, r.zero, r.say); err != nil {
+		return err
+	}
+	// Stopped after the hosts (the deferred stop below runs first).
+	defer r.kube.close()
+
+	ctx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() {
+		stop()
+		wg.Wait()
+	}()
+	r.startHosts(ctx, &wg)
+	url, c, err := r.client()
+	if err != nil {
+		return err
+	}
+	if r.o.Started != nil {
+		r.o.Started(c, r.hosts)
+	}
+	consoleDone, closeLog, err := r.startConsole(ctx, c)
+	if err != nil {
+		return err
+	}
+	defer closeLog()
+	sum, werr := watch(ctx, c, r.hosts, r.o.Timeout, r.say, r.kube.failure)
+	if err := r.finish(ctx, c, url, sum, consoleDone); err != nil {
+		return err
+	}
+	if werr == nil && r.o.KeepRunning {
+		fmt.Fprintln(r.o.Stdout, "hosts keep running; interrupt to stop them")
+		<-ctx.Done()
+	}
+	return werr
+}
+
+// dirs makes the work directory and settles the paths.
+func (r *run) dirs() error {
+	o := &r.o
+	var err error
+	if o.Dir == "" {
+		if o.Dir, err = os.MkdirTemp("/var/tmp", "nodezero-sandbox-"); err != nil {
+			return err
+		}
+	}
+	if o.Dir, err = filepath.Abs(o.Dir); err != nil {
+		return err
+	}
+	if o.HW, err = filepath.Abs(o.HW); err != nil {
+		return err
+	}
+	if o.Disks == "" {
+		// Sparse files on a tmpfs: their sync is memory's, as fast as the
+		// check wants a real install disk to be.
+		if o.Disks, err = os.MkdirTemp("/dev/shm", "nodezero-sandbox-"); err != nil {
+			o.Disks = filepath.Join(o.Dir, "disks")
+		}
+	}
+	r.installDir = filepath.Join(o.Dir, "install")
+	return nil
+}
+
+// makeHosts names the hosts, masters first (node zero is master-0), on
+// the run's own /24 of loopback: two sandboxes (or tests) side by side
+// never meet.
+func (r *run) makeHosts() error {
+	r.prefix = randomLoopbackPrefix()
+	for i := range r.o.Masters {
+		r.hosts = append(r.hosts, &Host{Name: fmt.Sprintf("master-%d", i), Role: "master"})
+	}
+	for i := range r.o.Workers {
+		r.hosts = append(r.hosts, &Host{Name: fmt.Sprintf("worker-%d", i), Role: "worker"})
+	}
+	for i, h := range r.hosts {
+		h.Addr = r.addr(byte(10 + i))
+		h.hw = filepath.Join(r.o.HW, h.Name)
+		var err error
+		if h.NIC, h.MAC, err = firstNIC(h.hw); err != nil {
+			return err
+		}
+		hd := filepath.Join(r.o.Dir, "hosts", h.Name)
+		h.root, h.disks, h.log = filepath.Join(hd, "root"), filepath.Join(r.o.Disks, h.Name), filepath.Join(hd, "run.log")
+		if err := os.MkdirAll(h.root, 0o755); err != nil {
+			return err
+		}
+	}
+	r.zero = r.hosts[0]
+	return nil
+}
+
+// startResponders starts what the host checks ask: the release image's
+// registry and the cluster's names.
+func (r *run) startResponders(ctx context.Context) error {
+	// The release image is named by address: the image check resolves
+	// names with the machine's resolver, which must not be asked.
+	reg, err := loopback.StartRegistryTLS(ctx, r.addr(2).String()+":0", []loopback.Image{{
+		Repo: releaseRepo, Tag: releaseTag,
+		Config: []byte(`{"architecture":"amd64","os":"linux","config":{"Labels":{"io.openshift.release":"4.18.0"}}}`),
+		Layers: [][]byte{bytes.Repeat([]byte("nodezero sandbox release payload\n"), 4096)},
+	}}, nil)
+	if err != nil {
+		return fmt.Errorf("sandbox: registry: %w", err)
+	}
+	clusterDomain := ClusterName + "." + BaseDomain
+	// With platform none the cluster's names point at the user's load
+	// balancer: an address of the sandbox's own where nothing listens (the
+	// cluster is simulated), never a host's, as the validations demand.
+	r.lb = r.addr(3)
+	dns, err := loopback.StartDNS(ctx, r.addr(1).String()+":0", []loopback.Record{
+		{Name: "api." + clusterDomain, Addrs: []netip.Addr{r.lb}},
+		{Name: "api-int." + clusterDomain, Addrs: []netip.Addr{r.lb}},
+	}, []loopback.Record{{Name: "apps." + clusterDomain, Addrs: []netip.Addr{r.lb}}})
+	if err != nil {
+		reg.Close()
+		return fmt.Errorf("sandbox: dns: %w", err)
+	}
+	r.reg, r.dns = reg, dns
+	r.say("DNS on %s, release image %s", dns.Addr, r.release())
+	return nil
+}
+
+// makePayload generates the payload every host's factory image carries,
+// unless one was given.
+func (r *run) makePayload() error {
+	if r.o.Payload != "" {
+		return nil
+	}
+	r.o.Payload = filepath.Join(r.o.Dir, "payload")
+	digest, err := MakePayload(r.o.Payload, r.o.ImageSize, r.release())
+	if err != nil {
+		return err
+	}
+	r.say("payload: a %d MiB OS image, sha256 %s", r.o.ImageSize>>20, digest)
+	return nil
+}
+
+// makeConfigImage makes the config image from the input set, the way a
+// user makes it, with the API's certificates under --api-tls.
+func (r *run) makeConfigImage(ctx context.Context) error {
+	if err := writeInputs(r.installDir, r.o, r.prefix, r.hosts, r.reg.Addr, r.reg.CA()); err != nil {
+		return err
+	}
+	if r.o.APITLS {
+		certs, err := MakeAPICerts(r.zero.Addr, time.Now())
+		if err != nil {
+			return fmt.Errorf("sandbox: api tls: %w", err)
+		}
+		if err := certs.Write(r.installDir); err != nil {
+			return fmt.Errorf("sandbox: api tls: %w", err)
+		}
+	}
+	if err := r.o.ConfigImage.Create(ctx, r.installDir, r.release()); err != nil {
+		return fmt.Errorf("sandbox: config image: %w", err)
+	}
+	r.iso = filepath.Join(r.installDir, "agentconfig.noarch.iso")
+	st, err := r.o.ConfigImage.State(r.installDir)
+	if err != nil {
+		return err
+	}
+	r.userToken = st.Tokens["userAuth"]
+	r.say("config image %s", r.iso)
+	return nil
+}
+
+// startHosts starts every host's supervisor; wg counts them.
+func (r *run) startHosts(ctx context.Context, wg *sync.WaitGroup) {
+	o := r.o
+	for _, h := range r.hosts {
+		h.args = []string{"run", "--root", h.root, "--hardware-root", h.hw, "--config-image", r.iso,
+			"--listen", r.zero.Addr.String() + ":8090", "--host-address", netip.PrefixFrom(h.Addr, r.prefix.Bits()).String(),
+			"--dns-server", r.dns.Addr, "--payload", o.Payload, "--disks", h.disks,
+			"--check-interval", o.CheckInterval.String(), "--node-zero-window", "10s", "--node-zero-interval", "250ms",
+			"--config-interval", "1s", "--agent-interval", "1s", "--reboot-delay", "1ms", "--log-level", o.LogLevel}
+		if o.ControlPlaneTimeout > 0 {
+			h.args = append(h.args, "--control-plane-timeout", o.ControlPlaneTimeout.String())
+		}
+		if h.Name == o.NeverJoin {
+			h.args = append(h.args, "--fault-never-join")
+		}
+		if o.Settle > 0 {
+			h.args = append(h.args, "--settle", o.Settle.String())
+		}
+	}
+	if r.kube != nil {
+		r.zero.onReboot = func() { r.kube.start(ctx, wg, r.zero) }
+	}
+	for _, h := range r.hosts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			supervise(ctx, o.Bin, h, r.say)
+		}()
+	}
+	r.say("started %d hosts (%d control plane, %d workers); node zero is %s at %s", len(r.hosts), o.Masters, o.Workers, r.zero.Name, r.zero.Addr)
+}
+
+// client is node zero's API with the user token.
+func (r *run) client() (string, *wire.Client, error) {
+	url, opts := "http://"+r.zero.Addr.String()+":8090", []wire.ClientOption{wire.WithUserToken(r.userToken)}
+	if r.o.APITLS {
+		url = "https://" + r.zero.Addr.String() + ":8090"
+		opts = append(opts, wire.WithCACertFile(APICAFile(r.installDir)))
+	}
+	c, err := wire.NewClient(url, opts...)
+	return url, c, err
+}
+
+// startConsole shows the dashboard, when asked: the progress lines go to
+// a log while it owns the terminal, and back to stdout when the person
+// leaves it (q). The channel gets the dashboard's end (closed at once
+// without one); closeLog closes the log.
+func (r *run) startConsole(ctx context.Context, c *wire.Client) (<-chan error, func(), error) {
+	done := make(chan error, 1)
+	if !r.o.Console {
+		close(done)
+		return done, func() {}, nil
+	}
+	f, err := os.Create(filepath.Join(r.o.Dir, "sandbox.log"))
+	if err != nil {
+		return nil, nil, err
+	}
+	r.lines.set(f)
+	go func() {
+		err := tui.Run(ctx, tui.Config{
+			Mono:     console.MonoWanted("auto"),
+			Source:   tui.NewHTTPSource(c, ""),
+			NetState: func(context.Context) (tui.NetState, error) { return console.NetState(nil, "/") },
+		})
+		r.lines.set(r.o.Stdout)
+		done <- err
+	}()
+	return done, func() { f.Close() }, nil
+}
+
+// finish completes the summary, writes summary.json and, once the
+// dashboard is left, prints it.
+func (r *run) finish(ctx context.Context, c *wire.Client, url string, sum Summary, consoleDone <-chan error) error {
+	o := r.o
+	sum.URL, sum.UserToken = url, r.userToken
+	if sum.KubeAPI = r.kube.url(); sum.KubeAPI != "" {
+		sum.Kubeconfig = r.kube.kubeconfig
+	}
+	sum.WallSeconds = time.Since(r.start).Seconds()
+	if sum.ClusterID != "" {
+		sum.WritingSeconds = writingSeconds(ctx, c, sum.ClusterID)
+	}
+	for i := range sum.Hosts {
+		for _, h := range r.hosts {
+			if h.Name == sum.Hosts[i].Name {
+				h.mu.Lock()
+				sum.Hosts[i].Boots, sum.Hosts[i].Root, sum.Hosts[i].Disks, sum.Hosts[i].Log = h.boots, h.root, h.disks, h.log
+				h.mu.Unlock()
+			}
+		}
+	}
+	b, _ := json.MarshalIndent(sum, "", "  ")
+	// 0600: it carries the user token, as the state file does.
+	if err := os.WriteFile(filepath.Join(o.Dir, "summary.json"), append(b, '\n'), 0o600); err != nil {
+		return err
+	}
+	// The dashboard shows the end of the install until the person leaves
+	// it; the summary follows on the terminal.
+	if cerr := <-consoleDone; cerr != nil {
+		fmt.Fprintf(o.stderr(), "sandbox: console: %v\n", cerr)
+	}
+	fmt.Fprintf(o.Stdout, "\ncluster %s: %s — %s\n", sum.ClusterID, sum.Status, sum.StatusInfo)
+	fmt.Fprintf(o.Stdout, "wall time %.1f s, disks being written %.1f s (%.0f%%)\n", sum.WallSeconds, sum.WritingSeconds, 100*sum.WritingSeconds/max(sum.WallSeconds, 0.001))
+	for _, h := range sum.Hosts {
+		fmt.Fprintf(o.Stdout, "  %-9s %-7s %-10s disks %s, log %s\n", h.Name, h.Role, h.Status, h.Disks, h.Log)
+	}
+	fmt.Fprintf(o.Stdout, "summary %s; API %s (user token in %s)\n", filepath.Join(o.Dir, "summary.json"), url, filepath.Join(r.installDir, o.ConfigImage.StateFile))
+	switch {
+	case sum.KubeAPI != "":
+		fmt.Fprintf(o.Stdout, "kube API %s (etcd and kube-apiserver logs in %s): kubectl --kubeconfig %s get clusterversion\n", sum.KubeAPI, r.kube.cfg.Dir, sum.Kubeconfig)
+	case r.kube == nil:
+		fmt.Fprintln(o.Stdout, "kube API: none (skipped)")
+	}
+	return nil
+}
+
+// switchWriter writes to one writer at a time; set changes it.
+type switchWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *switchWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+func (s *switchWriter) set(w io.Writer) {
+	s.mu.Lock()
+	s.w = w
+	s.mu.Unlock()
+}
