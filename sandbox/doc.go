@@ -9,14 +9,19 @@
 // after node zero's reboot, the installed cluster's Kubernetes API
 // (kube/localapi). A host's reboot ends its process (sim.ExitReboot) and
 // the sandbox starts it again, booting its disk: from there on OpenShift
-// is simulated (package sim). Nothing leaves loopback.
+// is simulated (package sim). Nothing leaves loopback. With NetNS
+// (`--netns`, root) each host is a network namespace of a test bed
+// (package testbed) instead, the responders run on the bed's gateway,
+// and nothing leaves the bed (netns.go).
 //
-// It owns the run (Run: its steps in sandbox.go), the hosts' supervisor
+// It owns the run (Run: its steps in sandbox.go, its Options in
+// options.go), the hosts on loopback or in namespaces, their supervisor
 // (hosts.go), the installed cluster's API (kube.go), the payload and the
 // inputs (payload.go), the progress it prints and the summary it leaves
 // (watch.go), and the API certificates of --api-tls (apicerts.go).
 //
 // sandbox may import any project package but cmd (a composition package:
-// sim, node/console, kube/localapi, hostagent/diskwrite, configimage,
-// wire, internal/); cmd imports it, and no package below it does.
+// sim, node/console, testbed, kube/localapi, hostagent/diskwrite,
+// configimage, wire, tui, internal/); cmd imports it, and no package below
+// it does.
 package sandbox

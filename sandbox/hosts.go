@@ -25,6 +25,10 @@ type Host struct {
 	Addr                 netip.Addr
 	hw, root, disks, log string
 	args                 []string
+	// command makes the host's process (nil: exec.Command, on loopback;
+	// inside its namespace with NetNS).
+	command func(name string, args ...string) *exec.Cmd
+	ns      string // its network namespace, with NetNS
 	// onReboot, when set, is called (and must return at once) each time
 	// the host reboots into its installed disk, before it starts again.
 	onReboot func()
@@ -72,9 +76,14 @@ func supervise(ctx context.Context, bin string, h *Host, say func(string, ...any
 		boot := h.boots
 		h.mu.Unlock()
 		fmt.Fprintf(logf, "==== boot %d ====\n", boot)
-		cmd := exec.Command(bin, h.args...)
+		var cmd *exec.Cmd
+		if h.command != nil {
+			cmd = h.command(bin, h.args...)
+		} else {
+			cmd = exec.Command(bin, h.args...)
+			cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		}
 		cmd.Stdout, cmd.Stderr = logf, logf
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		if err := cmd.Start(); err != nil {
 			logf.Close()
 			h.setExit(err)

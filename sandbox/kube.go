@@ -81,6 +81,15 @@ func prepareKube(o Options, installDir string, vip netip.Addr, zero *Host, say f
 	if o.KubeAPI == "" || o.KubeAPI == "no" {
 		return nil, nil
 	}
+	if o.NetNS {
+		// kube/localapi listens in this namespace, out of the hosts' reach.
+		const why = "the installed cluster's API would run on this machine's loopback, which the hosts in their namespaces cannot reach"
+		if o.KubeAPI == "yes" {
+			return nil, fmt.Errorf("sandbox: --kube-api yes with --netns: %s", why)
+		}
+		say("kube API step skipped: %s (--netns)", why)
+		return nil, nil
+	}
 	tools, err := localapi.FindTools()
 	if err != nil {
 		if o.KubeAPI == "yes" {

@@ -30,6 +30,10 @@ const (
 	releaseTag  = "4.18.0-x86_64"
 )
 
+// releaseLayer is the release image's one layer: what the image check
+// pulls, not what anything runs.
+func releaseLayer() []byte { return bytes.Repeat([]byte("nodezero sandbox release payload\n"), 4096) }
+
 // MakePayload generates the OS image (zstd-compressed) of size bytes in
 // dir and its payload.json, whose release images lie beside release on its
 // registry (nothing pulls them: the sandbox's hosts install with the

@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,87 +8,16 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
-	"github.com/nodezero/nodezero/configimage/credentials"
 	"github.com/nodezero/nodezero/node/console"
 	"github.com/nodezero/nodezero/sandbox/loopback"
+	"github.com/nodezero/nodezero/testbed"
 	"github.com/nodezero/nodezero/tui"
 	"github.com/nodezero/nodezero/wire"
 )
-
-// Options are a sandbox run's. Run fills in the defaults of the empty
-// ones marked so.
-type Options struct {
-	// Dir is the work directory, kept afterwards ("": a new directory
-	// under /var/tmp).
-	Dir string
-	// HW is the directory of the hosts' hardware trees, one per host name.
-	HW string
-	// Disks is the directory of the hosts' disk files, DISKS/<host>/<device>
-	// ("": a new directory under /dev/shm, else DIR/disks).
-	Disks string
-	// Payload is a payload directory to install ("": DIR/payload, a
-	// generated OS image of ImageSize bytes with a known digest).
-	Payload   string
-	ImageSize int64
-	// Bin is the nodezero binary the hosts run; LogLevel their log level.
-	Bin, LogLevel    string
-	Masters, Workers int
-	// Timeout: give up when the cluster is not installed by then.
-	Timeout time.Duration
-	// CheckInterval is how often hosts repeat their host checks.
-	CheckInterval time.Duration
-	// ControlPlaneTimeout is how long the bootstrap host waits for the
-	// other control-plane hosts to join (0: the installer's default).
-	ControlPlaneTimeout time.Duration
-	// Settle is how long a host booted from its installed disk stays in
-	// Configuring and in Joined.
-	Settle time.Duration
-	// KeepRunning leaves the hosts running after the install until ctx
-	// ends.
-	KeepRunning bool
-	// NeverJoin names a host that, once installed, never joins (tests).
-	NeverJoin string
-	// APITLS serves node zero's API over HTTPS, with certificates made
-	// here (MakeAPICerts) put into the install directory's tls/.
-	APITLS bool
-	// KubeAPI runs the installed cluster's Kubernetes API after node
-	// zero's reboot (kube.go): "yes", "no", or "auto" (when the tools are
-	// found). "" is no.
-	KubeAPI string
-	// Console shows node zero's dashboard (tui) while the install runs;
-	// the progress lines then go to DIR/sandbox.log.
-	Console bool
-	// ConfigImage makes the config image (required).
-	ConfigImage ConfigImage
-	// Started, when set, is called once every host has started, with the
-	// API client and the hosts (the crash tests kill processes through it).
-	Started func(c *wire.Client, hosts []*Host)
-	// Stdout gets the progress lines and the summary; Stderr what went
-	// wrong beside the run (nil: discarded).
-	Stdout, Stderr io.Writer
-}
-
-// ConfigImage is `nodezero create config-image` as the sandbox needs it:
-// the command's own code, given by cmd.
-type ConfigImage struct {
-	// Create makes DIR/agentconfig.noarch.iso and DIR/auth/ from the
-	// inputs in dir for releaseImage.
-	Create func(ctx context.Context, dir, releaseImage string) error
-	// State reads the credentials Create kept in dir.
-	State func(dir string) (*credentials.State, error)
-	// StateFile is the name of the file in dir that keeps them.
-	StateFile string
-}
-
-func (o Options) stderr() io.Writer {
-	if o.Stderr == nil {
-		return io.Discard
-	}
-	return o.Stderr
-}
 
 // run is one sandbox run's state, step by step.
 type run struct {
@@ -97,11 +25,15 @@ type run struct {
 	start time.Time
 	lines *switchWriter // where say writes: stdout, or a log under the console
 
-	prefix     netip.Prefix // a /24 of loopback of its own
+	prefix     netip.Prefix // a /24 of its own: of loopback, or the bed's
 	hosts      []*Host
 	zero       *Host
-	reg        *loopback.Registry
-	dns        *loopback.DNS
+	bed        *testbed.Bed // with NetNS
+	closers    []func()     // the responders' and the bed's, last first
+	dnsAddr    string       // the DNS the hosts ask on loopback ("": their resolv.conf)
+	release    string       // the release image
+	registry   string       // its registry, as the pull secret names it
+	registryCA []byte
 	lb         netip.Addr // the cluster's names: the user's load balancer
 	installDir string
 	iso        string
@@ -120,8 +52,6 @@ func (r *run) addr(last byte) netip.Addr {
 	return netip.AddrFrom4(a)
 }
 
-func (r *run) release() string { return r.reg.Addr + "/" + releaseRepo + ":" + releaseTag }
-
 // Run installs a cluster on this machine as o says: it prints its progress
 // and a summary on o.Stdout, leaves DIR/summary.json, and returns nil once
 // the cluster is installed (after ctx ends, with KeepRunning).
@@ -131,14 +61,21 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	r.say("sandbox in %s", r.o.Dir)
-	if err := r.makeHosts(); err != nil {
+	defer func() {
+		for _, c := range slices.Backward(r.closers) {
+			c()
+		}
+	}()
+	if err := r.makeHosts(ctx); err != nil {
 		return err
 	}
-	if err := r.startResponders(ctx); err != nil {
+	respond := r.startResponders
+	if r.o.NetNS {
+		respond = r.startBedResponders
+	}
+	if err := respond(ctx); err != nil {
 		return err
 	}
-	defer r.reg.Close()
-	defer r.dns.Close()
 	if err := r.makePayload(); err != nil {
 		return err
 	}
@@ -209,10 +146,16 @@ func (r *run) dirs() error {
 }
 
 // makeHosts names the hosts, masters first (node zero is master-0), on
-// the run's own /24 of loopback: two sandboxes (or tests) side by side
-// never meet.
-func (r *run) makeHosts() error {
+// the run's own /24 (of loopback, or of a test bed with NetNS): two
+// sandboxes (or tests) side by side never meet.
+func (r *run) makeHosts(ctx context.Context) error {
 	r.prefix = randomLoopbackPrefix()
+	if r.o.NetNS {
+		var err error
+		if r.prefix, err = freeBedPrefix(ctx); err != nil {
+			return err
+		}
+	}
 	for i := range r.o.Masters {
 		r.hosts = append(r.hosts, &Host{Name: fmt.Sprintf("master-%d", i), Role: "master"})
 	}
@@ -233,18 +176,21 @@ func (r *run) makeHosts() error {
 		}
 	}
 	r.zero = r.hosts[0]
+	if r.o.NetNS {
+		return r.startBed(ctx)
+	}
 	return nil
 }
 
-// startResponders starts what the host checks ask: the release image's
-// registry and the cluster's names.
+// startResponders starts what the host checks ask, on loopback: the
+// release image's registry and the cluster's names.
 func (r *run) startResponders(ctx context.Context) error {
 	// The release image is named by address: the image check resolves
 	// names with the machine's resolver, which must not be asked.
 	reg, err := loopback.StartRegistryTLS(ctx, r.addr(2).String()+":0", []loopback.Image{{
 		Repo: releaseRepo, Tag: releaseTag,
 		Config: []byte(`{"architecture":"amd64","os":"linux","config":{"Labels":{"io.openshift.release":"4.18.0"}}}`),
-		Layers: [][]byte{bytes.Repeat([]byte("nodezero sandbox release payload\n"), 4096)},
+		Layers: [][]byte{releaseLayer()},
 	}}, nil)
 	if err != nil {
 		return fmt.Errorf("sandbox: registry: %w", err)
@@ -262,8 +208,10 @@ func (r *run) startResponders(ctx context.Context) error {
 		reg.Close()
 		return fmt.Errorf("sandbox: dns: %w", err)
 	}
-	r.reg, r.dns = reg, dns
-	r.say("DNS on %s, release image %s", dns.Addr, r.release())
+	r.closers = append(r.closers, func() { reg.Close() }, func() { dns.Close() })
+	r.dnsAddr, r.registry, r.registryCA = dns.Addr, reg.Addr, reg.CA()
+	r.release = reg.Addr + "/" + releaseRepo + ":" + releaseTag
+	r.say("DNS on %s, release image %s", dns.Addr, r.release)
 	return nil
 }
 
@@ -274,7 +222,7 @@ func (r *run) makePayload() error {
 		return nil
 	}
 	r.o.Payload = filepath.Join(r.o.Dir, "payload")
-	digest, err := MakePayload(r.o.Payload, r.o.ImageSize, r.release())
+	digest, err := MakePayload(r.o.Payload, r.o.ImageSize, r.release)
 	if err != nil {
 		return err
 	}
@@ -285,7 +233,7 @@ func (r *run) makePayload() error {
 // makeConfigImage makes the config image from the input set, the way a
 // user makes it, with the API's certificates under --api-tls.
 func (r *run) makeConfigImage(ctx context.Context) error {
-	if err := writeInputs(r.installDir, r.o, r.prefix, r.hosts, r.reg.Addr, r.reg.CA()); err != nil {
+	if err := writeInputs(r.installDir, r.o, r.prefix, r.hosts, r.registry, r.registryCA); err != nil {
 		return err
 	}
 	if r.o.APITLS {
@@ -297,7 +245,7 @@ func (r *run) makeConfigImage(ctx context.Context) error {
 			return fmt.Errorf("sandbox: api tls: %w", err)
 		}
 	}
-	if err := r.o.ConfigImage.Create(ctx, r.installDir, r.release()); err != nil {
+	if err := r.o.ConfigImage.Create(ctx, r.installDir, r.release); err != nil {
 		return fmt.Errorf("sandbox: config image: %w", err)
 	}
 	r.iso = filepath.Join(r.installDir, "agentconfig.noarch.iso")
@@ -315,10 +263,15 @@ func (r *run) startHosts(ctx context.Context, wg *sync.WaitGroup) {
 	o := r.o
 	for _, h := range r.hosts {
 		h.args = []string{"run", "--root", h.root, "--hardware-root", h.hw, "--config-image", r.iso,
-			"--listen", r.zero.Addr.String() + ":8090", "--host-address", netip.PrefixFrom(h.Addr, r.prefix.Bits()).String(),
-			"--dns-server", r.dns.Addr, "--payload", o.Payload, "--disks", h.disks,
+			"--listen", r.zero.Addr.String() + ":8090"}
+		if r.dnsAddr != "" {
+			// On loopback every host shares lo: it is told which address
+			// is its own, and which DNS to ask.
+			h.args = append(h.args, "--host-address", netip.PrefixFrom(h.Addr, r.prefix.Bits()).String(), "--dns-server", r.dnsAddr)
+		}
+		h.args = append(h.args, "--payload", o.Payload, "--disks", h.disks,
 			"--check-interval", o.CheckInterval.String(), "--node-zero-window", "10s", "--node-zero-interval", "250ms",
-			"--config-interval", "1s", "--agent-interval", "1s", "--reboot-delay", "1ms", "--log-level", o.LogLevel}
+			"--config-interval", "1s", "--agent-interval", "1s", "--reboot-delay", "1ms", "--log-level", o.LogLevel)
 		if o.ControlPlaneTimeout > 0 {
 			h.args = append(h.args, "--control-plane-timeout", o.ControlPlaneTimeout.String())
 		}
@@ -342,12 +295,20 @@ func (r *run) startHosts(ctx context.Context, wg *sync.WaitGroup) {
 	r.say("started %d hosts (%d control plane, %d workers); node zero is %s at %s", len(r.hosts), o.Masters, o.Workers, r.zero.Name, r.zero.Addr)
 }
 
-// client is node zero's API with the user token.
+// client is node zero's API with the user token (from inside node zero's
+// namespace with NetNS).
 func (r *run) client() (string, *wire.Client, error) {
 	url, opts := "http://"+r.zero.Addr.String()+":8090", []wire.ClientOption{wire.WithUserToken(r.userToken)}
 	if r.o.APITLS {
 		url = "https://" + r.zero.Addr.String() + ":8090"
 		opts = append(opts, wire.WithCACertFile(APICAFile(r.installDir)))
+	}
+	if r.bed != nil {
+		hc, err := r.bedHTTPClient()
+		if err != nil {
+			return "", nil, err
+		}
+		opts = append(opts, wire.WithHTTPClient(hc))
 	}
 	c, err := wire.NewClient(url, opts...)
 	return url, c, err
@@ -397,6 +358,7 @@ func (r *run) finish(ctx context.Context, c *wire.Client, url string, sum Summar
 			if h.Name == sum.Hosts[i].Name {
 				h.mu.Lock()
 				sum.Hosts[i].Boots, sum.Hosts[i].Root, sum.Hosts[i].Disks, sum.Hosts[i].Log = h.boots, h.root, h.disks, h.log
+				sum.Hosts[i].Namespace = h.ns
 				h.mu.Unlock()
 			}
 		}
@@ -417,6 +379,14 @@ func (r *run) finish(ctx context.Context, c *wire.Client, url string, sum Summar
 		fmt.Fprintf(o.Stdout, "  %-9s %-7s %-10s disks %s, log %s\n", h.Name, h.Role, h.Status, h.Disks, h.Log)
 	}
 	fmt.Fprintf(o.Stdout, "summary %s; API %s (user token in %s)\n", filepath.Join(o.Dir, "summary.json"), url, filepath.Join(r.installDir, o.ConfigImage.StateFile))
+	if r.bed != nil && o.KeepRunning {
+		cacert := ""
+		if o.APITLS {
+			cacert = " --cacert " + APICAFile(r.installDir)
+		}
+		fmt.Fprintf(o.Stdout, "the API answers inside node zero's namespace: ip netns exec %s curl%s %s%s/clusters -H \"Authorization: $(jq -r .user_token %s)\"\n",
+			r.zero.ns, cacert, url, wire.APIBasePath, filepath.Join(o.Dir, "summary.json"))
+	}
 	switch {
 	case sum.KubeAPI != "":
 		fmt.Fprintf(o.Stdout, "kube API %s (etcd and kube-apiserver logs in %s): kubectl --kubeconfig %s get clusterversion\n", sum.KubeAPI, r.kube.cfg.Dir, sum.Kubeconfig)

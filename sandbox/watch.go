@@ -41,6 +41,8 @@ type HostSummary struct {
 	Root       string          `json:"root"`
 	Disks      string          `json:"disks"`
 	Log        string          `json:"log"`
+	// Namespace is the host's network namespace (with --netns).
+	Namespace string `json:"namespace,omitempty"`
 }
 
 // watch follows the install through node zero's API, printing what

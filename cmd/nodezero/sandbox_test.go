@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net/netip"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +24,7 @@ import (
 	"github.com/nodezero/nodezero/kube/localapi"
 	"github.com/nodezero/nodezero/sandbox"
 	"github.com/nodezero/nodezero/sim"
+	"github.com/nodezero/nodezero/testbed"
 	"github.com/nodezero/nodezero/wire"
 )
 
@@ -464,6 +467,53 @@ func TestSandboxDiskTooSmall(t *testing.T) {
 		// The disk speed check wrote its first MiB; the rest is untouched.
 		if !bytes.Equal(b[1<<20:], small[1<<20:]) || len(b) != len(small) {
 			t.Errorf("disk %s changed by the refused install", name)
+		}
+	}
+}
+
+// TestSandboxNetns: `sandbox --netns` installs a 3+2 cluster with every
+// host in a network namespace of its own on a test bed (its hardware
+// tree's NIC and MAC, an address of the bed's /24), node zero's API over
+// HTTPS reached from inside node zero's namespace; the namespaces are gone
+// afterwards.
+func TestSandboxNetns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a sandbox install in network namespaces")
+	}
+	testbed.NeedRoot(t)
+	for _, tool := range []string{"ip", "dnsmasq", "docker-registry"} {
+		testbed.NeedTool(t, tool)
+	}
+	dir := t.TempDir()
+	sum, out, err := runSandboxBinary(t, dir, "--netns", "--api-tls", "--masters", "3", "--workers", "2")
+	if err != nil || sum.Status != wire.ClusterStatusInstalled {
+		t.Fatalf("sandbox --netns: %v, cluster %s (%s)\n%s", err, sum.Status, sum.StatusInfo, out)
+	}
+	u, err := url.Parse(sum.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, err := netip.ParseAddr(u.Hostname()); err != nil || a.IsLoopback() || !a.IsPrivate() || u.Scheme != "https" {
+		t.Errorf("node zero's API at %s, want https on a private address of the bed", sum.URL)
+	}
+	if !strings.Contains(out, "kube API step skipped: ") {
+		t.Errorf("the output does not say the kube API step was skipped in namespaces:\n%s", out)
+	}
+	list, err := exec.Command("ip", "netns", "list").CombinedOutput()
+	if err != nil {
+		t.Fatalf("ip netns list: %v %s", err, list)
+	}
+	if len(sum.Hosts) != 5 {
+		t.Fatalf("hosts %d, want 5", len(sum.Hosts))
+	}
+	for _, h := range sum.Hosts {
+		if h.Status != wire.HostStatusInstalled || h.Boots != 2 {
+			t.Errorf("%s: %s after %d boots, want installed after 2 (%s)", h.Name, h.Status, h.Boots, h.StatusInfo)
+		}
+		if h.Namespace == "" || !strings.HasSuffix(h.Namespace, "-"+h.Name) {
+			t.Errorf("%s ran in namespace %q, want one of its own", h.Name, h.Namespace)
+		} else if strings.Contains(string(list), h.Namespace) {
+			t.Errorf("%s's namespace %s is left after the sandbox ended", h.Name, h.Namespace)
 		}
 	}
 }
