@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nodezero/nodezero/onhost"
 )
 
 // pki makes certificates for LoadAPITLS's cases.
@@ -151,7 +153,7 @@ func TestLoadAPITLS(t *testing.T) {
 }
 
 func TestRendezvousEnvHTTPS(t *testing.T) {
-	got, err := ParseEnv("rendezvous-host.env", RendezvousEnvHTTPS(netip.MustParseAddr("fd2e:6f44:5dd8::50"), "A", "U", WorkflowInstall))
+	got, err := onhost.ParseEnv("rendezvous-host.env", onhost.RendezvousEnvHTTPS(netip.MustParseAddr("fd2e:6f44:5dd8::50"), "A", "U", onhost.WorkflowInstall))
 	if err != nil {
 		t.Fatal(err)
 	}

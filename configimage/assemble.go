@@ -14,6 +14,7 @@ import (
 	"github.com/nodezero/nodezero/configimage/inputs"
 	"github.com/nodezero/nodezero/configimage/manifests"
 	"github.com/nodezero/nodezero/configimage/nmstate"
+	"github.com/nodezero/nodezero/onhost"
 )
 
 // On-host directories of the config image's members
@@ -119,14 +120,14 @@ func (a *Assembly) Members() ([]Member, error) {
 		}
 	}
 	masters, workers := a.Manifests.AgentClusterInstall.Spec.ProvisionRequirements.ControlPlaneAgents, a.Manifests.AgentClusterInstall.Spec.ProvisionRequirements.WorkerAgents
-	add(StartClusterEnvPath, 0o600, StartClusterEnv(masters, workers))
+	add(onhost.StartClusterEnvPath, 0o600, onhost.StartClusterEnv(masters, workers))
 	pub, err := a.State.PublicKeyPEM()
 	if err != nil {
 		return nil, err
 	}
 	version := strings.TrimPrefix(a.Manifests.ClusterImageSet.Metadata.Name, "openshift-")
 	rel, _ := json.Marshal([]map[string]string{{"cpu_architecture": "x86_64", "openshift_version": version, "url": a.ReleaseImage, "version": version}})
-	add(AssistedServiceEnvPath, 0o600, AssistedServiceEnv(ServiceEnv{
+	add(onhost.AssistedServiceEnvPath, 0o600, onhost.AssistedServiceEnv(onhost.ServiceEnv{
 		InfraEnvID: a.State.InfraEnvID, PublicKeyPEM: pub, ReleaseImages: string(rel),
 		UserToken: a.State.Tokens[TokenUser], WatcherToken: a.State.Tokens[TokenWatcher],
 	}))
@@ -143,14 +144,14 @@ func (a *Assembly) Members() ([]Member, error) {
 			add(ChronyConfPath, 0o644, b)
 		}
 	}
-	rendezvousEnv := RendezvousEnv
+	rendezvousEnv := onhost.RendezvousEnv
 	if a.APITLS != nil {
 		for _, m := range a.APITLS.members() {
 			add(m.Path, m.Mode, m.Data)
 		}
-		rendezvousEnv = RendezvousEnvHTTPS
+		rendezvousEnv = onhost.RendezvousEnvHTTPS
 	}
-	add(RendezvousEnvPath, 0o600, rendezvousEnv(rv, a.State.Tokens[TokenAgent], a.State.Tokens[TokenUser], WorkflowInstall))
+	add(onhost.RendezvousEnvPath, 0o600, rendezvousEnv(rv, a.State.Tokens[TokenAgent], a.State.Tokens[TokenUser], onhost.WorkflowInstall))
 	// Parent directories first, so a reader sees them before their files.
 	var out []Member
 	for _, d := range sortedKeys(dirs) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/nodezero/nodezero/configimage/cpio"
 	"github.com/nodezero/nodezero/configimage/isofs"
+	"github.com/nodezero/nodezero/onhost"
 )
 
 // The config image (reference abi-on-host.md §8.3, from the installer's
@@ -70,18 +71,18 @@ var (
 	ErrMemberPath        = errors.New("invalid member path")
 	ErrMemberType        = errors.New("invalid member type")
 	ErrDuplicateMember   = errors.New("duplicate member")
-	ErrRendezvousNotLast = errors.New("the last member must be " + RendezvousEnvPath)
+	ErrRendezvousNotLast = errors.New("the last member must be " + onhost.RendezvousEnvPath)
 )
 
 // Build returns the config image of members, in the given order, with
 // every timestamp (ISO, gzip header, cpio) set to modTime, so equal inputs
 // give equal bytes. The last member must be the regular file
-// RendezvousEnvPath; paths must be absolute and clean.
+// onhost.RendezvousEnvPath; paths must be absolute and clean.
 func Build(members []Member, modTime time.Time) ([]byte, error) {
 	if err := checkMembers(members); err != nil {
 		return nil, fmt.Errorf("configimage: build: %w", err)
 	}
-	if n := len(members); n == 0 || members[n-1].Path != RendezvousEnvPath || !members[n-1].Mode.IsRegular() {
+	if n := len(members); n == 0 || members[n-1].Path != onhost.RendezvousEnvPath || !members[n-1].Mode.IsRegular() {
 		return nil, fmt.Errorf("configimage: build: %w", ErrRendezvousNotLast)
 	}
 	var archive bytes.Buffer
@@ -273,7 +274,7 @@ func checkMembers(members []Member) error {
 // host's load-config-iso.sh copies them: missing directories are created
 // 0755, directory members then get their mode, files are written to a
 // temporary file, fsynced and renamed over the target with the member's
-// mode, and RendezvousEnvPath is written last. Everything is checked first
+// mode, and onhost.RendezvousEnvPath is written last. Everything is checked first
 // (paths, types, clashes with what is already under root), so a bad member
 // list writes nothing. Writes go through os.Root: a symlink under root that
 // points outside it, or is absolute, is an error rather than followed.
@@ -309,12 +310,12 @@ func Extract(members []Member, root string) error {
 	return nil
 }
 
-// extractOrder is members in their order with RendezvousEnvPath moved last.
+// extractOrder is members in their order with onhost.RendezvousEnvPath moved last.
 func extractOrder(members []Member) []Member {
 	out := make([]Member, 0, len(members))
 	var last []Member
 	for _, m := range members {
-		if m.Path == RendezvousEnvPath {
+		if m.Path == onhost.RendezvousEnvPath {
 			last = append(last, m)
 			continue
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/nodezero/nodezero/configimage"
 	"github.com/nodezero/nodezero/configimage/cpio"
 	"github.com/nodezero/nodezero/configimage/isofs"
+	"github.com/nodezero/nodezero/onhost"
 )
 
 // isoWith makes an image with the given label, files and directories.
@@ -103,7 +104,7 @@ func patchRecord(t *testing.T, img []byte, ident string, extent uint32) []byte {
 	return img
 }
 
-const rv = configimage.RendezvousEnvPath
+const rv = onhost.RendezvousEnvPath
 
 func TestReadRefusesHostileImages(t *testing.T) {
 	valid := cpioArchive(t, "/etc/issue", "hi", rv, "NODE_ZERO_IP=192.0.2.10\n")

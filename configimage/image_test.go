@@ -18,6 +18,7 @@ import (
 
 	"github.com/nodezero/nodezero/configimage"
 	"github.com/nodezero/nodezero/configimage/isofs"
+	"github.com/nodezero/nodezero/onhost"
 )
 
 var imageTime = time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC)
@@ -31,7 +32,7 @@ func imageMembers() []configimage.Member {
 		{Path: "/etc/assisted/manifests/pull-secret.yaml", Mode: 0o600, Data: []byte("kind: Secret\n")},
 		{Path: "/opt/agent/tls/kube-apiserver-lb-signer.key", Mode: 0o600, Data: []byte("-----BEGIN EC PRIVATE KEY-----\n")},
 		{Path: "/etc/issue", Mode: 0o644, Data: nil},
-		{Path: configimage.RendezvousEnvPath, Mode: 0o644, Data: []byte("NODE_ZERO_IP=192.0.2.10\n")},
+		{Path: onhost.RendezvousEnvPath, Mode: 0o644, Data: []byte("NODE_ZERO_IP=192.0.2.10\n")},
 	}
 }
 
@@ -51,7 +52,7 @@ func realisticMembers() []configimage.Member {
 		}
 		ms = append(ms, configimage.Member{Path: fmt.Sprintf("/etc/assisted/manifests/file-%02d.yaml", i), Mode: 0o644, Data: data})
 	}
-	return append(ms, configimage.Member{Path: configimage.RendezvousEnvPath, Mode: 0o644, Data: []byte("NODE_ZERO_IP=192.0.2.10\n")})
+	return append(ms, configimage.Member{Path: onhost.RendezvousEnvPath, Mode: 0o644, Data: []byte("NODE_ZERO_IP=192.0.2.10\n")})
 }
 
 func buildConfigImage(t testing.TB, ms []configimage.Member) []byte {
@@ -93,7 +94,7 @@ func TestBuildReproducible(t *testing.T) {
 }
 
 func TestBuildRefuses(t *testing.T) {
-	rv := configimage.Member{Path: configimage.RendezvousEnvPath, Mode: 0o644, Data: []byte("x")}
+	rv := configimage.Member{Path: onhost.RendezvousEnvPath, Mode: 0o644, Data: []byte("x")}
 	file := func(p string) configimage.Member { return configimage.Member{Path: p, Mode: 0o644} }
 	tests := []struct {
 		name    string
@@ -216,7 +217,7 @@ func TestExtract(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(root, "etc/assisted"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(root, configimage.RendezvousEnvPath), []byte("old"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(root, onhost.RendezvousEnvPath), []byte("old"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := configimage.Extract(imageMembers(), root); err != nil {

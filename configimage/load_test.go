@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/nodezero/nodezero/onhost"
 )
 
 func sampleImage(t *testing.T, release string) []byte {
@@ -14,8 +16,8 @@ func sampleImage(t *testing.T, release string) []byte {
 	img, err := Build([]Member{
 		{Path: "/etc/assisted/manifests", Mode: os.ModeDir | 0o755},
 		{Path: ClusterImageSetPath, Mode: 0o644, Data: []byte("spec:\n  releaseImage: " + release + "\n")},
-		{Path: "/usr/local/share/start-cluster/start-cluster.env", Mode: 0o644, Data: StartClusterEnv(3, 0)},
-		{Path: RendezvousEnvPath, Mode: 0o644, Data: []byte("NODE_ZERO_IP=192.168.111.80\n")},
+		{Path: "/usr/local/share/start-cluster/start-cluster.env", Mode: 0o644, Data: onhost.StartClusterEnv(3, 0)},
+		{Path: onhost.RendezvousEnvPath, Mode: 0o644, Data: []byte("NODE_ZERO_IP=192.168.111.80\n")},
 	}, time.Unix(0, 0))
 	if err != nil {
 		t.Fatal(err)
@@ -41,7 +43,7 @@ func TestLoadChecksTheRelease(t *testing.T) {
 	if want := `image has release "quay.io/openshift-release-dev/ocp-release:4.18.0-x86_64", host has "quay.io/openshift-release-dev/ocp-release:4.17.3-x86_64"`; !bytes.Contains([]byte(err.Error()), []byte(want)) {
 		t.Errorf("error %q does not name both releases", err)
 	}
-	if _, err := os.Stat(filepath.Join(root, RendezvousEnvPath)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(root, onhost.RendezvousEnvPath)); !os.IsNotExist(err) {
 		t.Errorf("rendezvous-host.env written despite the mismatch: %v", err)
 	}
 	// The same release is taken.
@@ -52,7 +54,7 @@ func TestLoadChecksTheRelease(t *testing.T) {
 	if err != nil || len(ms) != 4 {
 		t.Fatalf("Load = %d members, %v", len(ms), err)
 	}
-	if b, err := os.ReadFile(filepath.Join(root, RendezvousEnvPath)); err != nil || string(b) != "NODE_ZERO_IP=192.168.111.80\n" {
+	if b, err := os.ReadFile(filepath.Join(root, onhost.RendezvousEnvPath)); err != nil || string(b) != "NODE_ZERO_IP=192.168.111.80\n" {
 		t.Errorf("rendezvous-host.env = %q, %v", b, err)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/nodezero/nodezero/daemon/issue"
 	"github.com/nodezero/nodezero/daemon/register"
 	"github.com/nodezero/nodezero/hostagent/diskwrite"
+	"github.com/nodezero/nodezero/onhost"
 	"github.com/nodezero/nodezero/wire"
 )
 
@@ -104,12 +105,12 @@ func (nz *NodeZero) Run(ctx context.Context, env boot.Env) error {
 // Serve starts node zero's service and returns a client with the user
 // token once it listens, and a channel that gets the service's end.
 func (nz *NodeZero) Serve(ctx context.Context, env boot.Env) (*wire.Client, <-chan error, error) {
-	svcEnvPath := filepath.Join(nz.Root, configimage.AssistedServiceEnvPath)
+	svcEnvPath := filepath.Join(nz.Root, onhost.AssistedServiceEnvPath)
 	b, err := os.ReadFile(svcEnvPath)
 	if err != nil {
 		return nil, nil, fmt.Errorf("node zero: %w", err)
 	}
-	svcEnv, err := configimage.ParseEnv(svcEnvPath, b)
+	svcEnv, err := onhost.ParseEnv(svcEnvPath, b)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -187,16 +188,11 @@ func (nz *NodeZero) Serve(ctx context.Context, env boot.Env) (*wire.Client, <-ch
 
 // readNode0MAC reads BOOTSTRAP_HOST_MAC from node zero's record.
 func readNode0MAC(root string) string {
-	b, err := os.ReadFile(filepath.Join(root, boot.Node0Path))
+	b, err := os.ReadFile(filepath.Join(root, onhost.Node0Path))
 	if err != nil {
 		return ""
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "BOOTSTRAP_HOST_MAC="); ok {
-			return v
-		}
-	}
-	return ""
+	return onhost.ParseNode0(b)
 }
 
 // installStatus shows register.Run's status and the host config failures

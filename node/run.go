@@ -21,6 +21,7 @@ import (
 	"github.com/nodezero/nodezero/hostagent/installer"
 	"github.com/nodezero/nodezero/hostagent/inventory"
 	"github.com/nodezero/nodezero/hostagent/logsgather"
+	"github.com/nodezero/nodezero/onhost"
 	"github.com/nodezero/nodezero/sim"
 	"github.com/nodezero/nodezero/wire"
 )
@@ -212,9 +213,9 @@ func (rt *runtime) install(end context.CancelCauseFunc) InstallOptions {
 			if err != nil {
 				return nil, err
 			}
-			return &sim.Rebooter{Root: o.Root, End: end, Log: o.Logger, Disk: sim.BootDisk{
+			return &sim.Rebooter{Root: o.Root, End: end, Log: o.Logger, Disk: onhost.BootDisk{
 				Disk: disk, BootDevice: req.BootDevice, ClusterID: req.ClusterID, InfraEnvID: req.InfraEnvID,
-				HostID: req.HostID, Role: req.Role, ControlPlaneCount: req.ControlPlaneCount,
+				HostID: req.HostID, Role: string(req.Role), ControlPlaneCount: req.ControlPlaneCount,
 			}}, nil
 		}
 	}
@@ -293,7 +294,7 @@ func (rt *runtime) runAgent(ctx context.Context, env boot.Env, install InstallOp
 // runInstalled is a sandbox host booted from its installed disk d: the
 // simulated in-cluster controller, with node zero's service again on the
 // host that was node zero (the bootstrap host).
-func (rt *runtime) runInstalled(ctx context.Context, d *sim.BootDisk) error {
+func (rt *runtime) runInstalled(ctx context.Context, d *onhost.BootDisk) error {
 	o := rt.o
 	env, err := boot.ReadEnv(o.Root)
 	if err != nil {
@@ -304,7 +305,7 @@ func (rt *runtime) runInstalled(ctx context.Context, d *sim.BootDisk) error {
 		ServiceURL: env.ServiceBaseURL, AgentToken: env.AgentToken, ServiceCACert: env.ServiceCACert,
 		NeverJoin: o.NeverJoin, Settle: o.Settle, Status: rt.sd.Status, Log: o.Logger,
 	}
-	if d.Role == wire.HostRoleBootstrap {
+	if wire.HostRole(d.Role) == wire.HostRoleBootstrap {
 		in.Service = func(ctx context.Context) (*wire.Client, <-chan error, error) { return rt.nz.Serve(ctx, env) }
 	}
 	return sim.RunInstalled(ctx, d, in)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nodezero/nodezero/hostagent/installer"
 	"github.com/nodezero/nodezero/internal/backoff"
+	"github.com/nodezero/nodezero/onhost"
 	"github.com/nodezero/nodezero/wire"
 )
 
@@ -108,7 +109,7 @@ func (c *Controller) observe(ctx context.Context, kind string, start time.Time, 
 // finalizing. It returns nil once that is done, ctx's error when stopped,
 // an error wrapping ErrHeld when the host stays where it is, or the error
 // of a report node zero refused for good.
-func (c *Controller) Run(ctx context.Context, d *BootDisk, verify func() error) error {
+func (c *Controller) Run(ctx context.Context, d *onhost.BootDisk, verify func() error) error {
 	log := c.log()
 	if err := verify(); err != nil {
 		log.Error("the installed disk does not boot as written", "err", err)
@@ -117,7 +118,7 @@ func (c *Controller) Run(ctx context.Context, d *BootDisk, verify func() error) 
 	}
 	log.Info("installed disk verified: image digest and Ignition (role, hostname, host id) match", "disk", d.Disk)
 
-	for _, st := range installer.BootedSteps(d.Role, d.ControlPlaneCount) {
+	for _, st := range installer.BootedSteps(wire.HostRole(d.Role), d.ControlPlaneCount) {
 		if st.Stage == wire.HostStageJoined && c.NeverJoin {
 			log.Warn("fault injected: this host never joins the control plane")
 			return fmt.Errorf("%w: it never joins (fault injected)", ErrHeld)
@@ -150,7 +151,7 @@ type permanent struct{ error }
 
 // report sends one stage until node zero takes it or refuses it for good,
 // backing off to maxRetry.
-func (c *Controller) report(ctx context.Context, d *BootDisk, stage wire.HostStage, info string) error {
+func (c *Controller) report(ctx context.Context, d *onhost.BootDisk, stage wire.HostStage, info string) error {
 	delay := firstRetry
 	for {
 		err := c.reportOnce(ctx, d, stage, info)
@@ -169,7 +170,7 @@ func (c *Controller) report(ctx context.Context, d *BootDisk, stage wire.HostSta
 	}
 }
 
-func (c *Controller) reportOnce(ctx context.Context, d *BootDisk, stage wire.HostStage, info string) error {
+func (c *Controller) reportOnce(ctx context.Context, d *onhost.BootDisk, stage wire.HostStage, info string) error {
 	start := time.Now()
 	err := c.Agent.UpdateHostInstallProgress(ctx, d.InfraEnvID, d.HostID, wire.HostProgress{CurrentStage: stage, ProgressInfo: info})
 	c.observe(ctx, KindProgress, start, err)

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/nodezero/nodezero/hostagent/installer"
+	"github.com/nodezero/nodezero/onhost"
 	"github.com/nodezero/nodezero/wire"
 )
 
@@ -161,7 +162,7 @@ func TestControllerRun(t *testing.T) {
 			if tc.role == wire.HostRoleBootstrap {
 				c.Cluster = client
 			}
-			d := &BootDisk{Disk: "/dev/null", ClusterID: testCluster, InfraEnvID: testIE, HostID: testHost, Role: tc.role, ControlPlaneCount: 3}
+			d := &onhost.BootDisk{Disk: "/dev/null", ClusterID: testCluster, InfraEnvID: testIE, HostID: testHost, Role: string(tc.role), ControlPlaneCount: 3}
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			err := c.Run(ctx, d, func() error { return tc.verify })
@@ -207,7 +208,7 @@ func TestControllerReportRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &Controller{Agent: client}
-	err = c.Run(context.Background(), &BootDisk{InfraEnvID: testIE, HostID: testHost, Role: wire.HostRoleMaster, ControlPlaneCount: 3}, func() error { return nil })
+	err = c.Run(context.Background(), &onhost.BootDisk{InfraEnvID: testIE, HostID: testHost, Role: string(wire.HostRoleMaster), ControlPlaneCount: 3}, func() error { return nil })
 	if wire.StatusCode(err) != http.StatusForbidden || errors.Is(err, ErrHeld) || !strings.HasPrefix(err.Error(), "report Configuring: ") {
 		t.Errorf("Run = %v, want the 403 of the first report, not held", err)
 	}

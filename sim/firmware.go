@@ -2,7 +2,6 @@ package sim
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,7 +11,7 @@ import (
 
 	"github.com/nodezero/nodezero/hostagent/installer"
 	"github.com/nodezero/nodezero/internal/atomicfile"
-	"github.com/nodezero/nodezero/wire"
+	"github.com/nodezero/nodezero/onhost"
 )
 
 // The hardware edge of a sandbox or test host after the install step:
@@ -23,9 +22,6 @@ import (
 // firmware now boots the written disk, and the `nodezero run` process ends
 // with ExitReboot; the sandbox starts the same command again, which finds
 // the record (ReadBootDisk) and boots "installed" (RunInstalled).
-
-// BootDiskPath records the disk the fake firmware boots.
-const BootDiskPath = "/var/lib/nodezero/boot-disk.json"
 
 // ExitReboot is the exit status of a `nodezero run` whose host rebooted
 // into its installed disk (the sandbox restarts it).
@@ -43,28 +39,13 @@ func (rebootError) Error() string {
 // ExitStatus is the process's exit status (cmd's statusError).
 func (rebootError) ExitStatus() int { return ExitReboot }
 
-// BootDisk is what the fake firmware keeps: the disk to boot, and who the
-// host was when it wrote it.
-type BootDisk struct {
-	Disk       string        `json:"disk"`        // the stand-in file written
-	BootDevice string        `json:"boot_device"` // the device the service named
-	ClusterID  string        `json:"cluster_id"`
-	InfraEnvID string        `json:"infra_env_id"`
-	HostID     string        `json:"host_id"`
-	Role       wire.HostRole `json:"role"` // as the install step gave it: bootstrap, master, worker
-	// ControlPlaneCount is 1 on a single node, whose stages after the
-	// reboot are Joined and Done only.
-	ControlPlaneCount int64     `json:"control_plane_count,omitempty"`
-	RebootedAt        time.Time `json:"rebooted_at"`
-}
-
 // Rebooter is the installer.Rebooter of a hardware-tree host: it records
 // the boot disk under Root and, after the delay (at least a second, so the
 // install step's reply is posted first), ends the run with ErrReboot
 // through End.
 type Rebooter struct {
 	Root string
-	Disk BootDisk
+	Disk onhost.BootDisk
 	End  context.CancelCauseFunc
 	Log  *slog.Logger
 }
@@ -74,11 +55,11 @@ var _ installer.Rebooter = (*Rebooter)(nil)
 // Reboot implements installer.Rebooter.
 func (r *Rebooter) Reboot(ctx context.Context, delay time.Duration, message string) error {
 	r.Disk.RebootedAt = time.Now().UTC()
-	b, err := json.MarshalIndent(r.Disk, "", "  ")
+	b, err := r.Disk.Marshal()
 	if err != nil {
 		return err
 	}
-	if err := atomicfile.Write(filepath.Join(r.Root, BootDiskPath), append(b, '\n'), 0o644); err != nil {
+	if err := atomicfile.Write(filepath.Join(r.Root, onhost.BootDiskPath), b, 0o644); err != nil {
 		return fmt.Errorf("fake firmware: %w", err)
 	}
 	wait := max(delay, time.Second)
@@ -90,17 +71,13 @@ func (r *Rebooter) Reboot(ctx context.Context, delay time.Duration, message stri
 
 // ReadBootDisk returns the fake firmware's record under root, or nil when
 // the host boots its factory image.
-func ReadBootDisk(root string) (*BootDisk, error) {
-	b, err := os.ReadFile(filepath.Join(root, BootDiskPath))
+func ReadBootDisk(root string) (*onhost.BootDisk, error) {
+	b, err := os.ReadFile(filepath.Join(root, onhost.BootDiskPath))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	var d BootDisk
-	if err := json.Unmarshal(b, &d); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(root, BootDiskPath), err)
-	}
-	return &d, nil
+	return onhost.ParseBootDisk(filepath.Join(root, onhost.BootDiskPath), b)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/nodezero/nodezero/onhost"
 	"github.com/nodezero/nodezero/wire"
 )
 
@@ -25,8 +26,8 @@ func TestFirmwareReboot(t *testing.T) {
 		t.Fatalf("ReadBootDisk of a factory host = %+v, %v; want nil, nil", d, err)
 	}
 	ctx, end := context.WithCancelCause(context.Background())
-	want := BootDisk{Disk: filepath.Join(root, "sda"), BootDevice: "/dev/sda", ClusterID: testCluster, InfraEnvID: testIE,
-		HostID: testHost, Role: wire.HostRoleBootstrap, ControlPlaneCount: 3}
+	want := onhost.BootDisk{Disk: filepath.Join(root, "sda"), BootDevice: "/dev/sda", ClusterID: testCluster, InfraEnvID: testIE,
+		HostID: testHost, Role: string(wire.HostRoleBootstrap), ControlPlaneCount: 3}
 	r := &Rebooter{Root: root, Disk: want, End: end, Log: slog.New(slog.DiscardHandler)}
 	if err := r.Reboot(ctx, 0, "install done"); err != nil {
 		t.Fatal(err)
@@ -35,7 +36,7 @@ func TestFirmwareReboot(t *testing.T) {
 	if err != nil || got == nil {
 		t.Fatalf("ReadBootDisk after the reboot = %v, %v", got, err)
 	}
-	if d := cmp.Diff(want, *got, cmpopts.IgnoreFields(BootDisk{}, "RebootedAt")); d != "" || got.RebootedAt.IsZero() {
+	if d := cmp.Diff(want, *got, cmpopts.IgnoreFields(onhost.BootDisk{}, "RebootedAt")); d != "" || got.RebootedAt.IsZero() {
 		t.Errorf("boot disk record (-want +got):\n%s(rebooted at %s)", d, got.RebootedAt)
 	}
 	select {
@@ -52,7 +53,7 @@ func TestFirmwareReboot(t *testing.T) {
 
 func TestReadBootDiskBroken(t *testing.T) {
 	root := t.TempDir()
-	p := filepath.Join(root, BootDiskPath)
+	p := filepath.Join(root, onhost.BootDiskPath)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/vincent-petithory/dataurl"
 
 	"github.com/nodezero/nodezero/hostagent/diskwrite"
+	"github.com/nodezero/nodezero/onhost"
 	"github.com/nodezero/nodezero/wire"
 )
 
@@ -46,7 +47,7 @@ type Installed struct {
 // RunInstalled is a host booted from its installed disk d. Once its part
 // is done it keeps running (node zero keeps serving the API) until ctx
 // ends or the service stops.
-func RunInstalled(ctx context.Context, d *BootDisk, o Installed) error {
+func RunInstalled(ctx context.Context, d *onhost.BootDisk, o Installed) error {
 	log := o.Log.With("stage", "installed")
 	log.Warn("SIMULATED: this host booted its installed disk; no OpenShift runs here. nodezero checks the disk and reports Configuring, Joined and Done as the in-cluster controller would")
 	o.Status("Installed disk booted (sandbox: the cluster's OpenShift is simulated)")
@@ -87,7 +88,7 @@ func RunInstalled(ctx context.Context, d *BootDisk, o Installed) error {
 // VerifyDisk reads the disk back: the image digest (outside the Ignition
 // partition) and the Ignition the first boot would apply, which must be
 // this host's (under root): its role, hostname and host id.
-func VerifyDisk(d *BootDisk, root, payloadDir string) error {
+func VerifyDisk(d *onhost.BootDisk, root, payloadDir string) error {
 	p, err := diskwrite.LoadPayload(payloadDir)
 	if err != nil {
 		return err
@@ -101,7 +102,7 @@ func VerifyDisk(d *BootDisk, root, payloadDir string) error {
 		return fmt.Errorf("the installed disk's Ignition: %w", err)
 	}
 	wantRole := "master"
-	if d.Role == wire.HostRoleWorker {
+	if wire.HostRole(d.Role) == wire.HostRoleWorker {
 		wantRole = "worker"
 	}
 	hostname, _ := os.ReadFile(filepath.Join(root, "etc/hostname"))

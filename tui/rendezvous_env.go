@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/nodezero/nodezero/internal/atomicfile"
+	"github.com/nodezero/nodezero/onhost"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // saveRendezvousIP writes root/etc/assisted/rendezvous-host.env for addr
@@ -22,7 +24,7 @@ import (
 // {{.RendezvousIP}} in it), or else a file of its own. The file is
 // replaced atomically.
 func saveRendezvousIP(root string, addr netip.Addr) error {
-	path := filepath.Join(root, filepath.FromSlash(rendezvousEnvPath))
+	path := filepath.Join(root, filepath.FromSlash(onhost.RendezvousEnvPath))
 	tmpl, err := os.ReadFile(path + ".template")
 	if errors.Is(err, fs.ErrNotExist) {
 		tmpl, err = os.ReadFile(path)
@@ -49,7 +51,7 @@ const rendezvousProbeTimeout = time.Second
 // rendezvousAPIURL is node zero's API at addr and port.
 func rendezvousAPIURL(addr netip.Addr, port uint16) string {
 	// url.URL escapes an IPv6 zone's "%".
-	u := url.URL{Scheme: "http", Host: netip.AddrPortFrom(addr, port).String(), Path: "/api/assisted-install/v2"}
+	u := url.URL{Scheme: "http", Host: netip.AddrPortFrom(addr, port).String(), Path: wire.APIBasePath}
 	return u.String()
 }
 

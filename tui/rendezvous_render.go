@@ -8,6 +8,8 @@ import (
 	"strings"
 	"text/template"
 	"time"
+
+	"github.com/nodezero/nodezero/onhost"
 )
 
 // The rendezvous pages' texts, agent-tui's (reference abi-on-host.md
@@ -32,10 +34,6 @@ const (
 	buttonModify         = "<Modify>"
 
 	rendezvousUnreachable = "Warning: the specified rendezvous IP was not found or yet active."
-
-	// rendezvousEnvPath is where the rendezvous IP goes, under
-	// Rendezvous.Root; its template is beside it.
-	rendezvousEnvPath = "/etc/assisted/rendezvous-host.env"
 )
 
 // parseRendezvousIP checks what the person typed. An address that cannot
@@ -72,7 +70,7 @@ func savedText(addr netip.Addr, local bool) string {
 }
 
 func saveErrorText(err error) string {
-	return fmt.Sprintf("Error saving rendezvous IP address to %s: %v", rendezvousEnvPath, err)
+	return fmt.Sprintf("Error saving rendezvous IP address to %s: %v", onhost.RendezvousEnvPath, err)
 }
 
 // prefilledText is the dialog shown when the address is already set,

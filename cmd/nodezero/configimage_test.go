@@ -14,6 +14,7 @@ import (
 	"github.com/nodezero/nodezero/configimage/manifests"
 	"github.com/nodezero/nodezero/configimage/nmstate"
 	"github.com/nodezero/nodezero/daemon/register"
+	"github.com/nodezero/nodezero/onhost"
 	"github.com/nodezero/nodezero/watch"
 	"github.com/nodezero/nodezero/wire"
 )
@@ -47,8 +48,8 @@ func TestConfigImageToRegisteredCluster(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if last := members[len(members)-1].Path; last != configimage.RendezvousEnvPath {
-				t.Errorf("last member %s, want %s", last, configimage.RendezvousEnvPath)
+			if last := members[len(members)-1].Path; last != onhost.RendezvousEnvPath {
+				t.Errorf("last member %s, want %s", last, onhost.RendezvousEnvPath)
 			}
 			for _, f := range []string{"auth/kubeconfig", "auth/kubeadmin-password"} {
 				if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Mode().Perm() != 0o600 {
@@ -58,8 +59,8 @@ func TestConfigImageToRegisteredCluster(t *testing.T) {
 
 			root := filepath.Join(t.TempDir(), "host")
 			runBinary(t, "load-config-image", "--root", root, "--file", iso)
-			env := readEnv(t, filepath.Join(root, configimage.AssistedServiceEnvPath))
-			rv := readEnv(t, filepath.Join(root, configimage.RendezvousEnvPath))
+			env := readEnv(t, filepath.Join(root, onhost.AssistedServiceEnvPath))
+			rv := readEnv(t, filepath.Join(root, onhost.RendezvousEnvPath))
 
 			svcDir := t.TempDir()
 			p := start(t, filepath.Join(svcDir, "service.log"), []string{"EC_PUBLIC_KEY_PEM=" + env["EC_PUBLIC_KEY_PEM"]},
@@ -138,7 +139,7 @@ func readEnv(t *testing.T, path string) map[string]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := configimage.ParseEnv(path, b)
+	m, err := onhost.ParseEnv(path, b)
 	if err != nil {
 		t.Fatal(err)
 	}

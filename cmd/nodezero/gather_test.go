@@ -28,6 +28,7 @@ import (
 	"github.com/nodezero/nodezero/daemon/auth"
 	"github.com/nodezero/nodezero/gather"
 	"github.com/nodezero/nodezero/hostagent/simagent"
+	"github.com/nodezero/nodezero/onhost"
 	"github.com/nodezero/nodezero/store"
 	"github.com/nodezero/nodezero/wire"
 )
@@ -137,8 +138,8 @@ func newNodeZeroRoot(t *testing.T, ctx context.Context) *nodeZeroRoot {
 	if err := run(ctx, []string{"load-config-image", "--root", n.root, "--file", filepath.Join(dir, "agentconfig.noarch.iso")}, io.Discard, io.Discard); err != nil {
 		t.Fatalf("load-config-image: %v", err)
 	}
-	rv := readEnv(t, filepath.Join(n.root, configimage.RendezvousEnvPath))
-	svcEnv := readEnv(t, filepath.Join(n.root, configimage.AssistedServiceEnvPath))
+	rv := readEnv(t, filepath.Join(n.root, onhost.RendezvousEnvPath))
+	svcEnv := readEnv(t, filepath.Join(n.root, onhost.AssistedServiceEnvPath))
 	n.secrets["agent token"] = rv["PULL_SECRET_TOKEN"]
 	n.secrets["user token"] = rv["USER_AUTH_TOKEN"]
 	n.secrets["watcher token"] = svcEnv["WATCHER_AUTH_TOKEN"]
@@ -174,7 +175,7 @@ func newNodeZeroRoot(t *testing.T, ctx context.Context) *nodeZeroRoot {
 	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der})
 	n.secrets["EC private key body"] = pemBody(t, keyPEM)
 	n.secrets["EC private key, base64"] = base64.StdEncoding.EncodeToString(keyPEM)
-	appendFile(t, filepath.Join(n.root, configimage.AssistedServiceEnvPath), "EC_PRIVATE_KEY_PEM="+base64.StdEncoding.EncodeToString(keyPEM)+"\n")
+	appendFile(t, filepath.Join(n.root, onhost.AssistedServiceEnvPath), "EC_PRIVATE_KEY_PEM="+base64.StdEncoding.EncodeToString(keyPEM)+"\n")
 
 	// An SSH private key in a user manifest, a Wi-Fi and 802.1X keyfile.
 	n.secrets["ssh private key body"] = plantedSSHBody

@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/nodezero/nodezero/configimage"
+	"github.com/nodezero/nodezero/onhost"
 )
 
 // runLoadConfigImage is `nodezero load-config-image`: what a host does
@@ -54,6 +55,6 @@ func runLoadConfigImage(_ context.Context, args []string, stdout, stderr io.Writ
 	if err != nil {
 		return fmt.Errorf("load-config-image %s: %w", src, err)
 	}
-	fmt.Fprintf(stdout, "nodezero load-config-image: %d files from %s written under %s, %s last\n", len(members), src, *root, configimage.RendezvousEnvPath)
+	fmt.Fprintf(stdout, "nodezero load-config-image: %d files from %s written under %s, %s last\n", len(members), src, *root, onhost.RendezvousEnvPath)
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nodezero/nodezero/configimage"
+	"github.com/nodezero/nodezero/onhost"
 )
 
 // TestLoadConfigImageCommand runs the binary on an image file and on a
@@ -15,7 +16,7 @@ import (
 func TestLoadConfigImageCommand(t *testing.T) {
 	img, err := configimage.Build([]configimage.Member{
 		{Path: "/etc/assisted/hostnames/52:54:00:aa:bb:01", Mode: 0o644, Data: []byte("master-0\n")},
-		{Path: configimage.RendezvousEnvPath, Mode: 0o644, Data: []byte("NODE_ZERO_IP=192.168.111.80\n")},
+		{Path: onhost.RendezvousEnvPath, Mode: 0o644, Data: []byte("NODE_ZERO_IP=192.168.111.80\n")},
 	}, time.Unix(0, 0))
 	if err != nil {
 		t.Fatal(err)
@@ -44,7 +45,7 @@ func TestLoadConfigImageCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	runBinary(t, "load-config-image", "--root", root2, "--device", "auto")
-	if _, err := os.Stat(filepath.Join(root2, configimage.RendezvousEnvPath)); err != nil {
+	if _, err := os.Stat(filepath.Join(root2, onhost.RendezvousEnvPath)); err != nil {
 		t.Errorf("--device auto: %v", err)
 	}
 }

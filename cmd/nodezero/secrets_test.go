@@ -24,6 +24,7 @@ import (
 	"github.com/nodezero/nodezero/configimage"
 	"github.com/nodezero/nodezero/configimage/credentials"
 	"github.com/nodezero/nodezero/configimage/inputs"
+	"github.com/nodezero/nodezero/onhost"
 	"github.com/nodezero/nodezero/sandbox"
 	"github.com/nodezero/nodezero/wire"
 )
@@ -298,8 +299,8 @@ func checkSandboxSecrets(t *testing.T, dir string, sum sandbox.Summary, sandboxO
 	if zero.Root == "" {
 		t.Fatalf("no bootstrap host in %+v", sum.Hosts)
 	}
-	env := readEnv(t, filepath.Join(zero.Root, configimage.AssistedServiceEnvPath))
-	rv := readEnv(t, filepath.Join(zero.Root, configimage.RendezvousEnvPath))
+	env := readEnv(t, filepath.Join(zero.Root, onhost.AssistedServiceEnvPath))
+	rv := readEnv(t, filepath.Join(zero.Root, onhost.RendezvousEnvPath))
 	userTok, watcherTok := rv["USER_AUTH_TOKEN"], env["WATCHER_AUTH_TOKEN"]
 	if userTok == "" || watcherTok == "" {
 		t.Fatalf("node zero's env files lack a token: user set %v, watcher set %v", userTok != "", watcherTok != "")

@@ -21,6 +21,7 @@ import (
 	"github.com/nodezero/nodezero/daemon/auth"
 	"github.com/nodezero/nodezero/daemon/boot"
 	"github.com/nodezero/nodezero/node"
+	"github.com/nodezero/nodezero/onhost"
 	"github.com/nodezero/nodezero/sandbox"
 	"github.com/nodezero/nodezero/watch"
 	"github.com/nodezero/nodezero/wire"
@@ -262,7 +263,7 @@ func TestSandboxHTTPS(t *testing.T) {
 		if h.Status != wire.HostStatusInstalled {
 			t.Errorf("%s: %s (%s)", h.Name, h.Status, h.StatusInfo)
 		}
-		rv := readEnv(t, filepath.Join(h.Root, configimage.RendezvousEnvPath))
+		rv := readEnv(t, filepath.Join(h.Root, onhost.RendezvousEnvPath))
 		if !strings.HasPrefix(rv["SERVICE_BASE_URL"], "https://") {
 			t.Errorf("%s: SERVICE_BASE_URL %q, want https://", h.Name, rv["SERVICE_BASE_URL"])
 		}

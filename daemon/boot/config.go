@@ -12,6 +12,7 @@ import (
 
 	"github.com/nodezero/nodezero/configimage"
 	"github.com/nodezero/nodezero/daemon/issue"
+	"github.com/nodezero/nodezero/onhost"
 )
 
 // ConfigImageLabel is the volume label of a config image.
@@ -50,7 +51,7 @@ func SystemImages() ([]string, error) { return configimage.FindByLabel("/", Conf
 
 // Configured reports whether root holds the configuration.
 func Configured(root string) (bool, error) {
-	_, err := os.Stat(filepath.Join(root, configimage.RendezvousEnvPath))
+	_, err := os.Stat(filepath.Join(root, onhost.RendezvousEnvPath))
 	switch {
 	case err == nil:
 		return true, nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nodezero/nodezero/configimage"
 	"github.com/nodezero/nodezero/daemon/issue"
+	"github.com/nodezero/nodezero/onhost"
 )
 
 func writeImage(t *testing.T, path, release string) {
@@ -20,7 +21,7 @@ func writeImage(t *testing.T, path, release string) {
 		{Path: "/etc/assisted", Mode: os.ModeDir | 0o755},
 		{Path: "/etc/assisted/manifests", Mode: os.ModeDir | 0o755},
 		{Path: configimage.ClusterImageSetPath, Mode: 0o644, Data: []byte("spec:\n  releaseImage: " + release + "\n")},
-		{Path: configimage.RendezvousEnvPath, Mode: 0o644, Data: []byte("NODE_ZERO_IP=192.168.111.20\n")},
+		{Path: onhost.RendezvousEnvPath, Mode: 0o644, Data: []byte("NODE_ZERO_IP=192.168.111.20\n")},
 	}, time.Unix(0, 0))
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +88,7 @@ func TestConfigWaitConfiguredReturnsAtOnce(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(root, "etc/assisted"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(root, configimage.RendezvousEnvPath), []byte("NODE_ZERO_IP=10.0.0.1\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(root, onhost.RendezvousEnvPath), []byte("NODE_ZERO_IP=10.0.0.1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	w := ConfigWait{Root: root, Board: issue.NewBoard(root), Images: func() ([]string, error) {

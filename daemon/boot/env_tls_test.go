@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/nodezero/nodezero/configimage"
+	"github.com/nodezero/nodezero/onhost"
 )
 
 // TestReadEnvServiceCA: the CA the config image carried is the clients'
@@ -19,9 +20,9 @@ func TestReadEnvServiceCA(t *testing.T) {
 		withCA bool
 		want   bool
 	}{
-		{"https with the CA", configimage.RendezvousEnvHTTPS(ip, "A", "U", configimage.WorkflowInstall), true, true},
-		{"https without a CA: the system's roots", configimage.RendezvousEnvHTTPS(ip, "A", "U", configimage.WorkflowInstall), false, false},
-		{"http: no TLS whatever is there", configimage.RendezvousEnv(ip, "A", "U", configimage.WorkflowInstall), true, false},
+		{"https with the CA", onhost.RendezvousEnvHTTPS(ip, "A", "U", onhost.WorkflowInstall), true, true},
+		{"https without a CA: the system's roots", onhost.RendezvousEnvHTTPS(ip, "A", "U", onhost.WorkflowInstall), false, false},
+		{"http: no TLS whatever is there", onhost.RendezvousEnv(ip, "A", "U", onhost.WorkflowInstall), true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
@@ -33,7 +34,7 @@ func TestReadEnvServiceCA(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			write(configimage.RendezvousEnvPath, tc.env)
+			write(onhost.RendezvousEnvPath, tc.env)
 			if tc.withCA {
 				write(configimage.APICAPath, []byte("ca"))
 			}

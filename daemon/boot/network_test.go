@@ -2,12 +2,13 @@ package boot
 
 import (
 	"bytes"
-	"github.com/nodezero/nodezero/testbed"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/nodezero/nodezero/testbed"
 
 	"github.com/nodezero/nodezero/configimage"
 	"github.com/nodezero/nodezero/configimage/manifests"

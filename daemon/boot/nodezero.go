@@ -12,11 +12,8 @@ import (
 	"time"
 
 	"github.com/nodezero/nodezero/internal/atomicfile"
+	"github.com/nodezero/nodezero/onhost"
 )
-
-// Node0Path is where node zero records that it is node zero, with the
-// bootstrap MAC the service makes the bootstrap host by.
-const Node0Path = "/etc/assisted/node0"
 
 // Link is one network interface of the host.
 type Link struct {
@@ -125,25 +122,18 @@ func DecideNodeZero(ctx context.Context, src Links, ip netip.Addr, window, inter
 	}
 }
 
-// Node0File is the content of /etc/assisted/node0.
-func Node0File(mac string) []byte {
-	return []byte("# This host is the rendezvous host (node zero): it runs the assisted\n" +
-		"# service for the cluster. BOOTSTRAP_HOST_MAC makes it the bootstrap host.\n" +
-		"BOOTSTRAP_HOST_MAC=" + mac + "\n")
-}
-
 // WriteNode0 records a node-zero decision under root: node zero gets
 // /etc/assisted/node0; any other host must not have one (a host that was
 // node zero in an earlier boot with another config loses it).
 func WriteNode0(root string, d Decision) error {
-	path := filepath.Join(root, Node0Path)
+	path := filepath.Join(root, onhost.Node0Path)
 	if !d.NodeZero {
 		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("node zero: %w", err)
 		}
 		return nil
 	}
-	if err := atomicfile.Write(path, Node0File(d.MAC), 0o644); err != nil {
+	if err := atomicfile.Write(path, onhost.Node0(d.MAC), 0o644); err != nil {
 		return fmt.Errorf("node zero: %w", err)
 	}
 	return nil

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/nodezero/nodezero/onhost"
 )
 
 func TestHolderOf(t *testing.T) {
@@ -95,14 +97,14 @@ func TestWriteNode0(t *testing.T) {
 	if err := WriteNode0(root, d); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(root, Node0Path))
+	b, err := os.ReadFile(filepath.Join(root, onhost.Node0Path))
 	if err != nil || !strings.Contains(string(b), "\nBOOTSTRAP_HOST_MAC=52:54:00:aa:bb:01\n") {
 		t.Fatalf("node0 = %q, %v", b, err)
 	}
 	if err := WriteNode0(root, Decision{IP: d.IP}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(root, Node0Path)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(root, onhost.Node0Path)); !os.IsNotExist(err) {
 		t.Errorf("node0 of a host that is not node zero: %v, want removed", err)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/nodezero/nodezero/configimage"
 	"github.com/nodezero/nodezero/daemon/issue"
 	"github.com/nodezero/nodezero/internal/atomicfile"
+	"github.com/nodezero/nodezero/onhost"
 )
 
 // Env is what the stages learned, handed to the service and the agent.
@@ -196,24 +197,17 @@ func (s *Sequence) runServices(ctx context.Context, env Env) error {
 
 // ReadEnv reads /etc/assisted/rendezvous-host.env under root.
 func ReadEnv(root string) (Env, error) {
-	path := filepath.Join(root, configimage.RendezvousEnvPath)
+	path := filepath.Join(root, onhost.RendezvousEnvPath)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return Env{}, fmt.Errorf("config: %w", err)
 	}
-	m, err := configimage.ParseEnv(path, b)
+	rv, err := onhost.ParseRendezvous(path, b)
 	if err != nil {
-		return Env{}, err
+		return Env{}, fmt.Errorf("config: %w", err)
 	}
-	ip, err := netip.ParseAddr(m["NODE_ZERO_IP"])
-	if err != nil {
-		return Env{}, fmt.Errorf("config: %s: NODE_ZERO_IP: %w", path, err)
-	}
-	env := Env{Root: root, NodeZeroIP: ip, ServiceBaseURL: m["SERVICE_BASE_URL"],
-		AgentToken: m["PULL_SECRET_TOKEN"], UserToken: m["USER_AUTH_TOKEN"]}
-	if env.ServiceBaseURL == "" {
-		return Env{}, fmt.Errorf("config: %s: SERVICE_BASE_URL is missing", path)
-	}
+	env := Env{Root: root, NodeZeroIP: rv.NodeZeroIP, ServiceBaseURL: rv.ServiceBaseURL,
+		AgentToken: rv.AgentToken, UserToken: rv.UserToken}
 	if strings.HasPrefix(strings.ToLower(env.ServiceBaseURL), "https:") {
 		ca := filepath.Join(root, configimage.APICAPath)
 		if _, err := os.Stat(ca); err == nil {

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nodezero/nodezero/configimage"
 	"github.com/nodezero/nodezero/daemon/issue"
+	"github.com/nodezero/nodezero/onhost"
 )
 
 type fixedLinks []Link
@@ -25,7 +25,7 @@ func configuredRoot(t *testing.T) string {
 	root := t.TempDir()
 	layNetwork(t, root, staticHost("52:54:00:aa:bb:01", "192.168.111.20"), staticHost("52:54:00:aa:bb:02", "192.168.111.21"))
 	files := map[string]string{
-		configimage.RendezvousEnvPath:       "NODE_ZERO_IP=192.168.111.20\nSERVICE_BASE_URL=http://192.168.111.20:8090/\nPULL_SECRET_TOKEN=agent-token\nUSER_AUTH_TOKEN=user-token\n",
+		onhost.RendezvousEnvPath:            "NODE_ZERO_IP=192.168.111.20\nSERVICE_BASE_URL=http://192.168.111.20:8090/\nPULL_SECRET_TOKEN=agent-token\nUSER_AUTH_TOKEN=user-token\n",
 		HostnamesDir + "/52:54:00:aa:bb:01": "master-0\n",
 		HostnamesDir + "/52:54:00:aa:bb:02": "master-1\n",
 	}
@@ -95,7 +95,7 @@ func TestSequence(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(root, SystemConnectionsDir, "ens3.nmconnection")); err != nil {
 				t.Errorf("static network not installed: %v", err)
 			}
-			_, err := os.Stat(filepath.Join(root, Node0Path))
+			_, err := os.Stat(filepath.Join(root, onhost.Node0Path))
 			if (err == nil) != tc.nodeZero {
 				t.Errorf("node0 present = %v, want %v", err == nil, tc.nodeZero)
 			}
@@ -117,7 +117,7 @@ func TestReadEnvErrors(t *testing.T) {
 	if _, err := ReadEnv(root); err == nil {
 		t.Error("no env file: no error")
 	}
-	p := filepath.Join(root, configimage.RendezvousEnvPath)
+	p := filepath.Join(root, onhost.RendezvousEnvPath)
 	os.MkdirAll(filepath.Dir(p), 0o755)
 	os.WriteFile(p, []byte("NODE_ZERO_IP=not-an-ip\nSERVICE_BASE_URL=http://x/\n"), 0o644)
 	if _, err := ReadEnv(root); err == nil || !strings.Contains(err.Error(), "NODE_ZERO_IP") {

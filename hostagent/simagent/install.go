@@ -14,6 +14,7 @@ import (
 
 	"github.com/nodezero/nodezero/hostagent/installer"
 	"github.com/nodezero/nodezero/internal/backoff"
+	"github.com/nodezero/nodezero/onhost"
 	"github.com/nodezero/nodezero/sim"
 	"github.com/nodezero/nodezero/wire"
 )
@@ -83,7 +84,7 @@ func (c InstallConfig) rebootDelay() time.Duration {
 // the installer wrote and who the host was when it wrote it (the record a
 // sandbox host keeps), and where on the disk its ignition lies.
 type bootDisk struct {
-	sim.BootDisk
+	onhost.BootDisk
 	ignitionAt  int64    // offset of the ignition on the disk
 	ignitionLen int64    // its length
 	ignitionSum [32]byte // its SHA-256
@@ -178,8 +179,8 @@ func (a *Agent) installerConfig(req wire.InstallCmdRequest, scheduled func(*boot
 		return installer.Config{}, fmt.Errorf("install request for host %s sent to host %s", req.HostID, a.sessionHostID())
 	}
 	dir := filepath.Join(ic.Dir, a.cfg.Host.Hostname)
-	disk := &bootDisk{BootDisk: sim.BootDisk{Disk: filepath.Join(dir, diskFileName), BootDevice: req.BootDevice,
-		ClusterID: req.ClusterID, InfraEnvID: req.InfraEnvID, HostID: req.HostID, Role: req.Role, ControlPlaneCount: req.ControlPlaneCount}}
+	disk := &bootDisk{BootDisk: onhost.BootDisk{Disk: filepath.Join(dir, diskFileName), BootDevice: req.BootDevice,
+		ClusterID: req.ClusterID, InfraEnvID: req.InfraEnvID, HostID: req.HostID, Role: string(req.Role), ControlPlaneCount: req.ControlPlaneCount}}
 	svc := &observedService{c: a.cfg.Client, req: req, obs: a.cfg.Observer}
 	return installer.Config{
 		Service: svc,
@@ -302,7 +303,7 @@ func (d *bootDisk) verify() error {
 // installation is complete) or failed.
 func (a *Agent) installed(ctx context.Context, d *bootDisk) {
 	c := &sim.Controller{Agent: a.cfg.Client, Observer: a.cfg.Observer}
-	if d.Role == wire.HostRoleBootstrap {
+	if wire.HostRole(d.Role) == wire.HostRoleBootstrap {
 		c.Cluster = a.cfg.Client
 	}
 	_ = c.Run(ctx, &d.BootDisk, d.verify) // its end is the host's: nothing to tell

@@ -1,4 +1,4 @@
-package configimage
+package onhost
 
 import (
 	"fmt"

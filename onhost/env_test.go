@@ -1,4 +1,4 @@
-package configimage
+package onhost
 
 import (
 	"encoding/base64"
@@ -69,5 +69,22 @@ func TestParseEnvErrors(t *testing.T) {
 	got, err := ParseEnv("x.env", []byte("\n# comment\nK=a=b\n"))
 	if err != nil || got["K"] != "a=b" || len(got) != 1 {
 		t.Errorf("ParseEnv = %v, %v", got, err)
+	}
+}
+
+func TestParseRendezvousRoundTrip(t *testing.T) {
+	ip := netip.MustParseAddr("fd00::20")
+	got, err := ParseRendezvous("rv", RendezvousEnvHTTPS(ip, "agent", "user", WorkflowInstall))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Rendezvous{NodeZeroIP: ip, ServiceBaseURL: "https://[fd00::20]:8090/", AgentToken: "agent", UserToken: "user", Workflow: "install"}
+	if got != want {
+		t.Errorf("ParseRendezvous = %+v, want %+v", got, want)
+	}
+	for _, bad := range []string{"NODE_ZERO_IP=x\nSERVICE_BASE_URL=http://a/\n", "NODE_ZERO_IP=10.0.0.1\n", "garbage\n"} {
+		if _, err := ParseRendezvous("rv", []byte(bad)); err == nil {
+			t.Errorf("ParseRendezvous(%q): no error", bad)
+		}
 	}
 }

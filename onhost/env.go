@@ -1,4 +1,4 @@
-package configimage
+package onhost
 
 import (
 	"bufio"
@@ -13,13 +13,6 @@ import (
 
 // The env files of an agent-based install (reference/abi-on-host.md §2):
 // systemd EnvironmentFile syntax, one KEY=VALUE a line, no quoting.
-
-// Paths of the env files on a host.
-const (
-	RendezvousEnvPath      = "/etc/assisted/rendezvous-host.env"
-	AssistedServiceEnvPath = "/usr/local/share/assisted-service/assisted-service.env"
-	StartClusterEnvPath    = "/usr/local/share/start-cluster/start-cluster.env"
-)
 
 // Workflow types of WORKFLOW_TYPE.
 const (
@@ -137,4 +130,32 @@ func ParseEnv(name string, data []byte) (map[string]string, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return out, nil
+}
+
+// Rendezvous is what a host reads from rendezvous-host.env.
+type Rendezvous struct {
+	NodeZeroIP     netip.Addr
+	ServiceBaseURL string
+	AgentToken     string // PULL_SECRET_TOKEN
+	UserToken      string // USER_AUTH_TOKEN
+	Workflow       string // WORKFLOW_TYPE ("" in a file agent-tui wrote)
+}
+
+// ParseRendezvous reads rendezvous-host.env; name is for errors.
+// NODE_ZERO_IP must be an address and SERVICE_BASE_URL present.
+func ParseRendezvous(name string, data []byte) (Rendezvous, error) {
+	m, err := ParseEnv(name, data)
+	if err != nil {
+		return Rendezvous{}, err
+	}
+	ip, err := netip.ParseAddr(m["NODE_ZERO_IP"])
+	if err != nil {
+		return Rendezvous{}, fmt.Errorf("%s: NODE_ZERO_IP: %w", name, err)
+	}
+	r := Rendezvous{NodeZeroIP: ip, ServiceBaseURL: m["SERVICE_BASE_URL"], AgentToken: m["PULL_SECRET_TOKEN"],
+		UserToken: m["USER_AUTH_TOKEN"], Workflow: m["WORKFLOW_TYPE"]}
+	if r.ServiceBaseURL == "" {
+		return Rendezvous{}, fmt.Errorf("%s: SERVICE_BASE_URL is missing", name)
+	}
+	return r, nil
 }
