@@ -88,10 +88,11 @@ func TestNetnsPreparation(t *testing.T) {
 	measured := 0
 	for _, name := range names {
 		h := hs[name]
-		infos, err := validation.ParseDisksInfo(h.DisksInfo)
-		if err != nil {
-			t.Fatalf("%s disks_info: %v", name, err)
+		disks := validation.ReadHostChecks(h).Disks
+		if disks.Unreadable {
+			t.Fatalf("%s disks_info %q does not parse", name, h.DisksInfo)
 		}
+		infos := disks.Value
 		if ds := infos[validation.InstallationDiskKey(h)].DiskSpeed; ds != nil && ds.Tested {
 			measured++
 			// A figure for the note, not an assertion.
@@ -160,10 +161,11 @@ func TestNetnsPreparation(t *testing.T) {
 	})
 	hs, _ = n.hostsNow(t, ctx, c)
 	for _, name := range names {
-		st, err := validation.ParseImagesStatus(hs[name].ImagesStatus)
-		if err != nil {
-			t.Fatal(err)
+		images := validation.ReadHostChecks(hs[name]).Images
+		if images.Unreadable {
+			t.Fatalf("%s images_status %q does not parse", name, hs[name].ImagesStatus)
 		}
+		st := images.Value
 		im := st[n.release]
 		if im == nil || im.Result != wire.ContainerImageAvailabilityResultSuccess || int64(im.SizeBytes) != n.releaseSize {
 			t.Errorf("%s: images_status %s; want %s pulled, %d bytes", name, hs[name].ImagesStatus, n.release, n.releaseSize)

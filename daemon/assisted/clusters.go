@@ -235,7 +235,7 @@ func (s *Service) clusterByID(id string) (*clusterRec, error) {
 // clusterView copies c for a client, with hosts when asked and the host
 // counts assisted-service computes on read.
 func (s *Service) clusterView(c *clusterRec, withHosts bool) *wire.Cluster {
-	out := cloneJSON(&c.c)
+	out := c.view()
 	out.TotalHostCount = int64(len(c.hosts))
 	out.EnabledHostCount = out.TotalHostCount
 	out.Hosts = []*wire.Host{}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"time"
 
+	"github.com/nodezero/nodezero/daemon/validation"
 	"github.com/nodezero/nodezero/store"
 	"github.com/nodezero/nodezero/wire"
 )
@@ -17,41 +18,51 @@ import (
 // text to a row of its own, only when it changes; clients that ask for a
 // host's connectivity get the text from there.
 
-// decodeConnectivity decodes and compacts a connectivity-check output, or
-// returns (nil, nil) when the host posted the same output last time (or
-// the step failed). It runs before the model lock is taken.
-func (s *Service) decodeConnectivity(infraEnvID, hostID string, r *wire.StepReply) (*checkReply, error) {
+// connReply is a decoded connectivity-check output: the report compacted
+// (validation.ConnReport), its text as the store keeps it, and the SHA-256
+// of the agent's output.
+type connReply struct {
+	conn *validation.ConnReport
+	doc  string
+	sum  [32]byte
+}
+
+// decodeConnectivity decodes and compacts a connectivity-check output;
+// nothing to keep when the host posted the same output last time (or the
+// step failed). It runs before the model lock is taken.
+func (s *Service) decodeConnectivity(k hostKey, r *wire.StepReply) (connReply, bool, error) {
 	if r.ExitCode != 0 {
-		return nil, nil
+		return connReply{}, false, nil
 	}
 	sum := sha256.Sum256([]byte(r.Output))
 	same := false
 	s.mu.RLock()
-	if h := s.hosts[hostKey{infraEnvID, hostID}]; h != nil {
+	if h := s.hosts[k]; h != nil {
 		same = h.conn != nil && h.connSum == sum
 	}
 	s.mu.RUnlock()
 	if same {
-		return nil, nil
+		return connReply{}, false, nil
 	}
 	// The report goes straight to its compact form and the document the
 	// store keeps. The API lets only a few large replies in at once
 	// (daemon/api postStepReply).
-	conn, doc, err := s.val.DecodeConnectivity(r.Output)
+	conn, doc, err := s.val.DecodeConnectivity(s.names, r.Output)
 	if err != nil {
-		return nil, badRequest("output: %s is not valid: %v", r.StepType, err)
+		return connReply{}, false, badRequest("output: %s is not valid: %v", r.StepType, err)
 	}
-	return &checkReply{conn: conn, sum: sum, doc: doc}, nil
+	return connReply{conn: conn, doc: doc, sum: sum}, true, nil
 }
 
 // keepConnectivity makes r the host's report: compacted in memory, its text
 // in the store. The host's own row is not written again (its doc holds no
 // report); its validations are re-evaluated.
-func (t *txn) keepConnectivity(h *hostRec, r *checkReply) {
+func (t *txn) keepConnectivity(h *hostRec, r connReply) error {
 	h.conn, h.connSum = r.conn, r.sum
 	k, doc := h.key(), r.doc
 	t.reports = append(t.reports, func(tx *store.Tx) error { return tx.PutHostConnectivity(k.infraEnvID, k.id, doc) })
 	t.touchHost(h)
+	return nil
 }
 
 // HostQuery narrows ListClusterHosts as its query parameters do in

@@ -77,7 +77,7 @@ func hostEntries(c *clusterRec) []validation.HostEntry {
 	hs := c.sorted()
 	out := make([]validation.HostEntry, len(hs))
 	for i, h := range hs {
-		out[i] = validation.HostEntry{Host: &h.h, Inventory: h.inv, Conn: h.conn}
+		out[i] = validation.HostEntry{Host: &h.h, Inventory: h.inv, Conn: h.conn, Checks: &h.checks}
 	}
 	return out
 }
@@ -117,7 +117,7 @@ func (t *txn) derive(c *clusterRec) {
 	}
 	t.majorityGroups(c, entries)
 	t.countProbeTargets(c)
-	c.facts = t.s.val.Facts(&c.c, entries)
+	c.facts = t.s.val.Facts(&c.c, entries, &c.memo)
 	// A host's hostname-unique result flips when the count of its name
 	// crosses one; network and version changes touch every host.
 	counts := make(map[string]int, len(c.hosts))
@@ -126,7 +126,7 @@ func (t *txn) derive(c *clusterRec) {
 			counts[validation.RealHostname(&h.h, h.inv)]++
 		}
 	}
-	key := fmt.Sprint(c.c.OpenshiftVersion, c.c.MachineNetworks, c.c.ControlPlaneCount, c.c.ConnectivityMajorityGroups)
+	key := fmt.Sprint(c.c.OpenshiftVersion, c.c.MachineNetworks, c.c.ControlPlaneCount, c.docs.groups)
 	for _, h := range c.hosts {
 		n := validation.RealHostname(&h.h, h.inv)
 		if key != c.factsKey || (counts[n] > 1) != (c.nameCounts[n] > 1) {
@@ -150,12 +150,12 @@ func (t *txn) refreshHost(h *hostRec) {
 	if view.CheckedInAt.Time().Before(t.s.start) {
 		view.CheckedInAt = wire.DateTime(t.s.start)
 	}
-	in := validation.HostInput{Host: &view, Inventory: h.inv, Conn: h.conn, Now: now}
+	in := validation.HostInput{Host: &view, Inventory: h.inv, Conn: h.conn, Checks: &h.checks, Now: now}
 	if c != nil {
 		if c.facts == nil {
-			c.facts = t.s.val.Facts(&c.c, hostEntries(c))
+			c.facts = t.s.val.Facts(&c.c, hostEntries(c), &c.memo)
 		}
-		in.Cluster, in.Facts = &c.c, c.facts
+		in.Cluster, in.Groups, in.Facts = &c.c, c.groups, c.facts
 	}
 	rep := t.s.val.ValidateHost(in)
 	f := t.hostFacts(h, c)
@@ -168,7 +168,7 @@ func (t *txn) refreshHost(h *hostRec) {
 	}
 	changed := false
 	// Unchanged results skip the marshalling: the monitor re-validates every host.
-	if info, ok := t.newInfo(rep.Results, h.results, h.h.ValidationsInfo); ok {
+	if info, ok := t.newInfo(rep.Results, h.results, h.docs.validations); ok {
 		// Events only for hosts whose hardware is known: before the first
 		// inventory every validation pends and nothing is news.
 		if h.inv != nil && h.results != nil {
@@ -180,7 +180,7 @@ func (t *txn) refreshHost(h *hostRec) {
 				t.hostEvent(h, evHostValFixed, sevInfo, fmt.Sprintf("Host %s: validation '%s' is now fixed", h.name(), ch.ID))
 			}
 		}
-		h.h.ValidationsInfo, h.results = info, rep.Results
+		h.docs.validations, h.results = info, rep.Results
 		changed = true
 	}
 	if err == nil && t.applyHost(h, tr) {
@@ -319,7 +319,7 @@ func (t *txn) refreshCluster(c *clusterRec) {
 	rep := t.s.val.ValidateCluster(validation.ClusterInput{Cluster: &c.c, Hosts: hostEntries(c), Now: t.s.cfg.Now()})
 	changed := false
 	if len(rep.Results) > 0 {
-		if info, ok := t.newInfo(rep.Results, c.results, c.c.ValidationsInfo); ok {
+		if info, ok := t.newInfo(rep.Results, c.results, c.docs.validations); ok {
 			if c.results != nil {
 				d := validation.Diff(c.results, rep.Results)
 				for _, ch := range d.Failed {
@@ -329,7 +329,7 @@ func (t *txn) refreshCluster(c *clusterRec) {
 					t.clusterEvent(c, evClusterValFixed, sevInfo, fmt.Sprintf("Cluster validation '%s' is now fixed", ch.ID))
 				}
 			}
-			c.c.ValidationsInfo, c.results = info, rep.Results
+			c.docs.validations, c.results = info, rep.Results
 			changed = true
 		}
 	}
@@ -406,7 +406,7 @@ func (t *txn) clusterFacts(c *clusterRec) machine.ClusterFacts {
 }
 
 // updateProgress recomputes the cluster's progress as assisted-service does
-// (reference/assisted-service.md §12); it never goes down.
+// (docs/reference/assisted-service.md §12); it never goes down.
 func (t *txn) updateProgress(c *clusterRec) bool {
 	if c.c.Progress == nil {
 		c.c.Progress = &wire.ClusterProgressInfo{}
@@ -518,11 +518,11 @@ func (t *txn) setInventory(h *hostRec, inv *wire.Inventory) error {
 	if err != nil {
 		return internal(err, "marshal inventory")
 	}
-	if string(b) == h.h.Inventory {
+	if string(b) == h.docs.inventory {
 		return nil
 	}
 	addrsChanged := h.inv == nil || !sameAddresses(h.inv, inv)
-	h.h.Inventory, h.inv = string(b), inv
+	h.docs.inventory, h.inv = string(b), inv
 	if disk != nil {
 		h.h.InstallationDiskID, h.h.InstallationDiskPath = validation.DiskID(disk), validation.DiskPath(disk)
 	} else {
@@ -690,7 +690,7 @@ func (t *txn) majorityGroups(c *clusterRec, entries []validation.HostEntry) {
 	default:
 		return
 	}
-	groups, err := validation.ConnectivityGroups(&c.c, entries)
+	groups, err := validation.ConnectivityGroups(&c.c, entries, &c.memo)
 	if groups == nil {
 		t.s.log.Warn("connectivity groups", "cluster", c.c.ID, "err", err)
 		return
@@ -700,9 +700,9 @@ func (t *txn) majorityGroups(c *clusterRec, entries []validation.HostEntry) {
 		t.s.log.Debug("connectivity groups", "cluster", c.c.ID, "err", err)
 	}
 	doc, merr := groups.Marshal()
-	if merr != nil || doc == c.c.ConnectivityMajorityGroups {
+	if merr != nil || doc == c.docs.groups {
 		return
 	}
-	c.c.ConnectivityMajorityGroups = doc
+	c.groups, c.docs.groups = validation.Got(groups), doc
 	t.putCluster(c)
 }

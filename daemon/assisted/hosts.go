@@ -67,8 +67,9 @@ func (s *Service) RegisterHost(ctx context.Context, infraEnvID string, p *wire.H
 				// PostRegisterHost clears the inventory, progress, logs and
 				// bootstrap flag, so the host stays discovering until its
 				// next inventory.
-				h.h.Inventory, h.inv, h.h.Bootstrap, h.h.Progress = "", nil, false, nil
-				h.h.ImagesStatus, h.h.NTPSources = "", ""
+				h.inv, h.docs.inventory, h.h.Bootstrap, h.h.Progress = nil, "", false, nil
+				h.checks.Images, h.docs.images = validation.Reported[map[string]*wire.ContainerImageAvailability]{}, ""
+				h.checks.NTPSources, h.docs.ntpSources = validation.Reported[[]*wire.NTPSource]{}, ""
 				h.h.LogsInfo, h.h.LogsStartedAt, h.h.LogsCollectedAt = "", wire.DateTime{}, wire.DateTime{}
 			}
 			t.putHost(h)
@@ -254,7 +255,7 @@ func (s *Service) hostByID(infraEnvID, hostID string) (*hostRec, error) {
 // the way out: requested_hostname is the name the host goes by, and
 // progress_stages lists its role's stages.
 func (s *Service) hostView(h *hostRec, c *clusterRec) *wire.Host {
-	out := copyHost(&h.h)
+	out := h.view()
 	out.RequestedHostname = h.name()
 	sno := c != nil && c.c.ControlPlaneCount == 1
 	out.ProgressStages = machine.Stages(stageKey(h, sno))

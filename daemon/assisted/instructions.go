@@ -7,49 +7,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
-	"slices"
-	"strings"
 	"time"
 
-	"github.com/nodezero/nodezero/daemon/machine"
 	"github.com/nodezero/nodezero/store"
 	"github.com/nodezero/nodezero/wire"
 )
-
-// stepPlan says which steps a host gets in a status and how often they
-// repeat. It follows assisted-service's instruction manager
-// (reference/assisted-service.md §7.1), limited to the steps this build's
-// service can use: the network, time, DNS, image and disk checks arrive with
-// the steps that feed them (issue #5), install with issue #6.
-type stepPlan struct {
-	steps  []wire.StepType
-	repeat bool // hand the steps out again every StepInterval
-	// once are steps of a repeating plan handed out only once per status
-	// (install, which runs until the host reboots).
-	once []wire.StepType
-}
-
-func planFor(st wire.HostStatus) stepPlan {
-	switch st {
-	case wire.HostStatusDiscovering, wire.HostStatusDisconnected:
-		return stepPlan{steps: []wire.StepType{wire.StepTypeInventory}, repeat: true}
-	case wire.HostStatusKnown, wire.HostStatusInsufficient, wire.HostStatusPendingForInput:
-		return stepPlan{steps: discoverySteps, repeat: true}
-	case wire.HostStatusPreparingForInstallation:
-		return stepPlan{steps: preparationSteps, repeat: true}
-	case wire.HostStatusInstalling:
-		// install runs until the host reboots; the leases are renewed
-		// meanwhile, until the cluster's own keepalived takes the VIPs.
-		return stepPlan{steps: []wire.StepType{wire.StepTypeInstall, wire.StepTypeDHCPLeaseAllocate}, repeat: true, once: []wire.StepType{wire.StepTypeInstall}}
-	case wire.HostStatusInstallingInProgress:
-		return stepPlan{steps: []wire.StepType{wire.StepTypeDHCPLeaseAllocate}, repeat: true}
-	case wire.HostStatusError, wire.HostStatusCancelled:
-		// Once per entering the status (logs.go): logs are gathered once,
-		// and the installer stopped.
-		return stepPlan{steps: []wire.StepType{wire.StepTypeLogsGather, wire.StepTypeStopInstallation}}
-	}
-	return stepPlan{}
-}
 
 // backedOff are the statuses in which assisted-service tells agents to poll
 // half as often.
@@ -290,7 +252,8 @@ func (s *Service) takeSteps(ctx context.Context, infraEnvID, hostID string, time
 			pollNext = pollSeconds(s.pollFactsOf(h, now), s.cfg.NextInstructionSeconds)
 			slack = time.Duration(pollNext) * time.Second / 2
 		}
-		for _, st := range plan.steps {
+		for _, row := range plan {
+			st := row.typ
 			last, given := h.agent.issued[st]
 			interval := s.cfg.StepInterval
 			if st == wire.StepTypeConnectivityCheck {
@@ -304,18 +267,18 @@ func (s *Service) takeSteps(ctx context.Context, infraEnvID, hostID string, time
 					}
 					continue
 				}
-				if stale && plan.repeat {
+				if stale && !row.once {
 					interval = 0
 				}
 			}
-			due := !given || (plan.repeat && !slices.Contains(plan.once, st) && now.Sub(last) >= interval-slack)
+			due := !given || (!row.once && now.Sub(last) >= interval-slack)
 			if !due {
 				if wait := interval - now.Sub(last); longPoll && (next == 0 || wait < next) {
 					next = wait
 				}
 				continue
 			}
-			args, ok := s.stepArgs(st, h)
+			args, ok := row.args(s, h)
 			if !ok {
 				continue
 			}
@@ -355,19 +318,6 @@ func (s *Service) takeSteps(ctx context.Context, infraEnvID, hostID string, time
 	return out, wake, next, err
 }
 
-// stepArgs builds a step's args the way assisted-service does: a list of
-// strings, the host id for inventory, JSON text for the others. A step with
-// nothing to do for the host now is not handed out (false).
-func (s *Service) stepArgs(st wire.StepType, h *hostRec) ([]string, bool) {
-	switch st {
-	case wire.StepTypeInventory:
-		return []string{h.h.ID}, true
-	case wire.StepTypeInstall:
-		return s.installArgs(h)
-	}
-	return s.checkArgs(st, h)
-}
-
 // agentWake returns the channel that closes when this host's agent has new
 // work. Callers hold the model lock.
 func (h *hostRec) agentWake() <-chan struct{} {
@@ -402,24 +352,14 @@ func (s *Service) PostStepReply(ctx context.Context, infraEnvID, hostID string, 
 	if r.StepType == "" {
 		return badRequest("step_type: required")
 	}
-	var inv *wire.Inventory
-	if r.StepType == wire.StepTypeInventory && r.ExitCode == 0 {
-		// Parse before taking the lock: an inventory is the largest reply.
-		inv = new(wire.Inventory)
-		if err := json.Unmarshal([]byte(r.Output), inv); err != nil {
-			return badRequest("output: inventory is not valid JSON: %v", err)
-		}
-		if err := checkInventory(inv); err != nil {
+	// Decoded before the lock is taken: replies are the largest requests
+	// (an inventory, a connectivity report).
+	var keep func(*txn, *hostRec) error
+	if row := stepRowOf(r.StepType); row != nil && row.reply != nil {
+		var err error
+		if keep, err = row.reply(s, hostKey{infraEnvID, hostID}, r); err != nil {
 			return err
 		}
-	}
-	decode := decodeCheckReply
-	if r.StepType == wire.StepTypeConnectivityCheck {
-		decode = func(r *wire.StepReply) (*checkReply, error) { return s.decodeConnectivity(infraEnvID, hostID, r) }
-	}
-	check, err := decode(r)
-	if err != nil {
-		return err
 	}
 	return s.updateAgent(ctx, func(t *txn) error {
 		h, err := s.hostByID(infraEnvID, hostID)
@@ -433,23 +373,10 @@ func (s *Service) PostStepReply(ctx context.Context, infraEnvID, hostID string, 
 		if r.ExitCode != 0 {
 			s.log.Warn("step failed", "host", h.name(), "step", r.StepType, "step_id", r.StepID, "exit_code", r.ExitCode, "stderr", truncate(r.Error, 512))
 		}
-		switch {
-		case r.StepType == wire.StepTypeInstall && r.ExitCode != 0:
-			// The installer reports Failed itself when it gets that far;
-			// a step that failed before (bad request, no disk) says why here.
-			if h.h.Status == wire.HostStatusInstalling || h.h.Status == wire.HostStatusInstallingInProgress {
-				reason := "installation command failed"
-				if e := strings.TrimSpace(r.Error); e != "" {
-					reason += ": " + truncate(e, 1024)
-				}
-				return t.fireHostReason(h, machine.TriggerHostInstallationFailed, reason)
-			}
-		case r.StepType == wire.StepTypeInventory && inv != nil:
-			return t.setInventory(h, inv)
-		case check != nil:
-			t.keepCheckReply(h, r.StepType, check)
+		if keep == nil {
+			return nil
 		}
-		return nil
+		return keep(t, h)
 	})
 }
 

@@ -12,8 +12,8 @@ import (
 	"github.com/nodezero/nodezero/wire"
 )
 
-// Log collection of failed and cancelled hosts (reference/assisted-service.md
-// §2.4, §7.1; agent-and-installer.md §2.12). A host entering error or
+// Log collection of failed and cancelled hosts (docs/reference/assisted-service.md
+// §2.4, §7.1; docs/reference/agent-and-installer.md §2.12). A host entering error or
 // cancelled is handed logs-gather once, with stop-installation; the agent
 // reports its progress (requested → collecting → completed) and uploads a
 // bundle, which the API stores. A host whose collection stalls gets
@@ -42,7 +42,7 @@ func handedOut(h *hostRec, st wire.StepType) bool {
 // addresses, for the installer's gather over SSH. A host whose logs were
 // collected, or whose collection timed out, is not asked again, and a host
 // without a cluster has no logs to send. Callers hold the model lock.
-func (s *Service) logsGatherArgs(h *hostRec) (any, bool) {
+func (s *Service) logsGatherArgs(h *hostRec) ([]string, bool) {
 	c := s.clusters[h.clusterID()]
 	if c == nil || handedOut(h, wire.StepTypeLogsGather) {
 		return nil, false
@@ -58,7 +58,7 @@ func (s *Service) logsGatherArgs(h *hostRec) (any, bool) {
 	if h.h.Bootstrap {
 		req.MasterIps = masterIPs(c, h)
 	}
-	return req, true
+	return oneArg(req)
 }
 
 // masterIPs are the addresses of the cluster's masters other than self, in

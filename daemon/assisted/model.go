@@ -13,17 +13,24 @@ import (
 // hostKey identifies a host: assisted-service keys hosts by infra-env and id.
 type hostKey struct{ infraEnvID, id string }
 
-// clusterRec is a cluster as the service holds it. c carries no hosts and no
-// host counts; those are filled in when a cluster is read.
+// clusterRec is a cluster as the service holds it: the cluster's own fields
+// in c, and what the service computes for it as Go values beside them. c
+// carries no hosts and no host counts (they are filled in when a cluster is
+// read), and its JSON-text fields validations_info and
+// connectivity_majority_groups stay empty: view renders them.
 type clusterRec struct {
 	c          wire.Cluster
 	pullSecret string
 	// The DHCP leases of the VIPs (vip_dhcp_allocation), as the agent
 	// wrote them; sent back so that the same addresses are renewed.
 	apiLease, ingressLease string
-	results                wire.ValidationsInfo // last evaluation, also in c.ValidationsInfo
-	hosts                  map[hostKey]*hostRec
-	order                  []*hostRec // hosts in sortedHosts order; nil after a host joins or leaves
+	results                wire.ValidationsInfo // the last evaluation
+	// groups are the hosts' connectivity majority groups, as the
+	// cluster monitor last computed them (majorityGroups).
+	groups validation.Reported[*validation.Connectivity]
+	docs   clusterDocs
+	hosts  map[hostKey]*hostRec
+	order  []*hostRec // hosts in sortedHosts order; nil after a host joins or leaves
 
 	// The custom manifests the cluster has, and their source; their
 	// content is in the store only (manifests.go).
@@ -44,6 +51,16 @@ type clusterRec struct {
 	facts        *validation.ClusterFacts
 	nameCounts   map[string]int
 	factsKey     string
+	// memo keeps the cluster's last connectivity aggregates
+	// (validation.ClusterMemo; not persisted).
+	memo validation.ClusterMemo
+}
+
+// clusterDocs are the JSON texts of a cluster's computed fields as the API
+// shows them and the store keeps them, made when the value changes.
+type clusterDocs struct {
+	validations string // validations_info, of results
+	groups      string // connectivity_majority_groups, of groups
 }
 
 // clusterDoc is the persisted form of a cluster: the API object plus what
@@ -66,12 +83,19 @@ type infraEnvDoc struct {
 	PullSecret string        `json:"pull_secret,omitempty"`
 }
 
-// hostRec is a host as the service holds it.
+// hostRec is a host as the service holds it: the host's own fields in h,
+// and what its agent reported and the service computed as Go values beside
+// them. The JSON-text fields of h (inventory, validations_info,
+// connectivity and the check results) stay empty in memory: view renders
+// them, for the API and the store, from the texts made when the values
+// changed (docs).
 type hostRec struct {
 	h       wire.Host
-	inv     *wire.Inventory      // parsed h.Inventory; nil until the first inventory
-	results wire.ValidationsInfo // last evaluation, also in h.ValidationsInfo
-	agent   agentSession         // not persisted
+	inv     *wire.Inventory       // nil until the first inventory
+	checks  validation.HostChecks // what the host checks reported
+	results wire.ValidationsInfo  // the last evaluation
+	docs    hostDocs
+	agent   agentSession // not persisted
 
 	// conn is the host's connectivity report as the validations read it;
 	// nil until the first. Its text is the store's alone
@@ -88,6 +112,16 @@ type hostRec struct {
 	checkEntryOf *wire.Inventory
 }
 
+// hostDocs are the JSON texts of a host's typed fields as the API shows
+// them and the store keeps them, made once when a value changes (the
+// keep* methods): a thousand hosts are listed and written far more often
+// than they report.
+type hostDocs struct {
+	inventory, validations                     string
+	freeAddresses, ntpSources, domains, images string
+	disks                                      string
+}
+
 // agentSession is what the service knows of a host's agent between requests.
 type agentSession struct {
 	wake      chan struct{}               // closed when a step becomes due
@@ -99,8 +133,19 @@ type agentSession struct {
 	probeTargets int
 }
 
+// view is the cluster as a wire.Cluster, without hosts: its own fields and
+// its computed ones rendered. It is the one place they are: the API's
+// clusterView and the store's row start from it. The copy shares nothing
+// with the model.
+func (r *clusterRec) view() *wire.Cluster {
+	out := cloneJSON(&r.c)
+	out.ValidationsInfo = r.docs.validations
+	out.ConnectivityMajorityGroups = r.docs.groups
+	return out
+}
+
 func (r *clusterRec) row() (store.Cluster, error) {
-	doc, err := json.Marshal(clusterDoc{Cluster: r.c, PullSecret: r.pullSecret, APIVIPLease: r.apiLease, IngressVIPLease: r.ingressLease, Kubeconfig: r.kubeconfig})
+	doc, err := json.Marshal(clusterDoc{Cluster: *r.view(), PullSecret: r.pullSecret, APIVIPLease: r.apiLease, IngressVIPLease: r.ingressLease, Kubeconfig: r.kubeconfig})
 	if err != nil {
 		return store.Cluster{}, fmt.Errorf("marshal cluster %s: %w", r.c.ID, err)
 	}
@@ -118,19 +163,37 @@ func (r *infraEnvRec) row() (store.InfraEnv, error) {
 	return store.InfraEnv{ID: r.ie.ID, ClusterID: r.ie.ClusterID, Doc: doc}, nil
 }
 
-func (r *hostRec) row() (store.Host, error) {
-	doc, err := json.Marshal(&r.h)
+// view is the host as a wire.Host: its own fields and its typed ones
+// rendered (connectivity aside: its text is the store's alone, see
+// connectivity.go). It is the one place they are: the API's hostView, the
+// store's row and the installation preparation start from it. The copy
+// shares nothing the service changes in place.
+func (r *hostRec) view() *wire.Host {
+	out := copyHost(&r.h)
+	out.Inventory = r.docs.inventory
+	out.ValidationsInfo = r.docs.validations
+	out.FreeAddresses = r.docs.freeAddresses
+	out.NTPSources = r.docs.ntpSources
+	out.DomainNameResolutions = r.docs.domains
+	out.ImagesStatus = r.docs.images
+	out.DisksInfo = r.docs.disks
+	return out
+}
+
+// hostRow is a host's store row, made from its view.
+func hostRow(h *wire.Host) (store.Host, error) {
+	doc, err := json.Marshal(h)
 	if err != nil {
-		return store.Host{}, fmt.Errorf("marshal host %s: %w", r.h.ID, err)
+		return store.Host{}, fmt.Errorf("marshal host %s: %w", h.ID, err)
 	}
 	cid := ""
-	if r.h.ClusterID != nil {
-		cid = *r.h.ClusterID
+	if h.ClusterID != nil {
+		cid = *h.ClusterID
 	}
 	return store.Host{
-		ID: r.h.ID, InfraEnvID: r.h.InfraEnvID, ClusterID: cid,
-		Status: string(r.h.Status), StatusInfo: r.h.StatusInfo,
-		StatusUpdatedAt: r.h.StatusUpdatedAt.Time(), CheckedInAt: r.h.CheckedInAt.Time(), Doc: doc,
+		ID: h.ID, InfraEnvID: h.InfraEnvID, ClusterID: cid,
+		Status: string(h.Status), StatusInfo: h.StatusInfo,
+		StatusUpdatedAt: h.StatusUpdatedAt.Time(), CheckedInAt: h.CheckedInAt.Time(), Doc: doc,
 	}, nil
 }
 
@@ -155,14 +218,17 @@ func (r *hostRec) name() string {
 	return r.h.ID
 }
 
-// loadHost rebuilds a host record from its row (its connectivity report is
-// loaded apart, from its own row).
+// loadHost rebuilds a host record from its row, the document view wrote:
+// its JSON-text fields are decoded into the typed ones and kept as their
+// texts (its connectivity report is loaded apart, from its own row). The
+// document's shape is wire.Host's, so a row written by any earlier build
+// loads; a check result whose text does not parse is kept as unreadable,
+// which its validation reports.
 func loadHost(row store.Host) (*hostRec, error) {
 	r := &hostRec{}
 	if err := json.Unmarshal(row.Doc, &r.h); err != nil {
 		return nil, fmt.Errorf("host %s: %w", row.ID, err)
 	}
-	r.h.Connectivity = "" // a doc from before migration 0004 has none left; never trust one
 	if r.h.Inventory != "" {
 		inv := new(wire.Inventory)
 		if err := json.Unmarshal([]byte(r.h.Inventory), inv); err != nil {
@@ -177,9 +243,21 @@ func loadHost(row store.Host) (*hostRec, error) {
 		}
 		r.results = res
 	}
+	r.checks = validation.ReadHostChecks(&r.h)
+	r.docs = hostDocs{
+		inventory: r.h.Inventory, validations: r.h.ValidationsInfo,
+		freeAddresses: r.h.FreeAddresses, ntpSources: r.h.NTPSources, domains: r.h.DomainNameResolutions,
+		images: r.h.ImagesStatus, disks: r.h.DisksInfo,
+	}
+	// The texts live in docs only. Connectivity: a doc from before
+	// migration 0004 has one left; never trust it.
+	r.h.Inventory, r.h.ValidationsInfo, r.h.Connectivity = "", "", ""
+	r.h.FreeAddresses, r.h.NTPSources, r.h.DomainNameResolutions = "", "", ""
+	r.h.ImagesStatus, r.h.DisksInfo = "", ""
 	return r, nil
 }
 
+// loadCluster rebuilds a cluster record from its row, as loadHost does.
 func loadCluster(row store.Cluster) (*clusterRec, error) {
 	var d clusterDoc
 	if err := json.Unmarshal(row.Doc, &d); err != nil {
@@ -193,6 +271,9 @@ func loadCluster(row store.Cluster) (*clusterRec, error) {
 		}
 		r.results = res
 	}
+	r.groups = validation.ReadMajorityGroups(r.c.ConnectivityMajorityGroups)
+	r.docs = clusterDocs{validations: r.c.ValidationsInfo, groups: r.c.ConnectivityMajorityGroups}
+	r.c.ValidationsInfo, r.c.ConnectivityMajorityGroups = "", ""
 	return r, nil
 }
 

@@ -14,7 +14,7 @@ import (
 )
 
 // The installation preparation (assisted's asynchronous part of
-// v2InstallCluster, reference/assisted-service.md §9 step 3): once the
+// v2InstallCluster, docs/reference/assisted-service.md §9 step 3): once the
 // cluster is preparing-for-installation, its install files are generated
 // off the lock (installfiles.Generate: the payload's openshift-install, else
 // the built-in Ignition generator) and stored with the cluster in one
@@ -97,12 +97,10 @@ func (s *Service) preparationInput(ctx context.Context, id string) (installfiles
 		if c == nil {
 			return
 		}
-		cl := c.c
-		in.Cluster = &cl
+		in.Cluster = c.view()
 		in.PullSecret = c.pullSecret
 		for _, h := range c.sorted() {
-			hc := h.h
-			in.Hosts = append(in.Hosts, &hc)
+			in.Hosts = append(in.Hosts, h.view())
 			if ie := s.infraEnvs[h.h.InfraEnvID]; ie != nil && in.AdditionalTrustBundle == "" {
 				in.AdditionalTrustBundle = ie.ie.AdditionalTrustBundle
 			}

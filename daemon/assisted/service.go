@@ -122,6 +122,10 @@ type Service struct {
 	start    time.Time
 	val      *validation.Validator
 	timeouts machine.Timeouts
+	// names holds the host IDs and addresses of every connectivity
+	// report the service compacts (validation.Interner): one for all, so
+	// that reports compare. It outlives reloads of the model.
+	names *validation.Interner
 
 	mu        sync.RWMutex // guards the model below
 	clusters  map[string]*clusterRec
@@ -168,6 +172,7 @@ func New(cfg Config) (*Service, error) {
 		DisabledCluster: validation.NewIDSet(cfg.DisabledClusterValidations...),
 		HostConfigs:     cfg.HostConfigs, HostConfigGrace: cfg.HostConfigGrace,
 	}
+	s.names = validation.NewInterner()
 	s.timeouts = machine.DefaultTimeouts()
 	s.timeouts.HostDisconnection = cfg.DisconnectionTimeout
 	s.queue.init()
@@ -269,7 +274,7 @@ func (s *Service) load(ctx context.Context) error {
 		}
 		for _, rep := range reports {
 			if h := hosts[hostKey{rep.InfraEnvID, rep.HostID}]; h != nil {
-				h.conn = s.val.ParseConnectivity(rep.Report)
+				h.conn = s.val.ParseConnectivity(s.names, rep.Report)
 			}
 		}
 		return nil

@@ -240,9 +240,9 @@ func (t *txn) commit() *commit {
 		// A copy now, the JSON in the writer: marshalling a host with its
 		// inventory is the largest cost a request would otherwise pay
 		// under the model lock.
-		snap := &hostRec{h: *copyHost(&h.h)}
+		snap := h.view()
 		ops = append(ops, func(tx *store.Tx) error {
-			row, err := snap.row()
+			row, err := hostRow(snap)
 			if err != nil {
 				return err
 			}

@@ -1,7 +1,7 @@
 package validation
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"sort"
@@ -37,13 +37,12 @@ func hostBelongsToMajorityGroup(c *hostContext) (wire.ValidationStatus, string) 
 		return wire.ValidationSuccess, "Day2 host is not required to be connected to other hosts in the cluster"
 	case c.sno:
 		return wire.ValidationSuccess, msgMajorityOK
-	case c.cluster.ConnectivityMajorityGroups == "":
+	case !c.groups.Set:
 		return wire.ValidationPending, "Machine Network CIDR or Connectivity Majority Groups missing"
-	}
-	conn, err := parseMajorityGroups(c.cluster.ConnectivityMajorityGroups)
-	if err != nil {
+	case c.groups.Unreadable:
 		return wire.ValidationError, "Parse error for connectivity majority group"
 	}
+	conn := c.groups.Value
 	l3 := isUMN(c.cluster) || userManagedLB(c.cluster)
 	var st wire.ValidationStatus
 	if l3 {
@@ -168,10 +167,10 @@ func (c *hostContext) unreachablePeers(l3 bool) string {
 // reaches: from's report has a successful probe to to.
 func reaches(from, to *peer, nets []*net.IPNet, l3 bool) bool {
 	r := from.report
-	if r == nil {
+	if r == nil || len(r.peers) == 0 {
 		return false
 	}
-	id, ok := names.lookup(to.id)
+	id, ok := r.in.names.lookup(to.id)
 	if !ok {
 		return false
 	}
@@ -345,11 +344,11 @@ func (c *hostContext) timing(t timingTest) (wire.ValidationStatus, string) {
 	var bad []string
 	more := false
 	for _, probe := range r.slow {
-		p := c.facts.peers[names.str(probe.peer)]
+		p := c.facts.peers[r.in.names.str(probe.peer)]
 		if p == nil || p.role != c.role {
 			continue
 		}
-		addr := addrs.str(probe.addr)
+		addr := r.in.addrs.str(probe.addr)
 		if t.measure(probe) <= *limit || seen[addr] {
 			continue
 		}
@@ -402,18 +401,18 @@ func (c *hostContext) pingAdvice(what string) string {
 
 func hostNTPSynced(c *hostContext) (wire.ValidationStatus, string) {
 	const failed = "Host couldn't synchronize with any NTP server"
-	if c.host.NTPSources == "" {
+	ntp := c.checks.NTPSources
+	if !ntp.Set {
 		// assisted hides it for an unbound host without NTP sources to use.
 		if c.cluster == nil {
 			return statusHidden, ""
 		}
 		return wire.ValidationFailure, failed
 	}
-	sources, err := ntpDocs.parse(c.host.NTPSources)
-	if err != nil {
+	if ntp.Unreadable {
 		return wire.ValidationError, "Parse error for NTP sources"
 	}
-	for _, s := range sources {
+	for _, s := range ntp.Value {
 		if s != nil && s.SourceState == wire.SourceStateSynced {
 			return wire.ValidationSuccess, "Host NTP is synced"
 		}
@@ -425,35 +424,8 @@ func hostNTPSynced(c *hostContext) (wire.ValidationStatus, string) {
 // in MB/s.
 const imageDownloadRateThreshold = 0.001
 
-// ParseImagesStatus reads host.images_status: assisted stores a JSON object
-// from image name to its availability; a JSON list of availabilities is
-// accepted too. An empty string is no statuses.
-func ParseImagesStatus(s string) (map[string]*wire.ContainerImageAvailability, error) {
-	out := map[string]*wire.ContainerImageAvailability{}
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return out, nil
-	}
-	if strings.HasPrefix(s, "[") {
-		var list []*wire.ContainerImageAvailability
-		if err := json.Unmarshal([]byte(s), &list); err != nil {
-			return nil, fmt.Errorf("parse images_status: %w", err)
-		}
-		for _, a := range list {
-			if a != nil {
-				out[a.Name] = a
-			}
-		}
-		return out, nil
-	}
-	if err := json.Unmarshal([]byte(s), &out); err != nil {
-		return nil, fmt.Errorf("parse images_status: %w", err)
-	}
-	return out, nil
-}
-
 func hostContainerImagesAvailable(c *hostContext) (wire.ValidationStatus, string) {
-	failed, err := failedImages(c.host)
+	failed, err := failedImages(c.checks.Images)
 	if err != nil {
 		return wire.ValidationError, "Validation error"
 	}
@@ -463,23 +435,22 @@ func hostContainerImagesAvailable(c *hostContext) (wire.ValidationStatus, string
 	return wire.ValidationSuccess, "All required container images were either pulled successfully or no attempt was made to pull them"
 }
 
-// failedImages are the names, sorted, of the images in h's images_status
-// that failed or came down slower than assisted's threshold.
-func failedImages(h *wire.Host) ([]string, error) {
-	statuses, err := ParseImagesStatus(h.ImagesStatus)
-	if err != nil {
-		return nil, err
+// failedImages are the names, sorted, of the images pulled that failed or
+// came down slower than assisted's threshold.
+func failedImages(images Reported[map[string]*wire.ContainerImageAvailability]) ([]string, error) {
+	if images.Unreadable {
+		return nil, errUnreadable
 	}
 	var failed []string
-	for name, a := range statuses {
+	for name, a := range images.Value {
 		if a == nil {
 			continue
 		}
-		if a.Name == "" {
-			a.Name = name
+		if a.Name != "" {
+			name = a.Name
 		}
 		if imageFailed(a) {
-			failed = append(failed, a.Name)
+			failed = append(failed, name)
 		}
 	}
 	sort.Strings(failed)
@@ -522,10 +493,10 @@ func (v *Validator) RequiredImages(c *wire.Cluster) []string {
 // imagesOutcome: failed when any image failed, passed when every required
 // image was pulled, not measured otherwise.
 func (c *hostContext) imagesOutcome() Outcome {
-	statuses, err := ParseImagesStatus(c.host.ImagesStatus)
-	if err != nil {
+	if c.checks.Images.Unreadable {
 		return Failed // unreadable results cannot let the install on
 	}
+	statuses := c.checks.Images.Value
 	for _, a := range statuses {
 		if a != nil && imageFailed(a) {
 			return Failed
@@ -565,17 +536,8 @@ func InstallationDiskKey(h *wire.Host) string {
 	return h.InstallationDiskPath
 }
 
-// ParseDisksInfo reads host.disks_info; an empty string is no entries.
-func ParseDisksInfo(s string) (map[string]DiskInfo, error) {
-	infos := map[string]DiskInfo{}
-	if strings.TrimSpace(s) == "" {
-		return infos, nil
-	}
-	if err := json.Unmarshal([]byte(s), &infos); err != nil {
-		return nil, fmt.Errorf("parse disks_info: %w", err)
-	}
-	return infos, nil
-}
+// errUnreadable: a stored check result that does not parse.
+var errUnreadable = errors.New("the stored result does not parse")
 
 // installationDiskSpeed finds the speed test of the installation disk and
 // judges it against the role's threshold. ds is nil when nothing was
@@ -587,10 +549,10 @@ func (c *hostContext) installationDiskSpeed() (key string, ds *DiskSpeed, o Outc
 	if key == "" {
 		return "", nil, NotMeasured, nil
 	}
-	infos, err := ParseDisksInfo(c.host.DisksInfo)
-	if err != nil {
-		return key, nil, Failed, err
+	if c.checks.Disks.Unreadable {
+		return key, nil, Failed, errUnreadable
 	}
+	infos := c.checks.Disks.Value
 	info, ok := infos[key]
 	if !ok && c.host.InstallationDiskPath != "" {
 		info, ok = infos[c.host.InstallationDiskPath]

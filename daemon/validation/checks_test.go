@@ -68,7 +68,7 @@ func resolutions(m map[string][]string) string {
 }
 
 func majorityJSON(c *wire.Cluster, hosts []HostEntry) string {
-	conn, err := ConnectivityGroups(c, hosts)
+	conn, err := ConnectivityGroups(c, typed(hosts), nil)
 	if err != nil {
 		panic(err)
 	}

@@ -260,20 +260,17 @@ type VIPUse struct {
 	Free map[string]map[string]bool
 }
 
-// VIPUseFromHosts builds a VIPUse from the hosts' stored
-// free-network-addresses replies (host.free_addresses). Hosts without a
-// reply, or whose reply does not parse or lacks a network, do not count for
-// that network. It returns nil when no host has reported.
+// VIPUseFromHosts builds a VIPUse from the hosts' free-network-addresses
+// results. Hosts without one, or whose stored one does not parse or lacks
+// a network, do not count for that network. It returns nil when no host
+// has reported.
 func VIPUseFromHosts(hosts []HostEntry) *VIPUse {
 	var u *VIPUse
 	for _, h := range hosts {
-		if h.Host == nil || h.Host.FreeAddresses == "" {
+		if h.Host == nil || h.Checks == nil || !h.Checks.FreeAddresses.Set || h.Checks.FreeAddresses.Unreadable {
 			continue
 		}
-		var nets wire.FreeNetworksAddresses
-		if err := json.Unmarshal([]byte(h.Host.FreeAddresses), &nets); err != nil {
-			continue
-		}
+		nets := h.Checks.FreeAddresses.Value
 		if u == nil {
 			u = &VIPUse{Free: map[string]map[string]bool{}}
 		}

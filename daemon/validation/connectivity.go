@@ -38,20 +38,19 @@ const (
 //
 // A host whose report does not parse counts as having reported nothing;
 // the result is still complete and err names such hosts, for the log.
-func ConnectivityGroups(c *wire.Cluster, hosts []HostEntry) (*Connectivity, error) {
-	r := groupsMemo.get(hosts, controlPlaneCount(c), func() groupsResult {
+//
+// memo, when not nil, is the cluster's (ClusterMemo): the groups are
+// taken from it when the reports, inventories and control plane count are
+// those of its last call.
+func ConnectivityGroups(c *wire.Cluster, hosts []HostEntry, memo *ClusterMemo) (*Connectivity, error) {
+	if memo == nil {
+		return connectivityGroups(c, hosts)
+	}
+	r := memo.groups.get(hosts, controlPlaneCount(c), func() groupsResult {
 		conn, err := connectivityGroups(c, hosts)
 		return groupsResult{conn, err}
 	})
 	return r.conn, r.err
-}
-
-// groupsMemo is ConnectivityGroups' last result (see aggregateMemo).
-var groupsMemo aggregateMemo[groupsResult]
-
-type groupsResult struct {
-	conn *Connectivity
-	err  error
 }
 
 // connectivityGroups is ConnectivityGroups without the memo. Every group
@@ -77,13 +76,29 @@ func connectivityGroupsBatched(c *wire.Cluster, hosts []HostEntry, maxBatch int)
 	sort.Slice(list, func(i, j int) bool { return list[i].Host.ID < list[j].Host.ID })
 	reports := make([]*ConnReport, len(list))
 	var errs []error
+	// The reports are read on the indexes of one Interner: the first
+	// report's. One compacted by another cannot be compared with them.
+	var in *Interner
 	for i, h := range list {
-		r := h.report()
-		if r.Broken() {
+		r := h.Conn
+		switch {
+		case r == nil:
+			continue
+		case r.Broken():
 			errs = append(errs, fmt.Errorf("parse connectivity report of host %s: %w", h.Host.ID, errBrokenReport))
+			continue
+		case r.in == nil:
+			// The zero value: a report that lists no host.
+		case in == nil:
+			in = r.in
+		case r.in != in:
+			errs = append(errs, fmt.Errorf("connectivity report of host %s: %w", h.Host.ID, errOtherInterner))
 			continue
 		}
 		reports[i] = r
+	}
+	if in == nil {
+		in = NewInterner() // no report: nothing is reached
 	}
 	minSize := 3
 	if controlPlaneCount(c) == 2 {
@@ -95,7 +110,7 @@ func connectivityGroupsBatched(c *wire.Cluster, hosts []HostEntry, maxBatch int)
 	for k, cidr := range cidrs {
 		_, nets[k], _ = net.ParseCIDR(cidr) // inventoryNetworks returns parsed networks
 	}
-	m := newConnMesh(list, reports, nets)
+	m := newConnMesh(in, list, reports, nets)
 	// The first pass fills the L3 graphs, counts the L3 answers and fills
 	// the L2 graphs of the first batch of networks; a cluster with more
 	// networks than a batch takes a pass per further batch.
@@ -142,6 +157,10 @@ func (c *Connectivity) Marshal() (string, error) {
 
 // errBrokenReport: a stored connectivity report that does not parse.
 var errBrokenReport = errors.New("the report does not parse")
+
+// errOtherInterner: a report compacted by another Interner than the
+// cluster's other reports.
+var errOtherInterner = errors.New("compacted by another interner than the other reports: left out")
 
 // majorityGroup follows assisted's search (createFullMeshGroup): every
 // host's view (itself and the hosts mutually connected to it) is a

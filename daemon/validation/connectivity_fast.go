@@ -89,11 +89,13 @@ type addrState struct {
 	count            int32
 }
 
-// newConnMesh resolves the hosts' IDs and inventory addresses to indexes,
-// one table lookup each, and then takes the tables' snapshot: everything
-// looked up, and every index in the reports (compacted before this call),
-// is below the snapshot's length.
-func newConnMesh(list []HostEntry, reports []*ConnReport, nets []*net.IPNet) *connMesh {
+// newConnMesh resolves the hosts' IDs and inventory addresses to indexes
+// of in (the Interner that compacted every report), one table lookup each,
+// and then takes the tables' snapshot: everything looked up, and every
+// index in the reports (compacted before this call), is below the
+// snapshot's length.
+func newConnMesh(in *Interner, list []HostEntry, reports []*ConnReport, nets []*net.IPNet) *connMesh {
+	names, addrs := &in.names, &in.addrs
 	m := &connMesh{list: list, reports: reports, nets: nets, self: make([]int64, len(list))}
 	for i, h := range list {
 		m.self[i] = -1

@@ -20,6 +20,13 @@ import (
 // TestConnectivityGroupsMatchesReference holds the rewrite to their
 // results exactly.
 
+// names and addrs are the tables of the Interner every report of the tests
+// is compacted with (the reference read them as package tables).
+var (
+	names = &testInterner.names
+	addrs = &testInterner.addrs
+)
+
 func refConnectivityGroups(c *wire.Cluster, hosts []HostEntry) (*Connectivity, error) {
 	list := make([]HostEntry, 0, len(hosts))
 	for _, h := range hosts {
@@ -31,7 +38,7 @@ func refConnectivityGroups(c *wire.Cluster, hosts []HostEntry) (*Connectivity, e
 	reports := make([]*ConnReport, len(list))
 	var errs []error
 	for i, h := range list {
-		r := h.report()
+		r := h.Conn
 		if r.Broken() {
 			errs = append(errs, fmt.Errorf("parse connectivity report of host %s: %w", h.Host.ID, errBrokenReport))
 			continue
@@ -399,7 +406,7 @@ func randomCluster(rng *rand.Rand, tag int) (*wire.Cluster, []HostEntry) {
 			r.RemoteHosts = append(r.RemoteHosts, nil, &wire.ConnectivityRemoteHost{HostID: fmt.Sprintf("stranger-%d", rng.Intn(5)),
 				L3Connectivity: []*wire.L3Connectivity{{RemoteIPAddress: "10.0.0.3", Successful: true}}})
 		}
-		hosts[from].Conn = compactConnectivity(&r, keepAll)
+		hosts[from].Conn = compactConnectivity(testInterner, &r, keepAll)
 	}
 	for range rng.Intn(3) {
 		hosts = append(hosts, HostEntry{})
@@ -480,7 +487,7 @@ func fullMesh1000() (*wire.Cluster, []HostEntry) {
 				L3Connectivity: []*wire.L3Connectivity{{OutgoingNic: "eth0", RemoteIPAddress: ips[to], Successful: true, AverageRTTMs: 1}},
 			})
 		}
-		hosts[from].Conn = compactConnectivity(&r, v.timingFloor())
+		hosts[from].Conn = compactConnectivity(testInterner, &r, v.timingFloor())
 	}
 	return c, hosts
 }

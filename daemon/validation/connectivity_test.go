@@ -38,7 +38,7 @@ func TestConnectivityGroups(t *testing.T) {
 				}
 				return tc.cut(4-from, 4-to) // indexes of the unreversed hosts
 			})
-			got, err := ConnectivityGroups(testCluster(), hosts)
+			got, err := ConnectivityGroups(testCluster(), typed(hosts), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -53,7 +53,7 @@ func TestConnectivityGroups(t *testing.T) {
 func TestConnectivityGroupsL3Addresses(t *testing.T) {
 	hosts := testHosts()
 	setMesh(hosts, cutHost(4))
-	got, err := ConnectivityGroups(testCluster(), hosts)
+	got, err := ConnectivityGroups(testCluster(), typed(hosts), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestConnectivityGroupsL3Addresses(t *testing.T) {
 		t.Errorf("L3ConnectedAddresses = %v, want none", got.L3ConnectedAddresses)
 	}
 	setMesh(hosts, nil)
-	got, _ = ConnectivityGroups(testCluster(), hosts)
+	got, _ = ConnectivityGroups(testCluster(), typed(hosts), nil)
 	if a := got.L3ConnectedAddresses["h2"]; len(a) != 1 || a[0] != "192.168.111.12" {
 		t.Errorf("L3ConnectedAddresses[h2] = %v, want [192.168.111.12]", a)
 	}
@@ -79,7 +79,7 @@ func TestConnectivityGroupsL3Addresses(t *testing.T) {
 func TestConnectivityGroupsBadReport(t *testing.T) {
 	hosts := testHosts()
 	hosts[1].Host.Connectivity = "{not json"
-	got, err := ConnectivityGroups(testCluster(), hosts)
+	got, err := ConnectivityGroups(testCluster(), typed(hosts), nil)
 	if err == nil || !strings.Contains(err.Error(), "host h1") {
 		t.Fatalf("ConnectivityGroups with a bad report: err = %v, want one naming h1", err)
 	}
@@ -106,7 +106,7 @@ func TestIPCollisionsFromReports(t *testing.T) {
 		&wire.L2Connectivity{OutgoingNic: "eth0", RemoteIPAddress: "127.0.0.1", RemoteMAC: "52:54:00:00:00:95"})
 	b, _ := json.Marshal(r)
 	hosts[0].Host.Connectivity = string(b)
-	got := IPCollisions(hosts)
+	got := IPCollisions(typed(hosts))
 	want := map[string][]string{"192.168.111.11": {"52:54:00:00:00:97", "52:54:00:00:00:99", "52:54:00:aa:bb:01"}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("IPCollisions mismatch (-want +got):\n%s", diff)
@@ -144,7 +144,7 @@ func FuzzHostFields(f *testing.F) {
 		case 6:
 			s.others[0].Host.Connectivity, id = text, wire.HostValidationIDNoIPCollisionsInNetwork
 			all := append([]HostEntry{{Host: h, Inventory: s.in.Inventory}}, s.others...)
-			if _, err := ConnectivityGroups(s.in.Cluster, all); err == nil && text != "" && !json.Valid([]byte(text)) {
+			if _, err := ConnectivityGroups(s.in.Cluster, typed(all), nil); err == nil && text != "" && !json.Valid([]byte(text)) {
 				t.Errorf("ConnectivityGroups accepted invalid report %q", text)
 			}
 		}

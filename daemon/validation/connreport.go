@@ -26,6 +26,8 @@ import (
 // pointer stands for the content. The zero value is a report that lists no
 // host.
 type ConnReport struct {
+	// in holds the host IDs and addresses the indexes below stand for.
+	in    *Interner
 	peers []connPeer
 	// reached holds the addresses that answered, the peers' runs one
 	// after another (connPeer.end): an address index with reachedL2 and
@@ -84,13 +86,21 @@ func (r *ConnReport) run(i int) []uint32 {
 	return r.reached[start:r.peers[i].end]
 }
 
-// names and addrs intern the host IDs and address strings of reports: a
-// thousand hosts' reports name the same thousand hosts and addresses a
-// million times. The tables only grow, by the distinct values seen.
-var (
-	names = internTable{index: map[string]uint32{}}
-	addrs = internTable{index: map[string]uint32{}}
-)
+// Interner holds the host IDs and addresses that connectivity reports name,
+// each once: a thousand hosts' reports name the same thousand hosts and
+// addresses a million times, and a compacted report (ConnReport) keeps
+// indexes into it. Reports are compared with each other (majority groups,
+// reachability between two hosts) only when one Interner compacted them
+// all: the service keeps one for every report it holds. It only grows, by
+// the distinct values seen. It is safe for concurrent use.
+type Interner struct {
+	names, addrs internTable
+}
+
+// NewInterner returns an empty Interner.
+func NewInterner() *Interner {
+	return &Interner{names: internTable{index: map[string]uint32{}}, addrs: internTable{index: map[string]uint32{}}}
+}
 
 type internTable struct {
 	mu    sync.RWMutex
@@ -189,24 +199,25 @@ func (v *Validator) timingFloor() timingFloor {
 	return f
 }
 
-// ParseConnectivity compacts a report's text; a text that does not parse
-// gives a report marked Broken, as assisted's validations see it.
-func (v *Validator) ParseConnectivity(text string) *ConnReport {
-	return parseConnReport(text, v.timingFloor())
+// ParseConnectivity compacts a stored report's text with in; a text that
+// does not parse gives a report marked Broken, as assisted's validations
+// see it.
+func (v *Validator) ParseConnectivity(in *Interner, text string) *ConnReport {
+	return parseConnReport(in, text, v.timingFloor())
 }
 
 // DecodeConnectivity compacts a report's text as a step reply brings it,
-// or says why the text is not a report. doc is the report as assisted
-// stores it: decoded into the model and encoded again, so only the model's
-// fields are kept.
-func (v *Validator) DecodeConnectivity(text string) (r *ConnReport, doc string, err error) {
-	return decodeConnReport(text, v.timingFloor())
+// with in, or says why the text is not a report. doc is the report as
+// assisted stores it: decoded into the model and encoded again, so only
+// the model's fields are kept.
+func (v *Validator) DecodeConnectivity(in *Interner, text string) (r *ConnReport, doc string, err error) {
+	return decodeConnReport(in, text, v.timingFloor())
 }
 
-func parseConnReport(text string, floor timingFloor) *ConnReport {
-	r, _, err := decodeConnReport(text, floor)
+func parseConnReport(in *Interner, text string, floor timingFloor) *ConnReport {
+	r, _, err := decodeConnReport(in, text, floor)
 	if err != nil {
-		return &ConnReport{bad: true}
+		return &ConnReport{in: in, bad: true}
 	}
 	return r
 }
@@ -215,8 +226,8 @@ func parseConnReport(text string, floor timingFloor) *ConnReport {
 // the stored document, when it is in the form agents write
 // (agentjson.ScanConnectivity); any other text is decoded by encoding/json, for
 // its meaning or its error, compacted the same way and encoded again.
-func decodeConnReport(text string, floor timingFloor) (*ConnReport, string, error) {
-	b := newConnBuilder(floor)
+func decodeConnReport(in *Interner, text string, floor timingFloor) (*ConnReport, string, error) {
+	b := newConnBuilder(in, floor)
 	if doc, ok := agentjson.ScanConnectivity(text, b.add); ok {
 		return b.out, doc, nil
 	}
@@ -228,11 +239,11 @@ func decodeConnReport(text string, floor timingFloor) (*ConnReport, string, erro
 	if err != nil {
 		return nil, "", err
 	}
-	return compactConnectivity(&r, floor), doc, nil
+	return compactConnectivity(in, &r, floor), doc, nil
 }
 
-func compactConnectivity(r *wire.ConnectivityReport, floor timingFloor) *ConnReport {
-	b := newConnBuilder(floor)
+func compactConnectivity(in *Interner, r *wire.ConnectivityReport, floor timingFloor) *ConnReport {
+	b := newConnBuilder(in, floor)
 	b.out.peers = make([]connPeer, 0, len(r.RemoteHosts))
 	for _, rh := range r.RemoteHosts {
 		if rh != nil {
@@ -246,6 +257,7 @@ func compactConnectivity(r *wire.ConnectivityReport, floor timingFloor) *ConnRep
 // string of the hosts it is given (the fast reader's are substrings of a
 // 300 KB text): the intern tables and the probes kept copy theirs.
 type connBuilder struct {
+	in    *Interner
 	out   *ConnReport
 	floor timingFloor
 	// Per outgoing interface, the MAC each address (canonical text's
@@ -253,12 +265,12 @@ type connBuilder struct {
 	seenMAC map[string]map[uint32]string
 }
 
-func newConnBuilder(floor timingFloor) *connBuilder {
-	return &connBuilder{out: &ConnReport{}, floor: floor, seenMAC: map[string]map[uint32]string{}}
+func newConnBuilder(in *Interner, floor timingFloor) *connBuilder {
+	return &connBuilder{in: in, out: &ConnReport{in: in}, floor: floor, seenMAC: map[string]map[uint32]string{}}
 }
 
 func (b *connBuilder) add(rh *wire.ConnectivityRemoteHost) {
-	out := b.out
+	out, names, addrs := b.out, &b.in.names, &b.in.addrs
 	peer := names.id(rh.HostID, false)
 	start := len(out.reached)
 	mark := func(addr string, flag uint32) {
@@ -278,7 +290,7 @@ func (b *connBuilder) add(rh *wire.ConnectivityRemoteHost) {
 		if l2.Successful {
 			mark(l2.RemoteIPAddress, reachedL2)
 		}
-		out.noteMAC(b.seenMAC, l2)
+		b.noteMAC(l2)
 	}
 	for _, l3 := range rh.L3Connectivity {
 		if l3 == nil {
@@ -303,10 +315,11 @@ func (b *connBuilder) add(rh *wire.ConnectivityRemoteHost) {
 // noteMAC records an address answering from a second MAC on the same
 // outgoing interface (assisted's getCollidingIPs). Loopback and link-local
 // addresses are left out.
-func (r *ConnReport) noteMAC(seen map[string]map[uint32]string, l2 *wire.L2Connectivity) {
+func (b *connBuilder) noteMAC(l2 *wire.L2Connectivity) {
 	if l2.RemoteMAC == "" || l2.RemoteIPAddress == "" {
 		return
 	}
+	r, seen, addrs := b.out, b.seenMAC, &b.in.addrs
 	ip, key := addrs.canonical(addrs.id(l2.RemoteIPAddress, true))
 	if ip == nil || ip.IsLoopback() || ip.IsLinkLocalUnicast() {
 		return
@@ -336,7 +349,7 @@ func (r *ConnReport) l2Reaches(i int, n *net.IPNet) bool {
 		if a&reachedL2 == 0 && !(v6 && a&reachedL3 != 0) {
 			continue
 		}
-		if ip := addrs.ip(a & reachedAddr); ip != nil && n.Contains(ip) {
+		if ip := r.in.addrs.ip(a & reachedAddr); ip != nil && n.Contains(ip) {
 			return true
 		}
 	}

@@ -39,11 +39,11 @@ func TestDecodeConnReportPaths(t *testing.T) {
 		t.Fatal("the fast reader refused an agent's report; this test proves nothing")
 	}
 	for _, floor := range []timingFloor{keepAll, {latency: 100, loss: 0}} {
-		fast, doc, err := decodeConnReport(text, floor)
+		fast, doc, err := decodeConnReport(testInterner, text, floor)
 		if err != nil {
 			t.Fatal(err)
 		}
-		slow := compactConnectivity(&r, floor)
+		slow := compactConnectivity(testInterner, &r, floor)
 		if !reflect.DeepEqual(fast, slow) {
 			t.Errorf("floor %v: fast %+v, encoding/json %+v", floor, fast, slow)
 		}
@@ -59,15 +59,15 @@ func TestDecodeConnReportPaths(t *testing.T) {
 	if _, ok := agentjson.ScanConnectivity(escaped, func(*wire.ConnectivityRemoteHost) {}); ok {
 		t.Fatal("the fast reader took an escaped host id")
 	}
-	got, doc, err := decodeConnReport(escaped, keepAll)
-	if err != nil || !reflect.DeepEqual(got, compactConnectivity(&r, keepAll)) || doc != text {
+	got, doc, err := decodeConnReport(testInterner, escaped, keepAll)
+	if err != nil || !reflect.DeepEqual(got, compactConnectivity(testInterner, &r, keepAll)) || doc != text {
 		t.Errorf("escaped report: %+v %q %v, want what the plain one gives", got, doc, err)
 	}
 
-	if _, _, err := decodeConnReport(`{"remote_hosts":"nope"}`, keepAll); err == nil {
+	if _, _, err := decodeConnReport(testInterner, `{"remote_hosts":"nope"}`, keepAll); err == nil {
 		t.Error("a report that is not one decoded without error")
 	}
-	if !parseConnReport(`{`, keepAll).Broken() {
+	if !parseConnReport(testInterner, `{`, keepAll).Broken() {
 		t.Error("a broken stored report is not marked broken")
 	}
 }

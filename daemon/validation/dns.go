@@ -119,14 +119,14 @@ func (c *hostContext) clusterDomainResolved(sub, printSub, target string) (wire.
 // domainResolved is assisted's checkDomainNameResolution. Without any
 // resolution result yet it is pending (assisted reports a parse error).
 func (c *hostContext) domainResolved(domain, printable, target string) (wire.ValidationStatus, string) {
-	if c.host.DomainNameResolutions == "" {
+	d := c.checks.Domains
+	if !d.Set {
 		return wire.ValidationPending, fmt.Sprintf("DNS validation for the %s domain cannot be performed yet because the host has not yet performed DNS resolution", printable)
 	}
-	resp, err := resolutionDocs.parse(c.host.DomainNameResolutions)
-	if err != nil {
+	if d.Unreadable {
 		return wire.ValidationError, "Error while evaluating DNS resolution on this host"
 	}
-	for _, r := range resp.Resolutions {
+	for _, r := range d.Value.Resolutions {
 		if r == nil || r.DomainName != domain || len(r.IPv4Addresses)+len(r.IPv6Addresses)+len(r.Cnames) == 0 {
 			continue
 		}
@@ -189,13 +189,12 @@ func hostDNSWildcardNotConfigured(c *hostContext) (wire.ValidationStatus, string
 		return statusHidden, ""
 	case isDay2Host(c.host):
 		return wire.ValidationSuccess, "DNS wildcard check is not required for day2"
-	case c.host.DomainNameResolutions == "":
+	case !c.checks.Domains.Set:
 		return wire.ValidationPending, "DNS wildcard check cannot be performed yet because the host has not yet performed DNS resolution"
-	}
-	resp, err := resolutionDocs.parse(c.host.DomainNameResolutions)
-	if err != nil {
+	case c.checks.Domains.Unreadable:
 		return wire.ValidationError, "Error while parsing DNS resolution response"
 	}
+	resp := &c.checks.Domains.Value
 	probe := clusterDomain(c.cluster, wildcardProbeSubdomain)
 	st, msg := c.unexpectedDomain(resp, probe+".", "DNS wildcard configuration was detected for domain *.%s.%s - the installation will not be able to complete while this record exists. Please remove it to proceed. The domain resolves to %s")
 	if st == wire.ValidationSuccess {
@@ -204,7 +203,7 @@ func hostDNSWildcardNotConfigured(c *hostContext) (wire.ValidationStatus, string
 	return st, msg
 }
 
-func (c *hostContext) unexpectedDomain(resp wire.DomainResolutionResponse, domain, format string) (wire.ValidationStatus, string) {
+func (c *hostContext) unexpectedDomain(resp *wire.DomainResolutionResponse, domain, format string) (wire.ValidationStatus, string) {
 	var r *wire.DomainResolutionResponseResolutionsItem
 	for _, x := range resp.Resolutions {
 		if x != nil && x.DomainName == domain {

@@ -6,8 +6,8 @@
 // choice, the machine network the cluster monitor derives, and the
 // auto-assign role rule.
 //
-// Facts come from the fact sheets in shared/reference (assisted-service.md
-// §2.7, §3.2, §5, §6; agent-and-installer.md §3) and from the public
+// Facts come from the fact sheets in shared/reference (docs/reference/assisted-service.md
+// §2.7, §3.2, §5, §6; docs/reference/agent-and-installer.md §3) and from the public
 // assisted-service source they cite (internal/host/validator.go,
 // internal/cluster/validator.go, internal/hardware/validator.go,
 // internal/network/machine_network_cidr.go). Where this package differs from
@@ -16,12 +16,20 @@
 // # Inputs
 //
 // A Validator carries configuration (requirements, disconnection timeout,
-// disabled IDs). Host validations take a HostInput: the host, its parsed
-// inventory, its cluster and a ClusterFacts computed once per cluster by
-// Validator.Facts, so that validating one host of a 1,000-host cluster never
-// walks the other hosts. Cluster validations take the cluster and every host
-// with its parsed inventory. Nothing here reads a clock, a file or the
-// network; "now" is an input.
+// disabled IDs). Host validations take a HostInput: the host, its
+// inventory, its compacted connectivity report (ConnReport), its check
+// results (HostChecks), its cluster with the cluster's majority groups,
+// and a ClusterFacts computed once per cluster by Validator.Facts, so that
+// validating one host of a 1,000-host cluster never walks the other hosts.
+// Cluster validations take the cluster and every host. Inputs are Go
+// values, never JSON text: a caller that holds stored documents decodes
+// them once (ReadHostChecks, ReadMajorityGroups, ParseConnectivity).
+// Nothing here reads a clock, a file or the network; "now" is an input.
+//
+// The package holds no state between calls. What lasts across
+// evaluations belongs to the caller: the Interner that compacts a
+// cluster's reports onto shared tables of host IDs and addresses, and a
+// ClusterMemo per cluster that keeps the last connectivity aggregates.
 //
 // # Adding a validation
 //

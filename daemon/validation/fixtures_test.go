@@ -15,6 +15,37 @@ const gib = int64(1) << 30
 
 func ptr[T any](v T) *T { return &v }
 
+// testInterner compacts the tests' connectivity reports, as the service's
+// one Interner compacts all of its.
+var testInterner = NewInterner()
+
+// typed returns hosts as the service hands them over: the connectivity
+// report and the check results a test wrote into each host's JSON-text
+// fields (as a stored host document carries them), decoded: the report
+// compacted with every probe kept (keepAll; runCompact compacts with the
+// Validator's thresholds), the checks by ReadHostChecks.
+func typed(hosts []HostEntry) []HostEntry {
+	out := make([]HostEntry, len(hosts))
+	for i, h := range hosts {
+		out[i] = typedEntry(h)
+	}
+	return out
+}
+
+func typedEntry(h HostEntry) HostEntry {
+	if h.Host == nil {
+		return h
+	}
+	if h.Conn == nil && h.Host.Connectivity != "" {
+		h.Conn = parseConnReport(testInterner, h.Host.Connectivity, keepAll)
+	}
+	if h.Checks == nil {
+		c := ReadHostChecks(h.Host)
+		h.Checks = &c
+	}
+	return h
+}
+
 // testCluster is a multi-node, cluster-managed-networking cluster with one
 // machine network and a VIP pair inside it.
 func testCluster() *wire.Cluster {

@@ -96,11 +96,15 @@ type hostContext struct {
 	minRAM  int64            // MiB, for any role
 	// conn is the host's compacted connectivity report; nil: none yet.
 	conn *ConnReport
+	// checks are the host's check results (never nil), groups the
+	// cluster's majority groups.
+	checks *HostChecks
+	groups Reported[*Connectivity]
 }
 
 func (v *Validator) newHostContext(in HostInput) *hostContext {
-	c := &hostContext{v: v, host: in.Host, inv: in.Inventory, cluster: in.Cluster, facts: in.Facts, now: in.Now}
-	c.conn = HostEntry{Host: in.Host, Conn: in.Conn}.report()
+	c := &hostContext{v: v, host: in.Host, inv: in.Inventory, cluster: in.Cluster, facts: in.Facts, now: in.Now,
+		conn: in.Conn, checks: in.Checks.orNone(), groups: in.Groups}
 	if c.now.IsZero() {
 		c.now = time.Now()
 	}
@@ -114,7 +118,7 @@ func (v *Validator) newHostContext(in HostInput) *hostContext {
 		}
 	}
 	if c.facts == nil {
-		c.facts = v.Facts(c.cluster, []HostEntry{{Host: c.host, Inventory: c.inv, Conn: c.conn}})
+		c.facts = v.Facts(c.cluster, []HostEntry{{Host: c.host, Inventory: c.inv, Conn: c.conn, Checks: c.checks}}, nil)
 	}
 	c.role = EffectiveRole(c.host)
 	if c.cluster != nil {

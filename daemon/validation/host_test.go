@@ -29,12 +29,17 @@ func newHostScene() *hostScene {
 	}
 }
 
+// run validates the scene's host as the service does: with the reports,
+// check results and majority groups the case wrote as text decoded.
 func (s *hostScene) run() Report {
+	in := s.in
+	self := typedEntry(HostEntry{Host: s.in.Host, Inventory: s.in.Inventory})
+	in.Conn, in.Checks = self.Conn, self.Checks
 	if s.in.Cluster != nil {
-		all := append([]HostEntry{{Host: s.in.Host, Inventory: s.in.Inventory}}, s.others...)
-		s.in.Facts = s.v.Facts(s.in.Cluster, all)
+		in.Groups = ReadMajorityGroups(s.in.Cluster.ConnectivityMajorityGroups)
+		in.Facts = s.v.Facts(s.in.Cluster, append([]HostEntry{self}, typed(s.others)...), nil)
 	}
-	return s.v.ValidateHost(s.in)
+	return s.v.ValidateHost(in)
 }
 
 // runCompact is run with every report handed over compacted by the
@@ -48,23 +53,26 @@ func (s *hostScene) runCompact(t *testing.T) Report {
 		}
 		c := *h
 		c.Connectivity = ""
-		return &c, s.v.ParseConnectivity(h.Connectivity)
+		return &c, s.v.ParseConnectivity(testInterner, h.Connectivity)
 	}
 	in := s.in
 	var self HostEntry
+	checks := ReadHostChecks(s.in.Host)
 	in.Host, in.Conn = compact(s.in.Host)
-	self = HostEntry{Host: in.Host, Inventory: in.Inventory, Conn: in.Conn}
+	in.Checks = &checks
+	self = HostEntry{Host: in.Host, Inventory: in.Inventory, Conn: in.Conn, Checks: in.Checks}
 	all := []HostEntry{self}
-	textAll := []HostEntry{{Host: s.in.Host, Inventory: s.in.Inventory}}
+	textAll := typed([]HostEntry{{Host: s.in.Host, Inventory: s.in.Inventory}})
 	for _, o := range s.others {
 		h, conn := compact(o.Host)
 		all = append(all, HostEntry{Host: h, Inventory: o.Inventory, Conn: conn})
-		textAll = append(textAll, o)
+		textAll = append(textAll, typedEntry(o))
 	}
 	if s.in.Cluster != nil {
 		c := *s.in.Cluster
 		in.Cluster = &c
-		in.Facts = s.v.Facts(in.Cluster, all)
+		in.Groups = ReadMajorityGroups(c.ConnectivityMajorityGroups)
+		in.Facts = s.v.Facts(in.Cluster, all, nil)
 		// Unmemoised: cases change inventories in place, which the memo
 		// (keyed by pointer) does not expect.
 		want, werr := connectivityGroups(s.in.Cluster, textAll)
@@ -72,7 +80,7 @@ func (s *hostScene) runCompact(t *testing.T) Report {
 		if diff := cmp.Diff(want, got); diff != "" || (werr == nil) != (gerr == nil) {
 			t.Errorf("majority groups from compacted reports (-text +compact):\n%s\nerrors %v, %v", diff, werr, gerr)
 		}
-		if diff := cmp.Diff(ipCollisions(textAll), ipCollisions(all)); diff != "" {
+		if diff := cmp.Diff(IPCollisions(textAll), IPCollisions(all)); diff != "" {
 			t.Errorf("address collisions from compacted reports (-text +compact):\n%s", diff)
 		}
 	}
@@ -397,7 +405,7 @@ func TestHostValidationsUnbound(t *testing.T) {
 	s := newHostScene()
 	s.in.Cluster, s.in.Host.ClusterID = nil, nil
 	s.in.Inventory.CPU.Count = 1
-	rep := s.v.ValidateHost(s.in)
+	rep := s.run()
 	// A host bound to no cluster is held to the role with the smallest disk
 	// (arbiter: 2 cores, 8 GiB, 50 GB).
 	got := findResult(t, rep, string(wire.HostValidationIDHasCPUCoresForRole))

@@ -141,7 +141,7 @@ func TestVIPUseFromHosts(t *testing.T) {
 	hosts[0].Host.FreeAddresses = `[{"network":"192.168.111.0/24","free_addresses":["192.168.111.4","192.168.111.5","192.168.111.6"]}]`
 	hosts[1].Host.FreeAddresses = `[{"network":"192.168.111.0/24","free_addresses":["192.168.111.5","192.168.111.6"]},{"network":"10.0.0.0/24","free_addresses":["10.0.0.9"]}]`
 	hosts[2].Host.FreeAddresses = `not json`
-	u := VIPUseFromHosts(hosts)
+	u := VIPUseFromHosts(typed(hosts))
 	want := map[string]map[string]bool{
 		"192.168.111.0/24": {"192.168.111.5": true, "192.168.111.6": true},
 		"10.0.0.0/24":      {"10.0.0.9": true},
@@ -152,7 +152,7 @@ func TestVIPUseFromHosts(t *testing.T) {
 	if diff := cmp.Diff(want, u.Free); diff != "" {
 		t.Errorf("free sets mismatch (-want +got):\n%s", diff)
 	}
-	if u := VIPUseFromHosts(testHosts()); u != nil {
+	if u := VIPUseFromHosts(typed(testHosts())); u != nil {
 		t.Errorf("VIPUseFromHosts(no reports) = %+v, want nil", u)
 	}
 }

@@ -44,7 +44,7 @@ func (p *peer) addressIn(nets []*net.IPNet) string {
 	return ""
 }
 
-func (f *ClusterFacts) addPeers(hosts []HostEntry) {
+func (f *ClusterFacts) addPeers(hosts []HostEntry, memo *ClusterMemo) {
 	f.peers = make(map[string]*peer, len(hosts))
 	f.macHost = map[string]string{}
 	for _, h := range hosts {
@@ -68,14 +68,18 @@ func (f *ClusterFacts) addPeers(hosts []HostEntry) {
 				}
 			}
 		}
-		if r := h.report(); r != nil && !r.bad {
+		if r := h.Conn; r != nil && !r.bad {
 			p.report = r
 		}
 		f.peers[p.id] = p
 		f.peerIDs = append(f.peerIDs, p.id)
 	}
 	sort.Strings(f.peerIDs)
-	f.collisions = IPCollisions(hosts)
+	if memo != nil {
+		f.collisions = memo.collisions.get(hosts, 0, func() map[string][]string { return IPCollisions(hosts) })
+	} else {
+		f.collisions = IPCollisions(hosts)
+	}
 }
 
 // IPCollisions returns the addresses held by more than one MAC, each with
@@ -87,13 +91,6 @@ func (f *ClusterFacts) addPeers(hosts []HostEntry) {
 // given the same static address). Loopback and link-local addresses are
 // left out.
 func IPCollisions(hosts []HostEntry) map[string][]string {
-	return collisionsMemo.get(hosts, 0, func() map[string][]string { return ipCollisions(hosts) })
-}
-
-// collisionsMemo is IPCollisions' last result (see aggregateMemo).
-var collisionsMemo aggregateMemo[map[string][]string]
-
-func ipCollisions(hosts []HostEntry) map[string][]string {
 	macs := map[string]map[string]bool{}
 	note := func(ip string, ms ...string) {
 		if macs[ip] == nil {
@@ -143,7 +140,7 @@ func ipCollisions(hosts []HostEntry) map[string][]string {
 		if h.Host == nil {
 			continue
 		}
-		r := h.report()
+		r := h.Conn
 		if r == nil || r.bad {
 			continue
 		}

@@ -43,24 +43,33 @@ type Validator struct {
 	ReleaseImage string
 }
 
-// HostEntry is a host with its parsed inventory (nil before the first one)
-// and its compacted connectivity report (nil: none yet, or, with
-// Host.Connectivity set, compact that text).
+// HostEntry is a host as the validations read it: its own fields (Host;
+// the JSON-text fields of a wire.Host are not read: what they carry comes
+// decoded, below), its inventory (nil before the first one), its compacted
+// connectivity report (nil: none yet) and its check results (nil: none).
 type HostEntry struct {
 	Host      *wire.Host
 	Inventory *wire.Inventory
 	Conn      *ConnReport
+	Checks    *HostChecks
 }
 
 // HostInput is everything one host's validations read.
 type HostInput struct {
+	// Host is read for its own fields, never for its JSON-text ones
+	// (inventory, connectivity, the check results): those are the fields
+	// below.
 	Host      *wire.Host
-	Inventory *wire.Inventory // parsed host.inventory; nil when none has arrived
+	Inventory *wire.Inventory // nil when none has arrived
 	Cluster   *wire.Cluster   // nil for a host bound to no cluster
 	// Conn is the host's compacted connectivity report
-	// (Validator.DecodeConnectivity); nil: none yet, or, with
-	// Host.Connectivity set, compact that text.
+	// (Validator.DecodeConnectivity); nil: none yet.
 	Conn *ConnReport
+	// Checks are the host's check results; nil: none yet.
+	Checks *HostChecks
+	// Groups are the cluster's connectivity majority groups as the
+	// cluster keeps them (ConnectivityGroups); not Set: none yet.
+	Groups Reported[*Connectivity]
 	// Facts are the cluster-wide aggregates from Validator.Facts over the
 	// cluster's hosts, this one included. Nil counts as a cluster with no
 	// other host.
@@ -100,10 +109,12 @@ type hostnameUse struct {
 // cluster's version, every host's name, role, addresses and parsed
 // connectivity report, and the addresses seen on two MACs. Recompute them
 // when a host's name, role, inventory or connectivity or the cluster's
-// networks or version change.
-func (v *Validator) Facts(c *wire.Cluster, hosts []HostEntry) *ClusterFacts {
+// networks or version change. memo, when not nil, is the cluster's
+// (ClusterMemo): the address collisions are taken from it when the
+// reports and inventories are those of its last call.
+func (v *Validator) Facts(c *wire.Cluster, hosts []HostEntry, memo *ClusterMemo) *ClusterFacts {
 	f := &ClusterFacts{hostnames: make(map[string]hostnameUse, len(hosts))}
-	f.addPeers(hosts)
+	f.addPeers(hosts, memo)
 	for _, h := range hosts {
 		if h.Host == nil || h.Inventory == nil {
 			continue

@@ -2,7 +2,6 @@ package validation
 
 import (
 	"encoding/json"
-	"strings"
 	"testing"
 
 	"github.com/nodezero/nodezero/wire"
@@ -24,44 +23,41 @@ func connText(t *testing.T, peers ...string) string {
 func peerIDs(r *ConnReport) []string {
 	var out []string
 	for _, p := range r.peers {
-		out = append(out, names.str(p.id))
+		out = append(out, r.in.names.str(p.id))
 	}
 	return out
 }
 
-// TestReportFromText: a host given with its report as text (no Conn) has
-// it compacted; bad text gives a broken report.
-func TestReportFromText(t *testing.T) {
-	r := HostEntry{Host: &wire.Host{ID: "h1", Connectivity: connText(t, "peer-1")}}.report()
-	if got := peerIDs(r); r.Broken() || len(got) != 1 || got[0] != "peer-1" {
-		t.Fatalf("report = %v (broken %v), want peer-1", got, r.Broken())
+// TestParseConnectivity: a stored report's text is compacted with the
+// interner given; bad text gives a broken report.
+func TestParseConnectivity(t *testing.T) {
+	v := &Validator{}
+	in := NewInterner()
+	r := v.ParseConnectivity(in, connText(t, "peer-1"))
+	if got := peerIDs(r); r.Broken() || len(got) != 1 || got[0] != "peer-1" || r.in != in {
+		t.Fatalf("report = %v (broken %v), want peer-1 on the interner given", got, r.Broken())
 	}
-	if r := (HostEntry{Host: &wire.Host{ID: "h1", Connectivity: "{not json"}}).report(); !r.Broken() {
+	if r := v.ParseConnectivity(in, "{not json"); !r.Broken() {
 		t.Error("the report of bad JSON is not broken")
-	}
-	if r := (HostEntry{Host: &wire.Host{ID: "h1"}}).report(); r != nil {
-		t.Error("a host without a report has one")
 	}
 }
 
-func TestParseMajorityGroupsCaches(t *testing.T) {
+// TestReadMajorityGroups: a cluster's stored groups decode; an empty text
+// is none yet, bad text unreadable, null groups that list none.
+func TestReadMajorityGroups(t *testing.T) {
 	a := `{"majority_groups":{"IPv4":["h1","h2","h3"]},"l3_connected_addresses":{"h1":["10.0.0.1"]}}`
-	g1, err := parseMajorityGroups(a)
-	if err != nil || len(g1.MajorityGroups["IPv4"]) != 3 || g1.L3ConnectedAddresses["h1"][0] != "10.0.0.1" {
-		t.Fatalf("parseMajorityGroups = %+v, %v", g1, err)
+	g := ReadMajorityGroups(a)
+	if !g.Set || g.Unreadable || len(g.Value.MajorityGroups["IPv4"]) != 3 || g.Value.L3ConnectedAddresses["h1"][0] != "10.0.0.1" {
+		t.Fatalf("ReadMajorityGroups = %+v", g)
 	}
-	if g2, _ := parseMajorityGroups(strings.Clone(a)); g2 != g1 {
-		t.Error("the same groups were parsed again")
+	if g := ReadMajorityGroups(""); g.Set {
+		t.Errorf(`ReadMajorityGroups("") = %+v, want not set`, g)
 	}
-	g3, err := parseMajorityGroups(`{"majority_groups":{"IPv4":["h1"]}}`)
-	if err != nil || g3 == g1 || len(g3.MajorityGroups["IPv4"]) != 1 {
-		t.Errorf("changed groups gave %+v, %v; want them parsed anew", g3, err)
+	if g := ReadMajorityGroups("{"); !g.Unreadable {
+		t.Errorf("ReadMajorityGroups of bad JSON = %+v, want unreadable", g)
 	}
-	if _, err := parseMajorityGroups("{"); err == nil {
-		t.Error("parseMajorityGroups of bad JSON succeeded")
-	}
-	if g, err := parseMajorityGroups("null"); err != nil || g == nil || len(g.MajorityGroups) != 0 {
-		t.Errorf("parseMajorityGroups(null) = %+v, %v; want groups that list none", g, err)
+	if g := ReadMajorityGroups("null"); !g.Set || g.Unreadable || g.Value == nil || len(g.Value.MajorityGroups) != 0 {
+		t.Errorf("ReadMajorityGroups(null) = %+v; want groups that list none", g)
 	}
 }
 
@@ -70,7 +66,7 @@ func TestAggregateMemo(t *testing.T) {
 	calls := 0
 	compute := func() *int { calls++; n := calls; return &n }
 	inv := &wire.Inventory{Hostname: "a"}
-	r1, r2 := parseConnReport(connText(t, "p1"), keepAll), parseConnReport(connText(t, "p2"), keepAll)
+	r1, r2 := parseConnReport(testInterner, connText(t, "p1"), keepAll), parseConnReport(testInterner, connText(t, "p2"), keepAll)
 	hosts := []HostEntry{{Host: &wire.Host{ID: "h1"}, Conn: r1, Inventory: inv}, {Host: &wire.Host{ID: "h2"}}}
 	first := m.get(hosts, 3, compute)
 	// Equal inputs, in new values: the last result.
