@@ -18,7 +18,7 @@ import (
 )
 
 // On-host directories of the config image's members
-// (reference/abi-on-host.md §2, §8.3).
+// (docs/reference/abi-on-host.md §2, §8.3).
 const (
 	ManifestsDir      = "/etc/assisted/manifests"
 	ExtraManifestsDir = "/etc/assisted/extra-manifests"
@@ -173,7 +173,7 @@ func (a *Assembly) Image() ([]byte, error) {
 // NetworkDirs renders the hosts' nmstate documents into the directories
 // ABI keeps under /etc/assisted/network: host<N>/ with one NetworkManager
 // keyfile per connection, as nmstatectl gc and the installer write them,
-// and mac_interface.ini (reference/nmstate-keyfiles.md §0, §2).
+// and mac_interface.ini (docs/reference/nmstate-keyfiles.md §0, §2).
 func NetworkDirs(configs []*manifests.NMStateConfig) ([]nmstate.HostDir, error) {
 	var hosts []nmstate.Host
 	for _, c := range configs {

@@ -8,7 +8,7 @@ import (
 
 // Host-wide files the config image carries besides /etc/assisted: what
 // ABI's install ignition writes for the host's own services
-// (reference/abi-on-host.md §2). A factory image is the same for every
+// (docs/reference/abi-on-host.md §2). A factory image is the same for every
 // cluster, so everything cluster-specific arrives in the config image;
 // chrony.conf is one ABI writes only into the ignition.
 const (

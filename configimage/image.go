@@ -18,7 +18,7 @@ import (
 	"github.com/nodezero/nodezero/onhost"
 )
 
-// The config image (reference abi-on-host.md §8.3, from the installer's
+// The config image (docs/reference/abi-on-host.md §8.3, from the installer's
 // pkg/asset/agent/configimage/configiso.go): an ISO 9660 volume labelled
 // agent_configimage whose root holds one file, config.gz, a gzip'd newc
 // cpio of absolute host paths with /etc/assisted/rendezvous-host.env last,

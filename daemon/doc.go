@@ -7,5 +7,5 @@
 // handlers), auth (ES256 tokens), machine (host and cluster state machines as
 // data), validation (host and cluster validations) and v2 (the wire types
 // and client). daemon may import store, configimage, units and wire;
-// see DESIGN.md §10 and the deps test.
+// see docs/architecture.md and the deps test.
 package daemon

@@ -40,7 +40,7 @@ const (
 )
 
 // Config is the agent's configuration; the fields mirror the real agent's
-// flags (agent-and-installer.md §1.2).
+// flags (docs/reference/agent-and-installer.md §1.2).
 type Config struct {
 	URL          string // service base URL; the client appends /api/assisted-install/v2
 	InfraEnvID   string

@@ -15,7 +15,7 @@ const maxNextInstructionSeconds = 3600
 
 // instructionLoop asks for instructions and starts them until the service
 // says "exit", the host is gone, GETs fail for giveUpAfter, or ctx is done
-// (the real agent's next_step_runner, agent-and-installer.md §1.6).
+// (the real agent's next_step_runner, docs/reference/agent-and-installer.md §1.6).
 func (a *Agent) instructionLoop(ctx context.Context, s session) endReason {
 	log := a.log.With(slog.String(keyHost, s.hostID), slog.String(keyInfraEnv, s.infraEnvID))
 	// A fresh cache per registration, as each real runner process has: the

@@ -141,7 +141,7 @@ func StopInstallationStep(s *Steps, wait time.Duration) step.Func {
 }
 
 // InventoryStep returns the inventory step: its single arg is the host id,
-// which must be a UUID (agent-protocol-transcript.md §2); its output is the
+// which must be a UUID (docs/reference/agent-protocol-transcript.md §2); its output is the
 // inventory as compact JSON.
 func InventoryStep(collect func(ctx context.Context) (*wire.Inventory, error)) step.Func {
 	return func(ctx context.Context, args []string) (string, string, int) {

@@ -7,7 +7,7 @@
 // Degraded, Failing) it shapes as OpenShift's API does.
 //
 // It is plain net/http and encoding/json: the main module never imports
-// k8s.io/* or sigs.k8s.io/* (DESIGN.md §10). It never uses a proxy from the
+// k8s.io/* or sigs.k8s.io/* (docs/architecture.md). It never uses a proxy from the
 // environment and never asks for more than the kubeconfig names.
 //
 // kube is a leaf: it imports no project package (gopkg.in/yaml.v3 reads the

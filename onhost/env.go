@@ -11,7 +11,7 @@ import (
 	"strings"
 )
 
-// The env files of an agent-based install (reference/abi-on-host.md §2):
+// The env files of an agent-based install (docs/reference/abi-on-host.md §2):
 // systemd EnvironmentFile syntax, one KEY=VALUE a line, no quoting.
 
 // Workflow types of WORKFLOW_TYPE.

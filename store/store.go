@@ -87,7 +87,7 @@ func open(ctx context.Context, path string, opts Options, fsys fs.FS) (*Store, e
 	if busy <= 0 {
 		busy = 5 * time.Second
 	}
-	// Pragmas from reference/dependency-notes.md §4. synchronous=FULL syncs
+	// Pragmas from docs/reference/dependency-notes.md §4. synchronous=FULL syncs
 	// the WAL at every commit, so a commit that returned survives a power
 	// cut, not just a kill -9. cache_size stays at SQLite's 2 MiB per
 	// connection: the page cache lives outside Go's heap, in the process's

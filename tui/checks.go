@@ -12,7 +12,7 @@ import (
 // checksPage is the connectivity checks page with its splash and the
 // "checks passed" countdown dialog, and the engine that runs the checks
 // (agent-tui's checks/engine.go and ui/controller.go, reference
-// abi-on-host.md §12.2–12.3).
+// docs/reference/abi-on-host.md §12.2–12.3).
 //
 // Every check runs in its own goroutine every CheckInterval; results
 // are applied on the event goroutine, where the flow is decided: the

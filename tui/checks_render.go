@@ -8,7 +8,7 @@ import (
 )
 
 // The checks page's texts, agent-tui's where it has them (reference
-// abi-on-host.md §12.4).
+// docs/reference/abi-on-host.md §12.4).
 const (
 	checksTitle       = "Agent installer network boot setup"
 	checksPullTitle   = "Release image URL"

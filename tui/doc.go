@@ -22,5 +22,5 @@
 // on a serial terminal without colour (Config.Mono), keyboard only.
 //
 // Imports: the wire package, tview and tcell, the standard
-// library. Nothing else of the project (DESIGN.md §10).
+// library. Nothing else of the project (docs/architecture.md).
 package tui

@@ -36,7 +36,7 @@ func (f SourceFunc) Snapshot(ctx context.Context) Snapshot { return f(ctx) }
 // CheckID names one connectivity check.
 type CheckID string
 
-// The checks of agent-tui's engine (reference abi-on-host.md §12.2).
+// The checks of agent-tui's engine (docs/reference/abi-on-host.md §12.2).
 const (
 	CheckReleaseImagePull CheckID = "release-image-pull" // the primary check
 	CheckDNS              CheckID = "release-image-host-dns"

@@ -13,7 +13,7 @@ import (
 const netStateTimeout = 30 * time.Second
 
 // networkPage shows this host's interfaces, routes and DNS as a tree
-// (agent-tui's nmstate view, reference abi-on-host.md §12.5). It reads
+// (agent-tui's nmstate view, docs/reference/abi-on-host.md §12.5). It reads
 // a.cfg.NetState in the background when it is first drawn, when it is
 // shown and after the network was configured.
 type networkPage struct {

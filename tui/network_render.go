@@ -6,7 +6,7 @@ import (
 )
 
 // The network page's texts, agent-tui's where it has them (reference
-// abi-on-host.md §12.5).
+// docs/reference/abi-on-host.md §12.5).
 const (
 	networkTitle     = "Network Status"
 	networkHelp      = "Up/Down move   Enter expand/collapse   c configure network   Esc back   q quit"

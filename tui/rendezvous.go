@@ -15,7 +15,7 @@ import (
 const rendezvousProbeLimit = 10 * time.Second
 
 // rendezvousPage is the interactive flow's first step, agent-tui's
-// rendezvous IP screens (reference abi-on-host.md §12.4): enter node
+// rendezvous IP screens (docs/reference/abi-on-host.md §12.4): enter node
 // zero's address, which is probed and saved, or pick one of this host's
 // to make it node zero (pageRendezvousSelect). Saving writes
 // /etc/assisted/rendezvous-host.env under Rendezvous.Root.

@@ -12,7 +12,7 @@ import (
 	"github.com/nodezero/nodezero/onhost"
 )
 
-// The rendezvous pages' texts, agent-tui's (reference abi-on-host.md
+// The rendezvous pages' texts, agent-tui's (docs/reference/abi-on-host.md
 // §12.4).
 const (
 	rendezvousTitle       = "Rendezvous node setup"

@@ -135,7 +135,7 @@ func hostBlocking(h parsedHost) string {
 }
 
 // advisoryValidations never keep a host from installing (the service shows
-// them but gates nothing on them; assisted-service.md §2.4), so they are
+// them but gates nothing on them; docs/reference/assisted-service.md §2.4), so they are
 // never given as the reason a host waits.
 var advisoryValidations = map[wire.HostValidationID]bool{
 	wire.HostValidationIDNTPSynced:                          true,
@@ -186,7 +186,7 @@ func missingHosts(vals []validation) (int, []string) {
 	return 0, nil
 }
 
-// Install stages per role, in order (assisted-service.md §7.3).
+// Install stages per role, in order (docs/reference/assisted-service.md §7.3).
 var (
 	stagesBootstrap = []wire.HostStage{wire.HostStageStartingInstallation, wire.HostStageInstalling, wire.HostStageWritingImageToDisk,
 		wire.HostStageCopyingRegistryDataToDisk, wire.HostStageWaitingForControlPlane, wire.HostStageWaitingForBootkube,

@@ -58,7 +58,7 @@ func has(opts []*unit.UnitOption, section, name, value string) bool {
 }
 
 // TestInstalledGraph checks, from the files Install wrote, the order
-// DESIGN.md §4 needs and that every [Install] dependency is enabled.
+// docs/architecture.md needs and that every [Install] dependency is enabled.
 func TestInstalledGraph(t *testing.T) {
 	root := t.TempDir()
 	install(t, root, Params{}, fakeBinary)

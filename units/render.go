@@ -27,7 +27,7 @@ const (
 	RuleDir       = "etc/udev/rules.d"
 )
 
-// ConfigImageLabel is the volume label of a config image (DESIGN.md §2);
+// ConfigImageLabel is the volume label of a config image (docs/architecture.md);
 // the udev rule matches it.
 const ConfigImageLabel = "agent_configimage"
 
@@ -118,7 +118,7 @@ func networkUnit(bin string) []*unit.UnitOption {
 }
 
 // daemonUnit is the on-host daemon: node-zero decision, service, agent and
-// status lines (DESIGN.md §4). It reports readiness and liveness through
+// status lines (docs/architecture.md). It reports readiness and liveness through
 // sd_notify and is restarted without limit, as ABI's agent.service is.
 func daemonUnit(bin string) []*unit.UnitOption {
 	return []*unit.UnitOption{

@@ -13,7 +13,7 @@ import (
 
 // Files of an install directory that `nodezero create config-image --dir D`
 // writes for wait-for, as openshift-install's agent assets are found in
-// theirs (reference/abi-on-host.md §1.1b, §11).
+// theirs (docs/reference/abi-on-host.md §1.1b, §11).
 const (
 	RendezvousIPFile = "rendezvousIP"                 // node zero's address, as openshift-install writes it
 	WatcherTokenFile = "auth/watcher.token"           // the Watcher-Authorization token

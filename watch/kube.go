@@ -3,7 +3,7 @@ package watch
 // Once the bootstrap is complete, node zero writes its own disk and
 // reboots: its REST API goes away. openshift-install's wait-for
 // install-complete then follows the installed cluster through its
-// Kubernetes API with auth/kubeconfig (reference/abi-on-host.md §11):
+// Kubernetes API with auth/kubeconfig (docs/reference/abi-on-host.md §11):
 // ClusterVersion `version` Available, not Failing, not Progressing. So does
 // WaitFor, when it has a kubeconfig, through a ClusterFollower; node zero's
 // REST API is still read while it answers, for its statuses and events,

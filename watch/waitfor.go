@@ -2,7 +2,7 @@ package watch
 
 // WaitFor is `nodezero wait-for bootstrap-complete|install-complete`: it
 // follows an install from a workstation through node zero's REST API, as
-// `openshift-install agent wait-for` does (reference/abi-on-host.md §11):
+// `openshift-install agent wait-for` does (docs/reference/abi-on-host.md §11):
 // the same status lines, validation and event lines, in logrus' text form
 // (waitfor_lines.go), and the same exit codes (5: bootstrap failed, 6:
 // install failed).

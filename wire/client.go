@@ -1,7 +1,7 @@
 package wire
 
 // The HTTP client for the assisted-service v2 API. The wire format (headers,
-// query, bodies) follows shared/reference/agent-protocol-transcript.md §1, a
+// query, bodies) follows docs/reference/agent-protocol-transcript.md §1, a
 // recorded exchange between the real agent and the real service; the paths
 // and status codes follow shared/reference/assisted-service-swagger.yaml.
 

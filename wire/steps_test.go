@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// The args below are verbatim from agent-protocol-transcript.md §2.
+// The args below are verbatim from docs/reference/agent-protocol-transcript.md §2.
 func TestEncodeEmbeddedMatchesTranscript(t *testing.T) {
 	tests := []struct {
 		name string

@@ -13,7 +13,7 @@ import (
 
 const module = "github.com/nodezero/nodezero"
 
-// importRules is DESIGN.md §10: which project packages each folder may
+// importRules is docs/architecture.md: which project packages each folder may
 // import (besides its own sub-packages). cmd/ may import anything.
 var importRules = []struct {
 	folder  string

@@ -26,7 +26,7 @@ import (
 // the install, during the preparation and while the host writes its disk,
 // for longer or shorter than node zero's disconnection timeout. The status
 // sequences the tests expect are assisted-service's rules
-// (reference/assisted-service.md §2.3, §2.4, §3.2), read from the
+// (docs/reference/assisted-service.md §2.3, §2.4, §3.2), read from the
 // host_status_updated and cluster_status_updated events, which hold every
 // transition; every snapshot of the API polled meanwhile must give each
 // host and the cluster a status_info saying why it is where it is.

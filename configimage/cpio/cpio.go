@@ -1,10 +1,10 @@
 // Package cpio writes and reads SVR4 "newc" cpio archives (magic 070701),
 // the format of the agent config image's config.gz (reference
-// abi-on-host.md §8.3), with the standard library only.
+// docs/reference/abi-on-host.md §8.3), with the standard library only.
 //
 // The writer keeps member names exactly as given, the leading "/" of the
 // config image's absolute host paths included (u-root's cpio strips it,
-// dependency-notes.md §3), and writes caller-given modes and mtimes,
+// docs/reference/dependency-notes.md §3), and writes caller-given modes and mtimes,
 // sequential inode numbers and one link per member, so the same inputs give
 // the same bytes. It writes directories and regular files only.
 //

@@ -22,7 +22,7 @@ import (
 // The /opt/agent/tls directory is one format with two readers: node zero's
 // assisted service, which copies every regular file of it into the
 // installer's tls/ directory (EPHEMERAL_INSTALLER_CLUSTER_TLS_CERTS_OVERRIDE_DIR,
-// reference/abi-on-host.md), and openshift-install, which under
+// docs/reference/abi-on-host.md), and openshift-install, which under
 // OPENSHIFT_INSTALL_LOAD_CLUSTER_CERTS=true loads each signer from
 // tls/<name>.crt and tls/<name>.key instead of minting it, and the
 // kubeadmin password from tls/kubeadmin-password.hash (and the plain

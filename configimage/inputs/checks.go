@@ -86,7 +86,7 @@ var forbiddenHostnames = map[string]bool{
 }
 
 // checkHostname applies assisted-service's hostname-valid rule (reference/
-// assisted-service.md §5.1) at config time, so a bad name fails here rather
+// docs/reference/assisted-service.md §5.1) at config time, so a bad name fails here rather
 // than on a host's validation list.
 func checkHostname(v string) error {
 	if forbiddenHostnames[v] {

@@ -1,7 +1,7 @@
 // Package inputs reads install-config.yaml and agent-config.yaml with the
 // schema openshift-install defines for agent-based installs, and validates
 // them with the installer's rules and messages
-// (shared/reference/abi-on-host.md §9–§10).
+// (docs/reference/abi-on-host.md §9–§10).
 //
 // Loading walks the yaml.Node tree with report.Walk, so that every problem
 // carries the file, line and column of the node it is about, and a field

@@ -2,7 +2,7 @@
 // pure Go and with the standard library only.
 //
 // The writer produces what the agent config image needs (reference
-// abi-on-host.md §8.3, dependency-notes.md §2): a volume identifier kept
+// docs/reference/abi-on-host.md §8.3, docs/reference/dependency-notes.md §2): a volume identifier kept
 // exactly as given (lowercase "agent_configimage" included, which is what
 // blkid reports as LABEL), level-1 ISO names plus Rock Ridge NM/PX/TF so
 // files keep their real names, L and M path tables, and every timestamp

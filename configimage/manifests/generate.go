@@ -15,7 +15,7 @@ const DefaultNamespace = "cluster0"
 // Spec is what Generate needs, taken from validated install-config and
 // agent-config inputs. It carries plain values so this package does not
 // depend on the input types; the mapping follows openshift/installer
-// pkg/asset/agent/manifests (reference abi-on-host.md §9.2).
+// pkg/asset/agent/manifests (docs/reference/abi-on-host.md §9.2).
 type Spec struct {
 	ClusterName string // metadata.name
 	Namespace   string // metadata.namespace; "" = DefaultNamespace

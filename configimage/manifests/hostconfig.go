@@ -18,7 +18,7 @@ import (
 // /etc/assisted/hostconfig on a host): one directory per agent-config
 // host, named after it (or host-<n>), holding mac_addresses (lower-case
 // MACs, one per line) and, when set, role (plain text) and
-// root-device-hints.yaml (reference abi-on-host.md §10).
+// root-device-hints.yaml (docs/reference/abi-on-host.md §10).
 const (
 	DefaultHostConfigDir = "/etc/assisted/hostconfig"
 	MACAddressesFile     = "mac_addresses"

@@ -3,7 +3,7 @@
 // carry, validates it with path- and line-precise problems, and renders the
 // NetworkManager keyfiles that `nmstatectl gc` would, byte for byte, for
 // ethernet, bond, VLAN and linux-bridge interfaces with static or DHCP
-// IPv4/IPv6, routes and DNS (reference/nmstate-keyfiles.md is the
+// IPv4/IPv6, routes and DNS (docs/reference/nmstate-keyfiles.md is the
 // specification). It also owns the two wrappers around those keyfiles: the
 // build-time host directories the installer writes under
 // /etc/assisted/network (HostDirs, InstallerFormat, MACInterfaceINI) and the

@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// The worked examples of reference/nmstate-keyfiles.md §1.9, copied
+// The worked examples of docs/reference/nmstate-keyfiles.md §1.9, copied
 // literally: the golden files are our own output, these are the spec's.
 const (
 	refA = `[connection]

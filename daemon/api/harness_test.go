@@ -298,7 +298,7 @@ func (h *harness) checkHealthy(tb testing.TB) {
 }
 
 // inventoryJSON is a host's inventory as the agent sends it (shape of
-// reference/agent-protocol-transcript.md §3), large enough for any role.
+// docs/reference/agent-protocol-transcript.md §3), large enough for any role.
 const inventoryJSON = `{"bmc_address":"0.0.0.0","bmc_v6address":"::/0",` +
 	`"boot":{"current_boot_mode":"uefi"},` +
 	`"cpu":{"architecture":"x86_64","count":8,"flags":["fpu","vmx"],"model_name":"test cpu"},` +

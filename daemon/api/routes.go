@@ -20,7 +20,7 @@ var (
 )
 
 // table lists the operations this build serves, with the security schemes
-// assisted-service's swagger gives each (reference/assisted-service.md §8).
+// assisted-service's swagger gives each (docs/reference/assisted-service.md §8).
 func (s *server) table() []Route {
 	const ie, host = Base + "/infra-envs/{infra_env_id}", Base + "/infra-envs/{infra_env_id}/hosts/{host_id}"
 	const cl = Base + "/clusters/{cluster_id}"

@@ -1,5 +1,5 @@
 // Package auth issues and checks the ES256 tokens of assisted-service's
-// agent-installer-local mode (reference/assisted-service.md §11): a P-256 key
+// agent-installer-local mode (docs/reference/assisted-service.md §11): a P-256 key
 // pair made per install, three tokens whose claim auth_scheme names the scheme
 // they are for (agentAuth, userAuth, watcherAuth), no expiry for day-1 tokens,
 // and per-route schemes. It imports only the standard library and jwt.
@@ -157,7 +157,7 @@ func (v *Verifier) verify(token string) (Scheme, time.Time, error) {
 
 // Authorize decides a request to a route that accepts the given schemes, the
 // way go-openapi's RouteAuthenticators and assisted-service's agent-local
-// authorizer do together (reference/assisted-service.md §11):
+// authorizer do together (docs/reference/assisted-service.md §11):
 //
 //   - the route's schemes are tried in order; a scheme whose header is
 //     absent does not apply and is skipped;

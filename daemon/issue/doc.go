@@ -2,7 +2,7 @@
 // before logging in: one file per concern under /etc/issue.d (agetty shows
 // them in lexical order under /etc/issue) and the same lines, without
 // colour escapes, under /etc/motd.d. It keeps ABI's protocol
-// (reference/abi-on-host.md §5): the text is wrapped in a leading and a
+// (docs/reference/abi-on-host.md §5): the text is wrapped in a leading and a
 // trailing newline, a file is replaced atomically and only when its
 // content changes, clearing deletes it, and agetty is asked to reload
 // after every change when it is installed.

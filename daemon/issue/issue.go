@@ -20,7 +20,7 @@ import (
 // Key names one status file; the number orders it on the console.
 type Key string
 
-// ABI's keys (reference/abi-on-host.md §5).
+// ABI's keys (docs/reference/abi-on-host.md §5).
 const (
 	KeyReleaseImage     Key = "50_release-image"
 	KeyNetwork          Key = "55_network" // nodezero's own: static network failures

@@ -7,7 +7,7 @@
 // status_info text. NextHost and NextCluster walk the slice in order and the
 // first rule whose trigger and source match and whose condition holds wins,
 // exactly as github.com/filanov/stateswitch does for assisted-service
-// (reference/assisted-service.md §1). Order is therefore part of the data and
+// (docs/reference/assisted-service.md §1). Order is therefore part of the data and
 // is tested; no match is an error wrapping ErrNoTransition.
 //
 // Facts are plain values the caller gathers before asking: validation
@@ -17,7 +17,7 @@
 // stage and timestamps, the preparation check results, and the time "now".
 // Nothing here reads a clock, a database or the environment, so one writer
 // can compute a transition and persist it in the same transaction as the
-// facts that caused it (DESIGN.md §5).
+// facts that caused it (docs/architecture.md).
 //
 // Rules, condition groups and status_info wording follow assisted-service
 // (internal/host/statemachine.go, internal/cluster/statemachine.go,

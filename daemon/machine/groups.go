@@ -4,7 +4,7 @@ import "github.com/nodezero/nodezero/wire"
 
 // Validation groups as assisted-service names them
 // (internal/host/statemachine.go, internal/cluster/statemachine.go;
-// reference/assisted-service.md §2.4, §3.2). The rules are built from these
+// docs/reference/assisted-service.md §2.4, §3.2). The rules are built from these
 // lists at package init; treat them as read-only.
 var (
 	// HasValidInventory: the agent sent an inventory that is not fully

@@ -17,7 +17,7 @@ var (
 )
 
 // Per-role ordered stage lists (internal/host/common.go;
-// reference/assisted-service.md §7.3).
+// docs/reference/assisted-service.md §7.3).
 var (
 	bootstrapStages = []wire.HostStage{
 		wire.HostStageStartingInstallation, wire.HostStageInstalling,

@@ -15,7 +15,7 @@ import (
 // default set. Only hard timeouts exist here: assisted's soft-timeout mode
 // (ENABLE_SOFT_TIMEOUTS, off by default) is not implemented.
 //
-// Defaults and environment names: reference/assisted-service.md §2.5, §3.3
+// Defaults and environment names: docs/reference/assisted-service.md §2.5, §3.3
 // (internal/host/config.go, internal/host/host.go,
 // internal/cluster/cluster.go, internal/cluster/finalizing_stages.go).
 type Timeouts struct {

@@ -1,6 +1,6 @@
 // Package register is what the agent-based installer's
 // agent-installer-client does on node zero (assisted-service
-// cmd/agentbasedinstaller, reference assisted-service.md §10), spoken over
+// cmd/agentbasedinstaller, docs/reference/assisted-service.md §10), spoken over
 // HTTP to any assisted v2 service with the user token:
 //
 //   - RegisterCluster and RegisterInfraEnv turn the ZTP manifests into a

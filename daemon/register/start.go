@@ -23,7 +23,7 @@ func ExpectedHosts(set *manifests.Set) (masters, workers int) {
 }
 
 // StartDecision says whether to start the installation now, as
-// start-cluster-installation.sh decides (reference abi-on-host.md §7):
+// start-cluster-installation.sh decides (docs/reference/abi-on-host.md §7):
 // only when exactly the expected number of hosts are known (extra hosts
 // hold the start back) and the cluster is ready. status is one line for
 // the console and the issue files explaining the decision, e.g.

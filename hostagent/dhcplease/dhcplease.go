@@ -4,7 +4,7 @@
 // step puts a macvlan with the VIP's MAC on the host's machine-network NIC,
 // runs a DHCP exchange on it (renewing the previous lease when the service
 // sends one back), deletes the macvlan and reports the address and the
-// lease text (agent-and-installer.md §2.4).
+// lease text (docs/reference/agent-and-installer.md §2.4).
 //
 // It touches only the interface the request names and the macvlans it
 // makes there, in the network namespace it runs in. It imports no project

@@ -1,5 +1,5 @@
 // Package diskspeed runs the installation-disk-speed-check step
-// (agent-and-installer.md §2.9) in Go, in place of the agent's two fio
+// (docs/reference/agent-and-installer.md §2.9) in Go, in place of the agent's two fio
 // runs: it writes small blocks over the start of the disk, fdatasync after
 // each, and reports the 99th percentile of the fdatasync durations in
 // milliseconds, the worst of two concurrent runs. The write is destructive

@@ -1,4 +1,4 @@
-// Package dnscheck runs the domain-resolution step (agent-and-installer.md
+// Package dnscheck runs the domain-resolution step (docs/reference/agent-and-installer.md
 // §2.7): it resolves each name the service asks about with the host's
 // resolver and reports its IPv4 and IPv6 addresses and CNAME. A name that
 // does not exist is an answer, not an error.

@@ -1,5 +1,5 @@
 // Package imagecheck runs the container-image-availability step
-// (agent-and-installer.md §2.8) over the registry v2 API instead of
+// (docs/reference/agent-and-installer.md §2.8) over the registry v2 API instead of
 // podman: for each image it fetches the manifest and every blob, with the
 // pull secret's credentials (basic, or a bearer token from the registry's
 // realm), and reports whether that worked, the bytes, the seconds and the

@@ -13,7 +13,7 @@ import (
 )
 
 // The agent-side reasons a disk is not eligible for installation, verbatim
-// (src/inventory/disks.go; reference/agent-and-installer.md §3.3). The
+// (src/inventory/disks.go; docs/reference/agent-and-installer.md §3.3). The
 // service adds its own (size, drive type, multipath membership) later.
 // Removable disks are eligible: agent PR #716 (OCPBUGS-33404) dropped that
 // reason because internal SATA SSDs report removable.

@@ -1,7 +1,7 @@
 // Package inventory is the host agent's inventory step and its host-ID
 // derivation. Collect reads the hardware of a host the way
 // assisted-installer-agent's `inventory` step does (src/inventory/*.go in
-// openshift/assisted-installer-agent; reference/agent-and-installer.md §2.1,
+// openshift/assisted-installer-agent; docs/reference/agent-and-installer.md §2.1,
 // §3) and returns the wire.Inventory the agent posts; HostID is the agent's
 // host-ID algorithm (src/scanners/machine_uuid_scanner.go).
 //

@@ -74,7 +74,7 @@ func TestCollectGolden(t *testing.T) {
 }
 
 // assertNoZeroFields checks that the JSON omits zero, false, empty and null
-// values, as the real agent's inventory does (agent-protocol-transcript.md §3).
+// values, as the real agent's inventory does (docs/reference/agent-protocol-transcript.md §3).
 func assertNoZeroFields(t *testing.T, data []byte) {
 	t.Helper()
 	var v any

@@ -1,4 +1,4 @@
-// Package logsgather runs the logs-gather step (agent-and-installer.md
+// Package logsgather runs the logs-gather step (docs/reference/agent-and-installer.md
 // §2.12) in Go, in place of the agent's logs_sender container: it reports
 // the collection's progress, packs what a nodezero host has to say about
 // itself into a tar.gz (the journal of nodezero's units, the console's

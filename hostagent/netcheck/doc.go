@@ -10,5 +10,5 @@
 // never covers more than a /22. Stats counts every probe per interface so
 // callers and tests can see where packets went.
 //
-// It imports only the wire package (DESIGN.md §10).
+// It imports only the wire package (docs/architecture.md).
 package netcheck

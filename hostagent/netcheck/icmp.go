@@ -29,7 +29,7 @@ func (r pingResult) lossPercent() float64 {
 // address), size bytes of payload, with the don't-fragment bit when df. It
 // uses privileged raw sockets (pro-bing's "icmp" mode) because the
 // unprivileged ping socket is disabled by default in new namespaces
-// (dependency-notes.md §9). An unreachable target is a result with no
+// (docs/reference/dependency-notes.md §9). An unreachable target is a result with no
 // replies, not an error; an error means the probe could not be sent.
 func echo(ctx context.Context, via nicAddr, target netip.Addr, count int, size int, df bool, o Options) (pingResult, error) {
 	p := probing.New(target.String())

@@ -9,7 +9,7 @@ import "context"
 
 // ExitNotRun is the exit code of a step that could not run: an unknown step
 // type or invalid args. The real agent replies -1 in both cases
-// (agent-and-installer.md §1.7).
+// (docs/reference/agent-and-installer.md §1.7).
 const ExitNotRun = -1
 
 // Func runs one step type. output is the step's stdout (usually a JSON

@@ -1,4 +1,4 @@
-// Package timesync runs the ntp-synchronizer step (agent-and-installer.md
+// Package timesync runs the ntp-synchronizer step (docs/reference/agent-and-installer.md
 // §2.6): it makes the host's chronyd use the NTP sources the service asks
 // for and reports each source's state. A host without a chronyd answering
 // is checked with a small SNTP client (RFC 4330) in Go instead, against the

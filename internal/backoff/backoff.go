@@ -25,7 +25,7 @@ type Backoff struct {
 }
 
 // Agent is the real agent's policy on a failed request: the defaults of
-// cenkalti/backoff's ExponentialBackOff that it uses (agent-and-installer.md
+// cenkalti/backoff's ExponentialBackOff that it uses (docs/reference/agent-and-installer.md
 // §1.6): 0.5 s, ×1.5, ±50 %, 60 s. Unlike that library, the jittered delay
 // itself is capped too, so a reconnect never waits more than 60 s.
 func Agent() Backoff {

@@ -8,7 +8,7 @@
 // the cluster's admin), authorizes with RBAC, and carries OpenShift's
 // ClusterVersion and ClusterOperator CRDs with `version` and a cluster's
 // operators created in the Progressing state. The sandbox runs it as the
-// installed cluster (DESIGN.md §9); its simulated controller writes the
+// installed cluster (docs/architecture.md); its simulated controller writes the
 // objects' status through package kube.
 //
 // FindTools finds the binaries: an environment override for each, then the

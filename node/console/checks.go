@@ -35,7 +35,7 @@ type CheckOptions struct {
 	DNSServer  string         // "host:port" asked instead of the host's resolver
 }
 
-// Checks are agent-tui's four checks (abi-on-host.md §12.2), run
+// Checks are agent-tui's four checks (docs/reference/abi-on-host.md §12.2), run
 // in-process: the release image's manifest fetched with the pull secret
 // (imagecheck.Inspect, where agent-tui runs `podman pull`), a lookup of the
 // registry's host, ICMP echoes to it, and an HTTP GET of the registry —

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Puts the sandbox's installed-cluster tools into the tools cache, outside the
-# repository (DESIGN.md §9), and prints where they are:
+# repository (docs/architecture.md), and prints where they are:
 #   kube-apiserver  built from the k8s.io/kubernetes module pinned in this
 #                   folder's go.mod, through the Go module proxy, CGO_ENABLED=0,
 #                   -trimpath, version-stamped; kept in a folder named by the
