@@ -3,7 +3,7 @@
 // child `nodezero service` process (so its RSS and CPU are its own;
 // service.go), registers a cluster and an infra-env, then runs either real
 // `nodezero agent` processes on the test hardware trees (agents.go) or
-// simulated agents (hostagent/simagent) speaking real HTTP, until every
+// simulated agents (sim/simagent) speaking real HTTP, until every
 // host is known and the cluster ready, and an idle window (run.go).
 // Simulated agents then go on through a whole install (install.go): roles,
 // the install action, the real installer on simulated disks, the reboots
@@ -13,6 +13,6 @@
 // recorded requests. Everything stays on 127.0.0.1.
 //
 // loadtest is a composition package: it may import wire, watch,
-// hostagent/simagent, its procstat and internal/ leaves, never cmd;
+// sim/simagent, its procstat and internal/ leaves, never cmd;
 // nothing of the project imports it but cmd and the console's benchmark.
 package loadtest

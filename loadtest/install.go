@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nodezero/nodezero/hostagent/simagent"
 	"github.com/nodezero/nodezero/loadtest/procstat"
+	"github.com/nodezero/nodezero/sim/simagent"
 	"github.com/nodezero/nodezero/wire"
 )
 

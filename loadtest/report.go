@@ -9,7 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/nodezero/nodezero/hostagent/simagent"
+	"github.com/nodezero/nodezero/sim/simagent"
 )
 
 // Report is what `nodezero loadtest` prints. Times of the run are from

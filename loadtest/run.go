@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/nodezero/nodezero/hostagent/simagent"
 	"github.com/nodezero/nodezero/loadtest/procstat"
+	"github.com/nodezero/nodezero/sim/simagent"
 	"github.com/nodezero/nodezero/watch"
 	"github.com/nodezero/nodezero/wire"
 )

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nodezero/nodezero/hostagent/simagent"
+	"github.com/nodezero/nodezero/sim/simagent"
 	"github.com/nodezero/nodezero/watch"
 	"github.com/nodezero/nodezero/wire"
 )

@@ -48,7 +48,7 @@ var errRefusedStage = errors.New("node zero refused the stage")
 var outOfInstall = []wire.HostStatus{wire.HostStatusError, wire.HostStatusCancelled, wire.HostStatusResetting, wire.HostStatusResettingPendingUserAction}
 
 // Observer receives the latency and outcome of each request a Controller
-// makes (hostagent/simagent's Observer). It must be safe for concurrent
+// makes (sim/simagent's Observer). It must be safe for concurrent
 // use.
 type Observer interface {
 	Observe(kind string, d time.Duration, err error)

@@ -16,7 +16,7 @@
 //
 // One controller serves both simulations: a sandbox host's `nodezero run`
 // on its booted disk (RunInstalled, called by the node runtime) and each of
-// a load test's simulated hosts (hostagent/simagent).
+// a load test's simulated hosts (sim/simagent).
 //
 // sim imports wire, kube, hostagent/installer (the stages a booted host
 // reports), hostagent/diskwrite (the disk read back) and internal/; never

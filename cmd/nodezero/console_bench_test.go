@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nodezero/nodezero/hostagent/simagent"
 	"github.com/nodezero/nodezero/loadtest"
 	"github.com/nodezero/nodezero/loadtest/procstat"
+	"github.com/nodezero/nodezero/sim/simagent"
 	"github.com/nodezero/nodezero/watch"
 	"github.com/nodezero/nodezero/wire"
 )

@@ -27,8 +27,8 @@ import (
 	"github.com/nodezero/nodezero/daemon/assisted/assistedtest"
 	"github.com/nodezero/nodezero/daemon/auth"
 	"github.com/nodezero/nodezero/gather"
-	"github.com/nodezero/nodezero/hostagent/simagent"
 	"github.com/nodezero/nodezero/onhost"
+	"github.com/nodezero/nodezero/sim/simagent"
 	"github.com/nodezero/nodezero/store"
 	"github.com/nodezero/nodezero/wire"
 )

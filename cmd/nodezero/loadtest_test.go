@@ -15,8 +15,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/nodezero/nodezero/hostagent/simagent"
 	"github.com/nodezero/nodezero/loadtest"
+	"github.com/nodezero/nodezero/sim/simagent"
 	"github.com/nodezero/nodezero/store"
 )
 

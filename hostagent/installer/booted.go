@@ -5,7 +5,7 @@ import "github.com/nodezero/nodezero/wire"
 // After the reboot, OpenShift's in-cluster controller reports a host's last
 // stages. A sandbox or load-test host has no OpenShift: once it has booted
 // its installed disk and checked it, it reports those stages itself
-// (cmd/nodezero's installed mode, hostagent/simagent), with these infos.
+// (cmd/nodezero's installed mode, sim/simagent), with these infos.
 const (
 	BootedInfoIgnition    = "Ignition read from the installed disk (simulated machine-config server)"
 	BootedInfoConfiguring = "simulated: the node applies its machine config"
