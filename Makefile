@@ -26,8 +26,9 @@ test: deps lint build unit fuzz
 unit:
 	CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 40m $(PKGS)
 
-## lint: gofmt, go vet, staticcheck
+## lint: gofmt, go mod tidy (no change wanted), go vet, staticcheck
 lint:
+	$(GO) mod tidy -diff
 	@out=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
