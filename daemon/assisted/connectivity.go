@@ -148,6 +148,14 @@ func (t *txn) countProbeTargets(c *clusterRec) {
 	}
 }
 
+// probedTargets records the count of probe targets h's connectivity check
+// was handed out for (see connectivityWait). Callers hold the model lock.
+func (s *Service) probedTargets(h *hostRec) {
+	if c := s.clusters[h.clusterID()]; c != nil {
+		h.agent.probeTargets = c.probeTargets
+	}
+}
+
 // connectivityWait returns how long h's connectivity check must wait for
 // its cluster's hosts to settle (0: not at all), and whether its last
 // check probed another count than the settled one. Callers hold the model

@@ -256,11 +256,8 @@ func (s *Service) takeSteps(ctx context.Context, infraEnvID, hostID string, time
 			st := row.typ
 			last, given := h.agent.issued[st]
 			interval := s.cfg.StepInterval
-			if st == wire.StepTypeConnectivityCheck {
-				// Not while the hosts to probe are still coming up; at
-				// once when they settled on another set than the last
-				// check probed.
-				wait, stale := s.connectivityWait(h)
+			if row.hold != nil {
+				wait, stale := row.hold(s, h)
 				if wait > 0 {
 					if longPoll && (next == 0 || wait < next) {
 						next = wait
@@ -297,16 +294,11 @@ func (s *Service) takeSteps(ctx context.Context, infraEnvID, hostID string, time
 				h.agent.pending = map[string]wire.StepType{}
 			}
 			h.agent.pending[step.StepID] = st
-			if st == wire.StepTypeConnectivityCheck {
-				if c := s.clusters[h.clusterID()]; c != nil {
-					h.agent.probeTargets = c.probeTargets
-				}
+			if row.issued != nil {
+				row.issued(s, h)
 			}
 			var stored []byte
-			if st != wire.StepTypeConnectivityCheck {
-				// Nothing reads a step's args back; connectivity-check's
-				// list every other host (150 KB at a thousand hosts),
-				// which each issue would write again.
+			if !row.bigArgs {
 				stored, _ = json.Marshal(step.Args)
 			}
 			t.addStep(store.Step{InfraEnvID: infraEnvID, HostID: hostID, StepID: step.StepID, StepType: string(st), Args: stored, IssuedAt: now})

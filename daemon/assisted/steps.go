@@ -3,6 +3,7 @@ package assisted
 import (
 	"encoding/json"
 	"slices"
+	"time"
 
 	"github.com/nodezero/nodezero/wire"
 )
@@ -30,6 +31,17 @@ type stepRow struct {
 	// to do for the host now (it is then not handed out). Callers hold
 	// the model lock.
 	args func(s *Service, h *hostRec) ([]string, bool)
+	// hold, when set, says whether the step waits before it is handed
+	// out (wait > 0), and whether what it last did is stale (it is then
+	// due at once rather than at its interval).
+	hold func(s *Service, h *hostRec) (wait time.Duration, stale bool)
+	// issued, when set, records what the step was handed out for.
+	issued func(s *Service, h *hostRec)
+	// bigArgs: the args are not stored with the pending step. Nothing
+	// reads a step's args back; connectivity-check's list every other
+	// host (150 KB at a thousand hosts), which each issue would write
+	// again.
+	bigArgs bool
 	// reply decodes the agent's reply, before the model lock is taken,
 	// into what to do with it under the lock: nil when there is nothing
 	// to keep. A reply that is not valid is a 400. Nil: the service
@@ -87,7 +99,7 @@ var stepRows []stepRow
 // (stepRowOf, planFor), which a variable's initializer may not.
 func init() {
 	stepRows = []stepRow{
-		check(wire.StepTypeConnectivityCheck, discovered, connectivityStepArgs, (*Service).decodeConnectivity, (*txn).keepConnectivity),
+		settling(check(wire.StepTypeConnectivityCheck, discovered, connectivityStepArgs, (*Service).decodeConnectivity, (*txn).keepConnectivity)),
 		check(wire.StepTypeFreeNetworkAddresses, discovered, freeAddressesArgs, decodeOutput[wire.FreeNetworksAddresses], (*txn).keepFreeAddresses),
 		{typ: wire.StepTypeInstall, in: installing, once: true, args: (*Service).installArgs, reply: installReply},
 		check(wire.StepTypeDHCPLeaseAllocate, concat(discovered, preparing, installing, []wire.HostStatus{wire.HostStatusInstallingInProgress}),
@@ -101,6 +113,14 @@ func init() {
 		{typ: wire.StepTypeLogsGather, in: failed, once: true, args: (*Service).logsGatherArgs},
 		{typ: wire.StepTypeStopInstallation, in: failed, once: true, args: stopArgs},
 	}
+}
+
+// settling is row r handed out only once the hosts it probes have
+// settled, again at once when they settled on others than it last probed
+// (connectivity.go), its args too big to store.
+func settling(r stepRow) stepRow {
+	r.hold, r.issued, r.bigArgs = (*Service).connectivityWait, (*Service).probedTargets, true
+	return r
 }
 
 func concat(lists ...[]wire.HostStatus) []wire.HostStatus { return slices.Concat(lists...) }
