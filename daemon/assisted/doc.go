@@ -15,6 +15,18 @@
 // Evaluation is event driven: the periodic monitor only handles time
 // (disconnection, stage and preparation timeouts).
 //
+// # The model
+//
+// Clusters and hosts are held as Go values: a host's inventory, its check
+// results (validation.HostChecks), its validations (wire.ValidationsInfo)
+// and its compacted connectivity report, a cluster's validations and
+// majority groups. The v2 shapes, whose fields carry these as JSON text,
+// are rendered in one place each (hostRec.view, clusterRec.rendered), from
+// texts made once when a value changes; the API and the store start from
+// them, so stored documents keep the v2 shape. The steps agents are
+// handed are one table (steps.go): per step type, the host statuses it
+// goes out in, its args, the decoding of its reply and what is kept.
+//
 // Agents that add ?wait= to their instructions request are held until a step
 // is due for them, so node zero drives its peers without a polling lag.
 //

@@ -133,19 +133,25 @@ type agentSession struct {
 	probeTargets int
 }
 
-// view is the cluster as a wire.Cluster, without hosts: its own fields and
-// its computed ones rendered. It is the one place they are: the API's
-// clusterView and the store's row start from it. The copy shares nothing
-// with the model.
-func (r *clusterRec) view() *wire.Cluster {
-	out := cloneJSON(&r.c)
+// rendered is the cluster as a wire.Cluster, without hosts: its own fields
+// and its computed ones rendered. It is the one place they are: the API's
+// clusterView (through view) and the store's row start from it. The copy
+// is shallow: marshal it at once, under the model lock.
+func (r *clusterRec) rendered() wire.Cluster {
+	out := r.c
 	out.ValidationsInfo = r.docs.validations
 	out.ConnectivityMajorityGroups = r.docs.groups
 	return out
 }
 
+// view is rendered as a copy that shares nothing with the model.
+func (r *clusterRec) view() *wire.Cluster {
+	out := r.rendered()
+	return cloneJSON(&out)
+}
+
 func (r *clusterRec) row() (store.Cluster, error) {
-	doc, err := json.Marshal(clusterDoc{Cluster: *r.view(), PullSecret: r.pullSecret, APIVIPLease: r.apiLease, IngressVIPLease: r.ingressLease, Kubeconfig: r.kubeconfig})
+	doc, err := json.Marshal(clusterDoc{Cluster: r.rendered(), PullSecret: r.pullSecret, APIVIPLease: r.apiLease, IngressVIPLease: r.ingressLease, Kubeconfig: r.kubeconfig})
 	if err != nil {
 		return store.Cluster{}, fmt.Errorf("marshal cluster %s: %w", r.c.ID, err)
 	}
