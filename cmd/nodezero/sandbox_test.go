@@ -22,6 +22,7 @@ import (
 	"github.com/nodezero/nodezero/hostagent/diskwrite"
 	"github.com/nodezero/nodezero/kube"
 	"github.com/nodezero/nodezero/kube/localapi"
+	"github.com/nodezero/nodezero/onhost"
 	"github.com/nodezero/nodezero/sandbox"
 	"github.com/nodezero/nodezero/sim"
 	"github.com/nodezero/nodezero/testbed"
@@ -257,7 +258,7 @@ func TestSandboxInstalls(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			reboots := map[string]sim.BootDisk{}
+			reboots := map[string]onhost.BootDisk{}
 			for _, h := range sum.Hosts {
 				if h.Status != wire.HostStatusInstalled || h.Boots != 2 {
 					t.Errorf("%s: %s after %d boots, want installed after 2 (%s)", h.Name, h.Status, h.Boots, h.StatusInfo)
