@@ -13,7 +13,7 @@ import (
 // what the service keeps of it. Adding a host check is adding a row (and
 // the functions it names: args in checkargs.go, replies in
 // checkreplies.go). The rows follow assisted-service's instruction manager
-// (reference/assisted-service.md §7.1), limited to the steps this service
+// (docs/reference/assisted-service.md §7.1), limited to the steps this service
 // can use; tang-connectivity-check is left out until disk encryption with
 // tang is supported.
 
