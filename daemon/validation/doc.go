@@ -35,7 +35,9 @@
 //
 // Write one function func(*hostContext) (wire.ValidationStatus, string) (or
 // func(*clusterContext) (wire.ValidationStatus, string)) and add one row
-// {ID, Category, Fn} to the table in host.go (or cluster.go). The row order of the host table is
-// the order assisted-service emits; cluster results are emitted sorted by ID
-// inside each category, as assisted-service does.
+// {ID, Category, Fn} to the table in host.go (or cluster.go). The row
+// order of the host table is the order assisted-service emits; cluster
+// results are emitted sorted by ID inside each category, as
+// assisted-service does. A validation that reads a new check result gets
+// it as a field of HostChecks, decoded once by the caller.
 package validation
