@@ -239,7 +239,7 @@ func TestHostProgress(t *testing.T) {
 	wantKind(t, "a stage not in the role's list", progress(m1, wire.HostStageWaitingForBootkube, ""), KindBadRequest)
 	check(boot, wire.HostStatusInstallingInProgress, "Installing", 18)
 
-	// Cluster progress (assisted-service.md §12): installing% = done
+	// Cluster progress (docs/reference/assisted-service.md §12): installing% = done
 	// stages / all stages = (2+3+0)/(11+8+8) → 18; total = 0.7·18 +
 	// 0.1·100 → 22.
 	c := e.getCluster(clusterID)

@@ -218,7 +218,7 @@ func TestEvaluateClusterUpdate(t *testing.T) {
 
 // TestEvaluateSuggestedRoles: auto-assign hosts are ordered by weight,
 // lightest first, hosts with GPUs last; the first control_plane_count valid
-// master candidates are masters, the rest workers (assisted-service.md
+// master candidates are masters, the rest workers (docs/reference/assisted-service.md
 // §2.7). Changing control_plane_count suggests again.
 func TestEvaluateSuggestedRoles(t *testing.T) {
 	type spec struct {

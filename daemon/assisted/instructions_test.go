@@ -34,7 +34,7 @@ func stepTypes(s *wire.Steps) []wire.StepType {
 }
 
 // TestNextStepsPerStatus: without ?wait a request gets the steps of the
-// host's status that are due and a poll interval (assisted-service.md §7,
+// host's status that are due and a poll interval (docs/reference/assisted-service.md §7,
 // §7.1, limited to the steps this build's service uses): short while the
 // cluster forms (pollSeconds), twice assisted's in a backed-off status.
 // The first request in a status gets all of them; one within the agent's

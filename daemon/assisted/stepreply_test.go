@@ -66,7 +66,7 @@ func TestStepReplyFailedStep(t *testing.T) {
 
 // TestStepReplyInventoryRemarshalled: the inventory is stored as the typed
 // model marshals it, so fields the model does not know are dropped
-// (assisted-service.md §7).
+// (docs/reference/assisted-service.md §7).
 func TestStepReplyInventoryRemarshalled(t *testing.T) {
 	e := newEnv(t)
 	_, ie := e.cluster(nil)

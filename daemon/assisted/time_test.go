@@ -62,7 +62,7 @@ func TestTickDisconnectsAndCheckInReconnects(t *testing.T) {
 	}
 
 	// A check-in is enough to come back: a disconnected host's
-	// instructions come at the backed-off interval (assisted-service.md §7).
+	// instructions come at the backed-off interval (docs/reference/assisted-service.md §7).
 	steps := e.checkIn(ie, hosts[1])
 	if steps.NextInstructionSeconds != 120 {
 		t.Errorf("next_instruction_seconds for a disconnected host = %d, want 120", steps.NextInstructionSeconds)

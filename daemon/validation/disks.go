@@ -12,7 +12,7 @@ import (
 )
 
 // Service-side not-eligible reasons, in assisted's wording
-// (internal/hardware/validator.go; agent-and-installer.md §3.4).
+// (internal/hardware/validator.go; docs/reference/agent-and-installer.md §3.4).
 const (
 	tooSmallDiskTemplate            = "Disk is too small (disk only has %s, but %s are required)"
 	wrongDriveTypeTemplate          = "Drive type is %s, it must be one of %s."

@@ -39,7 +39,7 @@ func golden(t *testing.T, name, got string) {
 }
 
 func TestValidationsInfoGolden(t *testing.T) {
-	// The transcript's host 0: a master with 2 cores (assisted-service.md
+	// The transcript's host 0: a master with 2 cores (docs/reference/assisted-service.md
 	// §6: "Require at least 4 CPU cores for master role, found only 2").
 	s := newHostScene()
 	s.in.Host.Bootstrap = true

@@ -9,7 +9,7 @@ import (
 
 // Host roles, cluster host counts and the auto-assign rule (assisted
 // internal/host/host.go selectRole, internal/host/monitor.go SortHosts,
-// internal/cluster/validator.go SufficientMastersCount; assisted-service.md
+// internal/cluster/validator.go SufficientMastersCount; docs/reference/assisted-service.md
 // §2.7).
 
 // IsValidCandidate reports whether a host could take role: its role is
