@@ -3,7 +3,7 @@ package wire
 // The HTTP client for the assisted-service v2 API. The wire format (headers,
 // query, bodies) follows docs/reference/agent-protocol-transcript.md §1, a
 // recorded exchange between the real agent and the real service; the paths
-// and status codes follow shared/reference/assisted-service-swagger.yaml.
+// and status codes follow assisted-service's swagger.yaml (openshift/assisted-service).
 
 import (
 	"bytes"

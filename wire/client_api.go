@@ -11,7 +11,7 @@ import (
 )
 
 // The endpoints. Paths, methods and success codes are those of
-// shared/reference/assisted-service-swagger.yaml; any 2xx is accepted.
+// assisted-service's swagger.yaml (openshift/assisted-service); any 2xx is accepted.
 
 // p joins path segments, escaping each id.
 func p(format string, ids ...string) string {

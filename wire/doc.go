@@ -4,7 +4,7 @@
 // fields that carry JSON inside a string (validations_info, step args and
 // replies, the connectivity report, the image, disk, NTP and DNS results).
 //
-// The shapes follow shared/reference's assisted-service swagger exactly —
+// The shapes follow assisted-service's swagger.yaml (openshift/assisted-service) exactly —
 // field names, JSON tags, omitempty and nullability — so that a real agent
 // or a real service can talk to ours; TestSwaggerConformance in daemon/api
 // checks every answer against that file. They were written once from the

@@ -85,8 +85,8 @@ var forbiddenHostnames = map[string]bool{
 	"localhost6": true, "localhost6.localdomain6": true,
 }
 
-// checkHostname applies assisted-service's hostname-valid rule (reference/
-// docs/reference/assisted-service.md §5.1) at config time, so a bad name fails here rather
+// checkHostname applies assisted-service's hostname-valid rule
+// (docs/reference/assisted-service.md §5.1) at config time, so a bad name fails here rather
 // than on a host's validation list.
 func checkHostname(v string) error {
 	if forbiddenHostnames[v] {

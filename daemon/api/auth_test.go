@@ -368,7 +368,7 @@ func TestAuthMatrix(t *testing.T) {
 }
 
 // TestAuthPinned pins the schemes of representative routes by hand, from
-// assisted-service's swagger (reference/assisted-service-swagger.yaml), so
+// assisted-service's swagger (openshift/assisted-service swagger.yaml; see TestSwaggerConformance for where it is read), so
 // a wrong Schemes entry in routes.go fails here even though TestAuthMatrix
 // derives its expectations from it.
 func TestAuthPinned(t *testing.T) {
@@ -470,7 +470,7 @@ func TestAuthPinned(t *testing.T) {
 // swaggerSecurity is the security list assisted-service's swagger gives each
 // operation this build serves, in the swagger's order (which decides when a
 // request sends several headers), copied from
-// reference/assisted-service-swagger.yaml (paths under basePath
+// assisted-service's swagger.yaml (paths under basePath
 // /api/assisted-install; an operation without its own list has the
 // document's default, userAuth).
 var swaggerSecurity = map[string]string{

@@ -14,7 +14,7 @@ import (
 )
 
 // defaultRequirementsJSON is a copy of assisted-service's
-// data/default_hw_requirements.json (reference/default-hw-requirements.json):
+// data/default_hw_requirements.json (daemon/validation/default_hw_requirements.json here):
 // a table of numbers per role, with a "default" entry and a 4.22 min_version
 // entry lowering the SNO CPU requirement.
 //

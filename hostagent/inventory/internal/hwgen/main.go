@@ -98,7 +98,7 @@ by hand. Change hostagent/inventory/internal/hwgen and run
 
     go generate ./hostagent/inventory
 
-Default hardware requirements (reference/default-hw-requirements.json): master 4 cores,
+Default hardware requirements (daemon/validation/default_hw_requirements.json here): master 4 cores,
 16 GiB, 100 GB disk; worker 2 cores, 8 GiB, 100 GB disk.
 
 | host | CPUs | RAM | disks | purpose |
