@@ -31,7 +31,7 @@ import (
 )
 
 // Base is the path prefix of every v2 route.
-const Base = "/api/assisted-install/v2"
+const Base = wire.APIBasePath
 
 // DefaultMaxBody bounds a request body (inventories are tens of KiB).
 const DefaultMaxBody = 4 << 20

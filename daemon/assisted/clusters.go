@@ -23,7 +23,7 @@ const (
 	defaultControlPlaneSize = 3
 )
 
-const apiBase = "/api/assisted-install/v2"
+const apiBase = wire.APIBasePath
 
 var clusterNameRE = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
 
