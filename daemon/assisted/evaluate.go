@@ -67,12 +67,16 @@ func (t *txn) settle() {
 	t.s.log.Error("evaluation did not settle after 100 rounds; the model is consistent but may lag until the next change")
 }
 
+// hostEntries lists c's hosts as the validations read them, in the
+// cluster's buffer (clusterRec.entries): the list is valid until the next
+// call for c, and nothing the validations return keeps it. Callers hold
+// the model's write lock.
 func hostEntries(c *clusterRec) []validation.HostEntry {
-	hs := c.sorted()
-	out := make([]validation.HostEntry, len(hs))
-	for i, h := range hs {
-		out[i] = validation.HostEntry{Host: &h.h, Inventory: h.inv, Conn: h.conn, Checks: &h.checks}
+	out := c.entries[:0]
+	for _, h := range c.sorted() {
+		out = append(out, validation.HostEntry{Host: &h.h, Inventory: h.inv, Conn: h.conn, Checks: &h.checks})
 	}
+	c.entries = out
 	return out
 }
 

@@ -54,6 +54,9 @@ type clusterRec struct {
 	// memo keeps the cluster's last connectivity aggregates
 	// (validation.ClusterMemo; not persisted).
 	memo validation.ClusterMemo
+	// entries is hostEntries' buffer: every evaluation of a thousand
+	// hosts lists them twice (the aggregates, the cluster validations).
+	entries []validation.HostEntry
 }
 
 // clusterDocs are the JSON texts of a cluster's computed fields as the API
