@@ -306,7 +306,11 @@ func TestEndToEndThreeMastersAndAnUndersizedHost(t *testing.T) {
 			return false, err.Error()
 		}
 		small = hostsByName(hs)["undersized"]
-		return small != nil && small.Status == wire.HostStatusInsufficient, fmt.Sprint(small)
+		// The role checks below name the role the service suggests; an
+		// agent's reply settles its own host at once and the cluster-wide
+		// role suggestion comes with the deferred evaluation, so wait for
+		// both (on a loaded machine they are seconds apart).
+		return small != nil && small.Status == wire.HostStatusInsufficient && small.SuggestedRole != "", fmt.Sprint(small)
 	})
 	vals := validations(t, small.ValidationsInfo)
 	var failing []string
