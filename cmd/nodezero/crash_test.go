@@ -299,6 +299,11 @@ func (h *crashHarness) run(ctx context.Context) {
 			if !h.kill(ctx, p, v) {
 				return
 			}
+			// The point is hit once the kill is made: if the install
+			// completes before the restarted process is seen (a kill in
+			// the last seconds), crashInstall's checks of the finished
+			// install judge it.
+			h.pending = slices.Delete(h.pending, i, i+1)
 			// Wait for the restarted process, then check that what the
 			// API showed before the kill is still there.
 			after := h.recovered(ctx, p)
@@ -307,7 +312,6 @@ func (h *crashHarness) run(ctx context.Context) {
 			}
 			h.compare(*v, *after, p.name)
 			last = after
-			h.pending = slices.Delete(h.pending, i, i+1)
 			break
 		}
 		backoff.Sleep(ctx, 15*time.Millisecond)
