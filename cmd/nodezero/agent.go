@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"net/netip"
@@ -18,8 +17,8 @@ import (
 // runAgent is `nodezero agent`: the host agent alone, with the flags of
 // assisted-installer-agent's `agent` plus ours.
 func runAgent(ctx context.Context, args []string, _, stderr io.Writer) error {
-	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags(stderr, "agent", "the host agent alone: register this host with an assisted v2 service and run the steps it hands out", "[flags]",
+		"nodezero agent --url http://127.0.0.1:8090 --infra-env-id ID --disks /var/tmp/disks")
 	url := fs.String("url", "", "assisted service base URL, e.g. http://192.168.111.80:8090 (required)")
 	infraEnv := fs.String("infra-env-id", "", "infra-env the host registers to (required)")
 	agentVersion := fs.String("agent-version", "", "agent version (image reference), sent as discovery_agent_version")

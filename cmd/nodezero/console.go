@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -20,8 +19,8 @@ import (
 // the host's status lines (the ones /etc/issue.d holds) and exits; without
 // a terminal the console falls back to refreshing those lines.
 func runConsole(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("console", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags(stderr, "console", "the terminal console: connectivity checks, network, rendezvous IP and the install dashboard", "[flags]",
+		"nodezero console --url http://192.168.111.80:8090 --token-file ~/auth/token", "nodezero console --once --root /")
 	root := fs.String("root", "/", "the host's root directory")
 	once := fs.Bool("once", false, "print the status lines once and exit")
 	every := fs.Duration("interval", 2*time.Second, "how often the dashboard asks node zero")

@@ -51,8 +51,10 @@ func main() {
 	stop()
 	switch {
 	case err == nil:
-	case errors.Is(err, flag.ErrHelp):
+	case errors.Is(err, errUsage):
 		os.Exit(2)
+	case errors.Is(err, flag.ErrHelp):
+		// -h, --help or help: what was asked for was printed.
 	case errors.As(err, new(statusError)):
 		var e statusError
 		errors.As(err, &e)
@@ -64,6 +66,10 @@ func main() {
 	}
 }
 
+// errUsage ends a command line that names no command: the usage was
+// printed to stderr, and the status is 2.
+var errUsage = errors.New("no command given")
+
 // statusError is an error that ends the process with its own exit status
 // (a package error may carry one: an ExitStatus method is the whole contract)
 // (wait-for's 5 and 6, run's exitReboot).
@@ -73,12 +79,16 @@ type statusError interface {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
 		usage(stderr)
-		if len(args) == 0 {
-			return flag.ErrHelp
-		}
+		return errUsage
+	}
+	switch args[0] {
+	case "-h", "--help", "help":
+		usage(stdout)
 		return nil
+	case "--version", "-version":
+		args = []string{"version"}
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {

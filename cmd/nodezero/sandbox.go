@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -16,8 +15,9 @@ import (
 // runSandbox is `nodezero sandbox`: a whole cluster installed on this
 // machine (package sandbox).
 func runSandbox(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("sandbox", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags(stderr, "sandbox", "install a whole cluster on this machine, every host a process on loopback, to installed", "[flags]",
+		"nodezero sandbox --dir /var/tmp/my-sandbox",
+		"nodezero sandbox --masters 1 --workers 0")
 	o := sandbox.Options{Stdout: stdout, Stderr: stderr, ConfigImage: sandboxConfigImage()}
 	fs.StringVar(&o.Dir, "dir", "", "work directory, kept afterwards (default: a new directory under /var/tmp)")
 	fs.IntVar(&o.Masters, "masters", 3, "control-plane hosts (1: single node, 3: compact or with workers)")
@@ -50,8 +50,8 @@ func runSandbox(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	default:
 		return fmt.Errorf("sandbox: --console %q: want yes, no or auto", *dashboard)
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("sandbox: unexpected arguments %q", fs.Args())
+	if err := noArgs(fs); err != nil {
+		return err
 	}
 	switch o.KubeAPI {
 	case "yes", "no", "auto":
