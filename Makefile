@@ -62,7 +62,9 @@ run: build
 	$(BIN) service --dir out/service --listen 127.0.0.1:8090
 
 ## sandbox: a 3 + 2 cluster installed on this machine, on loopback (no root)
-sandbox: build
+sandbox:
+	@echo "building $(BIN): the first build compiles every dependency (minutes on two cores), later ones take seconds"
+	@$(MAKE) --no-print-directory build
 	$(BIN) sandbox $(SANDBOX_FLAGS)
 
 ## generate: state machine diagrams (SVG too when graphviz is installed), test hardware trees
