@@ -1,4 +1,4 @@
-package main
+package hwtree
 
 import "fmt"
 
@@ -20,7 +20,7 @@ var (
 
 func withCount(c cpuSpec, n int) cpuSpec { c.count = n; return c }
 
-// hosts returns every tree hwgen writes. IDs (DMI UUIDs and serials, MACs, disk
+// hosts returns every tree hwtree writes. IDs (DMI UUIDs and serials, MACs, disk
 // serials and WWNs) are distinct across hosts except where a host exists to
 // show a shared placeholder.
 func hosts() []host {

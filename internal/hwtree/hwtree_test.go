@@ -1,15 +1,16 @@
-package main
+package hwtree
 
 import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 )
 
-const committed = "../../../../testdata/hw"
+const committed = "../../testdata/hw"
 
 // snapshot maps each path under dir to its contents, or "-> target" for a
 // symlink.
@@ -53,7 +54,7 @@ func TestCommittedTreesAreCurrent(t *testing.T) {
 	want := snapshot(t, out)
 	got := snapshot(t, committed)
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("testdata/hw differs from what hwgen writes; run go generate ./hostagent/inventory (-generated +committed):\n%s", diff)
+		t.Errorf("testdata/hw differs from what hwtree writes; run go generate ./hostagent/inventory (-generated +committed):\n%s", diff)
 	}
 }
 
@@ -100,5 +101,37 @@ func TestHostsAreDistinct(t *testing.T) {
 		if h.dmi.boardSerial != "To be filled by O.E.M." {
 			unique(h.name, "board serial", h.dmi.boardSerial)
 		}
+	}
+}
+
+// TestWrite writes the named trees only, the same bytes Generate writes,
+// and names the known hosts for an unknown one.
+func TestWrite(t *testing.T) {
+	all, some := t.TempDir(), t.TempDir()
+	if err := Generate(all); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(some, "master-0", "worker-1"); err != nil {
+		t.Fatal(err)
+	}
+	ents, err := os.ReadDir(some)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range ents {
+		got = append(got, e.Name())
+	}
+	if diff := cmp.Diff([]string{"master-0", "worker-1"}, got); diff != "" {
+		t.Errorf("Write wrote (-want +got):\n%s", diff)
+	}
+	for _, n := range got {
+		if diff := cmp.Diff(snapshot(t, filepath.Join(all, n)), snapshot(t, filepath.Join(some, n))); diff != "" {
+			t.Errorf("%s differs from Generate's (-generate +write):\n%s", n, diff)
+		}
+	}
+	err = Write(t.TempDir(), "master-9")
+	if err == nil || !strings.Contains(err.Error(), `"master-9"`) || !strings.Contains(err.Error(), "master-0") {
+		t.Errorf("Write(master-9) = %v, want an error naming it and the known hosts", err)
 	}
 }
