@@ -1,13 +1,14 @@
 // Package loopback runs the responders `nodezero sandbox` puts next to its
 // hosts on this machine's loopback, in-process and with no external binary:
-// an authoritative DNS for the cluster's names (StartDNS) and a read-only
+// an authoritative DNS for the cluster's names (StartDNS), a read-only
 // OCI distribution registry holding the release image (StartRegistry,
-// StartRegistryTLS).
+// StartRegistryTLS, StartRegistryTLSWith to serve the same certificate
+// again) and an SNTP server with this machine's clock (StartNTP).
 //
-// Nothing here leaves loopback: both responders refuse a listen address that
-// is not a loopback IP, the DNS answers only the names it was given and
-// never forwards a query, and the registry serves only the images it was
-// given.
+// Nothing here leaves loopback: every responder refuses a listen address
+// that is not a loopback IP, the DNS answers only the names it was given
+// and never forwards a query, the registry serves only the images it was
+// given, and the NTP server answers client requests only.
 //
 // loopback imports only internal/pki of the project.
 package loopback

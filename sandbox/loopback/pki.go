@@ -18,6 +18,13 @@ const certLifetime = 7 * 24 * time.Hour
 type serverPKI struct {
 	caPEM []byte
 	cert  tls.Certificate
+	pair  KeyPair
+}
+
+// KeyPair is a TLS registry's CA and server certificate and key, PEM: what
+// a sandbox keeps to serve the same registry again (StartRegistryTLSWith).
+type KeyPair struct {
+	CA, Cert, Key []byte
 }
 
 // newServerPKI makes a CA and a server certificate (internal/pki) for ip
@@ -40,8 +47,26 @@ func newServerPKI(ip netip.Addr, names []string, now time.Time) (*serverPKI, err
 	if err != nil {
 		return nil, fmt.Errorf("make registry certificate: %w", err)
 	}
+	keyPEM, err := pki.KeyPEM(key)
+	if err != nil {
+		return nil, fmt.Errorf("make registry certificate: %w", err)
+	}
+	caPEM := pki.CertPEM(ca.Cert)
 	return &serverPKI{
-		caPEM: pki.CertPEM(ca.Cert),
+		caPEM: caPEM,
 		cert:  tls.Certificate{Certificate: [][]byte{leaf.Raw}, PrivateKey: key, Leaf: leaf},
+		pair:  KeyPair{CA: caPEM, Cert: pki.CertPEM(leaf), Key: keyPEM},
 	}, nil
+}
+
+// parse is the pair as a serverPKI.
+func (p KeyPair) parse() (*serverPKI, error) {
+	cert, err := tls.X509KeyPair(p.Cert, p.Key)
+	if err != nil {
+		return nil, fmt.Errorf("registry certificate: %w", err)
+	}
+	if _, err := pki.ParseCert(p.CA); err != nil {
+		return nil, fmt.Errorf("registry ca: %w", err)
+	}
+	return &serverPKI{caPEM: p.CA, cert: cert, pair: p}, nil
 }

@@ -50,6 +50,7 @@ type Registry struct {
 	Addr string // ip:port it listens on, the real port when asked for 0
 
 	ca        []byte             // PEM CA of the server certificate; nil over plain HTTP
+	pair      KeyPair            // the CA, certificate and key; zero over plain HTTP
 	manifests map[string]*served // "repo:tag" and "repo@digest"
 	blobs     map[string][]byte  // "repo@digest"
 	digests   map[string]string  // "repo:tag" → manifest digest
@@ -96,10 +97,31 @@ func StartRegistryTLS(ctx context.Context, listen string, images []Image, names 
 		ln.Close()
 		return nil, fmt.Errorf("start registry: %w", err)
 	}
-	r.ca = pki.caPEM
+	r.ca, r.pair = pki.caPEM, pki.pair
 	r.start(ctx, ln, &tls.Config{Certificates: []tls.Certificate{pki.cert}, MinVersion: tls.VersionTLS12})
 	return r, nil
 }
+
+// StartRegistryTLSWith is StartRegistryTLS with the CA, certificate and
+// key of an earlier registry (Registry.KeyPair): a client that trusted that
+// one trusts this one.
+func StartRegistryTLSWith(ctx context.Context, listen string, images []Image, pair KeyPair) (*Registry, error) {
+	pki, err := pair.parse()
+	if err != nil {
+		return nil, fmt.Errorf("start registry: %w", err)
+	}
+	r, ln, err := newRegistry(ctx, listen, images)
+	if err != nil {
+		return nil, fmt.Errorf("start registry: %w", err)
+	}
+	r.ca, r.pair = pki.caPEM, pki.pair
+	r.start(ctx, ln, &tls.Config{Certificates: []tls.Certificate{pki.cert}, MinVersion: tls.VersionTLS12})
+	return r, nil
+}
+
+// KeyPair returns the registry's CA, certificate and key (zero over plain
+// HTTP), to serve the same registry again.
+func (r *Registry) KeyPair() KeyPair { return r.pair }
 
 // newRegistry checks listen and the images, builds the manifests and
 // listens.

@@ -356,3 +356,27 @@ func TestRegistryClose(t *testing.T) {
 		t.Errorf("dial %s after Close succeeded", r.Addr)
 	}
 }
+
+// TestRegistryTLSWithKeyPair: a registry started again with the first
+// one's key pair, on the same address, is trusted by a client that trusts
+// the first one's CA (a resumed sandbox's hosts).
+func TestRegistryTLSWithKeyPair(t *testing.T) {
+	im := testImage()
+	first := startTestRegistry(t, true, nil, im)
+	pair, addr := first.KeyPair(), first.Addr
+	if len(pair.CA) == 0 || len(pair.Cert) == 0 || len(pair.Key) == 0 {
+		t.Fatalf("KeyPair() = %+v, want CA, certificate and key", pair)
+	}
+	first.Close()
+	again, err := StartRegistryTLSWith(t.Context(), addr, []Image{im}, pair)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if _, err := imagecheck.Pull(t.Context(), imagecheck.Options{TrustBundle: first.CA()}, again.Ref(testRepo, testTag)); err != nil {
+		t.Errorf("Pull from the registry started again, trusting the first CA: %v", err)
+	}
+	if _, err := StartRegistryTLSWith(t.Context(), "127.0.0.1:0", []Image{im}, KeyPair{CA: pair.CA, Cert: pair.Cert}); err == nil {
+		t.Error("StartRegistryTLSWith without a key succeeded")
+	}
+}
