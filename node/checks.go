@@ -33,6 +33,9 @@ type CheckOptions struct {
 	// host's resolver. A loopback host has no resolver of its own: without
 	// one the step is not offered, so no query leaves for the machine's DNS.
 	DNSServer string
+	// NTPPort is the port of every NTP source the time check asks (0:
+	// 123): a sandbox's own server on loopback has another.
+	NTPPort int
 	// PullSecret authenticates container-image-availability.
 	PullSecret []byte
 	// TrustBundle is PEM CAs container-image-availability trusts besides
@@ -58,6 +61,7 @@ func addChecks(steps *hostagent.Steps, o CheckOptions) {
 	if o.Live {
 		ntp = timesync.DefaultOptions()
 	}
+	ntp.Port = o.NTPPort
 	steps.Handle(wire.StepTypeNTPSynchronizer, timesync.Step(ntp))
 	if !o.Loopback || o.DNSServer != "" {
 		steps.Handle(wire.StepTypeDomainResolution, dnscheck.Step(dnscheck.Options{Server: o.DNSServer}))

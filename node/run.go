@@ -63,6 +63,8 @@ type Options struct {
 	// host checks ask.
 	HostAddresses []netip.Prefix
 	DNSServer     string
+	// NTPPort is the port of the NTP sources the time check asks (0: 123).
+	NTPPort int
 	// RebootDelay overrides the installer's delay before the reboot
 	// (negative: the installer's); ControlPlaneTimeout bounds the
 	// bootstrap host's wait for the control plane (0: the installer's).
@@ -276,6 +278,7 @@ func (rt *runtime) runAgent(ctx context.Context, env boot.Env, install InstallOp
 			Live:       live && disks.HardwareRoot == "/",
 			Loopback:   len(o.HostAddresses) > 0,
 			DNSServer:  o.DNSServer,
+			NTPPort:    o.NTPPort,
 			PullSecret: readOptional(filepath.Join(env.Root, configimage.PullSecretPath)),
 			// The discovery image trusts the infra-env's bundle (assisted
 			// writes it to the host's CA anchors).

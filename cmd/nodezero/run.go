@@ -43,6 +43,7 @@ func runRun(ctx context.Context, args []string, _, stderr io.Writer) error {
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	hostAddrs := fs.String("host-address", "", "sandbox hosts sharing loopback: comma-separated CIDRs that are this host's (node-zero decision, inventory) instead of its live addresses")
 	dnsServer := fs.String("dns-server", "", "host:port of the DNS server the host checks ask (required with --host-address: loopback hosts have no resolver of their own)")
+	ntpPort := fs.Int("ntp-port", 0, "the port of the NTP sources the time check asks (default 123; a loopback sandbox's own server cannot have 123 without privileges)")
 	payload := fs.String("payload", "", "the factory image's payload directory: payload.json and the OS image (default ROOT"+diskwrite.DefaultPayloadDir+")")
 	rebootDelay := fs.Duration("reboot-delay", -1, "delay between the install and the reboot (default: the installer's, 1m for control-plane hosts and workers, none for a single node)")
 	cpTimeout := fs.Duration("control-plane-timeout", 0, "how long the bootstrap host waits for the other control-plane hosts to join before it gives up without rebooting (default 60m)")
@@ -84,7 +85,7 @@ func runRun(ctx context.Context, args []string, _, stderr io.Writer) error {
 		Root: r, ConfigImages: files, ScanDevices: *scan || r == "/", Listen: *listen, DataDir: *dataDir,
 		HardwareRoot: *hwRoot, Disks: *disks, Payload: *payload,
 		NodeZeroWindow: *window, NodeZeroInterval: *every, ConfigInterval: *configEvery, AgentInterval: *agentEvery,
-		DisconnectionTimeout: *disconnect, CheckInterval: *checkEvery, HostAddresses: addresses, DNSServer: *dnsServer,
+		DisconnectionTimeout: *disconnect, CheckInterval: *checkEvery, HostAddresses: addresses, DNSServer: *dnsServer, NTPPort: *ntpPort,
 		RebootDelay: *rebootDelay, ControlPlaneTimeout: *cpTimeout, NeverJoin: *neverJoin, Settle: *settle,
 		Version: version, Logger: log,
 	})
