@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"github.com/nodezero/nodezero/daemon/api"
 	"github.com/nodezero/nodezero/daemon/assisted"
 	"github.com/nodezero/nodezero/daemon/auth"
+	"github.com/nodezero/nodezero/daemon/validation"
 	"github.com/nodezero/nodezero/hostagent/diskwrite"
 	"github.com/nodezero/nodezero/store"
 )
@@ -65,8 +67,12 @@ func Serve(ctx context.Context, cfg ServiceConfig) error {
 		return err
 	}
 	defer st.Close()
+	req, err := requirementsFromEnv()
+	if err != nil {
+		return err
+	}
 	svc, err := assisted.New(assisted.Config{
-		Store: st, Logger: log.With("subsystem", "assisted"),
+		Store: st, Logger: log.With("subsystem", "assisted"), Requirements: req,
 		MonitorInterval: cfg.MonitorInterval, DisconnectionTimeout: cfg.DisconnectionTimeout, EvaluationDelay: cfg.EvaluationDelay,
 		StepInterval: cfg.StepInterval, HostConfigs: cfg.HostConfigs, MaxWait: lim.MaxWait,
 		Installer: cfg.Installer, ClusterTLSDir: cfg.ClusterTLSDir, WorkDir: cfg.Dir, BootstrapMAC: cfg.BootstrapMAC, Images: cfg.Images,
@@ -132,4 +138,20 @@ func TuneMemory() {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(96 << 20)
 	}
+}
+
+// requirementsFromEnv reads the hardware requirements from
+// HW_VALIDATOR_REQUIREMENTS in the process environment, as assisted-service
+// reads them from its own (ABI's unit fills the variable; nil when it is
+// unset or still the template's placeholder: assisted's defaults).
+func requirementsFromEnv() (*validation.Requirements, error) {
+	v := os.Getenv("HW_VALIDATOR_REQUIREMENTS")
+	if v == "" || v == "TO_BE_REPLACED_BY_SYSTEMD" {
+		return nil, nil
+	}
+	r, err := validation.ParseRequirements([]byte(v))
+	if err != nil {
+		return nil, fmt.Errorf("HW_VALIDATOR_REQUIREMENTS: %w", err)
+	}
+	return r, nil
 }
