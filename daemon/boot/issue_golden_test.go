@@ -151,7 +151,20 @@ func TestConsoleGoldens(t *testing.T) {
 		failures []string
 	}{
 		{"07-waiting-for-hosts", "Waiting for 2 of 5 hosts to be known: worker-1 insufficient (has-min-memory), 1 host not registered yet", nil},
+		// Peers that have not booted yet are the normal state, not a
+		// failure: nothing in red, the 90 line counts them.
+		{"07b-peers-not-booted", "Waiting for 4 of 5 hosts to be known: master-0 discovering, 3 hosts not registered yet",
+			[]string{"master-0: Host not registered", "master-1: Host not registered", "master-2: Host not registered", "worker-0: Host not registered"}},
 		{"08-host-config-failures", "Waiting for 1 of 5 hosts to be known: master-2 pending-for-input", []string{"master-2: no disk matches the root device hints (deviceName: /dev/sdz)", ""}},
+		// A real failure shows without the hosts still to come.
+		{"08b-host-config-failures-and-peers", "Waiting for 2 of 5 hosts to be known: master-2 pending-for-input, 1 host not registered yet",
+			[]string{"master-2: no disk matches the root device hints (deviceName: /dev/sdz)", "worker-1: Host not registered"}},
+		// The last registration pass ran before master-0 registered; the
+		// install started right after: no "not registered" under it.
+		{"08c-installing-after-last-pass", "Cluster installation started with 3 control plane and 2 worker hosts",
+			[]string{"master-0: Host not registered"}},
+		{"08d-host-config-failures-again", "Waiting for 1 of 5 hosts to be known: master-2 pending-for-input", []string{"master-2: no disk matches the root device hints (deviceName: /dev/sdz)"}},
+		{"08e-installing-with-stale-failures", "Cluster installation in progress", []string{"master-2: no disk matches the root device hints (deviceName: /dev/sdz)"}},
 		{"09-installing", "Cluster installation started with 3 control plane and 2 worker hosts", nil},
 		{"10-cannot-proceed", "Installation cannot proceed: Cluster status: error", nil},
 	} {
