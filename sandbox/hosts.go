@@ -7,12 +7,16 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/nodezero/nodezero/hostagent/installer"
 	"github.com/nodezero/nodezero/internal/backoff"
+	"github.com/nodezero/nodezero/onhost"
 	"github.com/nodezero/nodezero/sim"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // The sandbox's hosts and their supervisor: one `nodezero run` process per
@@ -25,6 +29,7 @@ type Host struct {
 	Addr                 netip.Addr
 	hw, root, disks, log string
 	args                 []string
+	env                  []string // added to the process's environment
 	// command makes the host's process (nil: exec.Command, on loopback;
 	// inside its namespace with NetNS).
 	command func(name string, args ...string) *exec.Cmd
@@ -38,6 +43,38 @@ type Host struct {
 	crashes int         // processes that died of a signal and were restarted
 	proc    *os.Process // the running process, nil between two
 	exit    error       // the last process's end, when it did not reboot
+	// discovery: the running process is being stopped to boot the host
+	// into discovery again (RebootIntoDiscovery).
+	discovery bool
+}
+
+// RebootIntoDiscovery does what a person does with a host that a reset
+// left in resetting-pending-user-action: reboot it into the discovery
+// image. The host's process is stopped (SIGTERM) and started again as a
+// fresh discovery boot: the fake firmware forgets the installed disk and
+// the installer its journal, so the host registers again instead of
+// booting or resuming an install; its config image and, on node zero, the
+// service's store stay, as the live image and node zero's data do. It
+// reports whether a process was running.
+func (h *Host) RebootIntoDiscovery() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.proc == nil {
+		return false
+	}
+	h.discovery = true
+	return h.proc.Signal(syscall.SIGTERM) == nil
+}
+
+// forgetInstall removes what a discovery boot does not find: the fake
+// firmware's record of an installed disk and the install journal.
+func (h *Host) forgetInstall() error {
+	for _, p := range []string{onhost.BootDiskPath, installer.JournalPath} {
+		if err := os.Remove(filepath.Join(h.root, p)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
 }
 
 // Kill sends SIGKILL to the host's running process, as a crash would end
@@ -83,6 +120,9 @@ func supervise(ctx context.Context, bin string, h *Host, say func(string, ...any
 			cmd = exec.Command(bin, h.args...)
 			cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		}
+		if len(h.env) > 0 {
+			cmd.Env = append(os.Environ(), h.env...)
+		}
 		cmd.Stdout, cmd.Stderr = logf, logf
 		if err := cmd.Start(); err != nil {
 			logf.Close()
@@ -114,6 +154,18 @@ func supervise(ctx context.Context, bin string, h *Host, say func(string, ...any
 		case err = <-done:
 		}
 		logf.Close()
+		h.mu.Lock()
+		discovery := h.discovery
+		h.discovery = false
+		h.mu.Unlock()
+		if discovery {
+			if err := h.forgetInstall(); err != nil {
+				h.setExit(err)
+				return
+			}
+			say("%s rebooted into discovery (reset): it registers again", h.Name)
+			continue
+		}
 		var ee *exec.ExitError
 		if errors.As(err, &ee) && ee.ExitCode() == sim.ExitReboot {
 			say("%s rebooted into its installed disk", h.Name)
@@ -163,4 +215,28 @@ func (h *Host) setExit(err error) {
 	h.mu.Lock()
 	h.exit = err
 	h.mu.Unlock()
+}
+
+// rebootResetHosts reboots into discovery every host a reset left waiting
+// for the person (resetting-pending-user-action), once per time it gets
+// there, as the person would.
+func (r *run) rebootResetHosts(c *wire.Cluster) {
+	if r.resetting == nil {
+		r.resetting = map[string]bool{}
+	}
+	for _, wh := range c.Hosts {
+		if wh.Status != wire.HostStatusResettingPendingUserAction {
+			delete(r.resetting, wh.ID)
+			continue
+		}
+		if r.resetting[wh.ID] {
+			continue
+		}
+		for _, h := range r.hosts {
+			if h.Name == wh.RequestedHostname && h.RebootIntoDiscovery() {
+				r.resetting[wh.ID] = true
+				r.say("%s is %s: rebooting it into discovery, as a person would", h.Name, wh.Status)
+			}
+		}
+	}
 }

@@ -13,13 +13,22 @@ import (
 // ones marked so.
 type Options struct {
 	// Dir is the work directory, kept afterwards ("": a new directory
-	// under /var/tmp).
+	// under /var/tmp). A directory an earlier run used is refused unless
+	// Resume or Fresh.
 	Dir string
-	// HW is the directory of the hosts' hardware trees, one per host name.
+	// Resume continues the install an earlier run left in Dir, at the same
+	// addresses (DIR/sandbox.json); an installed one is only reported.
+	// Fresh wipes Dir first.
+	Resume, Fresh bool
+	// HW is the directory of the hosts' hardware trees, one per host name
+	// ("": the trees the sandbox needs, written into DIR/hw).
 	HW string
 	// Disks is the directory of the hosts' disk files, DISKS/<host>/<device>
-	// ("": a new directory under /dev/shm, else DIR/disks).
-	Disks string
+	// ("": DIR/disks, or with DisksTmpfs a directory in /dev/shm named
+	// after DIR). Keep leaves them after an install that succeeded.
+	Disks      string
+	DisksTmpfs bool
+	Keep       bool
 	// Payload is a payload directory to install ("": DIR/payload, a
 	// generated OS image of ImageSize bytes with a known digest).
 	Payload   string

@@ -6,6 +6,7 @@ import (
 	"embed"
 	"fmt"
 	"math/big"
+	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -72,8 +73,9 @@ func MakePayload(dir string, size int64, release string) (string, error) {
 }
 
 // writeInputs renders the input set in testdata/ into dir for the hosts
-// on prefix (the first is node zero), trusting the registry's CA.
-func writeInputs(dir string, o Options, prefix netip.Prefix, hosts []*Host, registry string, ca []byte) error {
+// on prefix (the first is node zero), trusting the registry's CA, with
+// the NTP server at ntp ("ip:port", or "" for none) as their time source.
+func writeInputs(dir string, o Options, prefix netip.Prefix, hosts []*Host, registry string, ca []byte, ntp string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -86,7 +88,13 @@ func writeInputs(dir string, o Options, prefix netip.Prefix, hosts []*Host, regi
 	}
 	data := map[string]any{
 		"Masters": o.Masters, "Workers": o.Workers, "Prefix": prefix.String(), "TrustBundle": bundle,
-		"Registry": registry, "RendezvousIP": hosts[0].Addr.String(), "Hosts": hosts,
+		"Registry": registry, "RendezvousIP": hosts[0].Addr.String(), "Hosts": hosts, "NTP": "",
+	}
+	if host, _, err := net.SplitHostPort(ntp); err == nil {
+		// The hosts' time check asks the sandbox's own server (at the
+		// port they are told: --ntp-port), as a config image's
+		// additionalNTPSources points real hosts at one.
+		data["NTP"] = host
 	}
 	for _, name := range []string{"install-config.yaml", "agent-config.yaml"} {
 		t, err := template.ParseFS(inputs, "testdata/"+name)
@@ -117,7 +125,7 @@ func randomLoopbackPrefix() netip.Prefix {
 func firstNIC(hw string) (name, mac string, err error) {
 	ents, err := os.ReadDir(filepath.Join(hw, "sys/class/net"))
 	if err != nil {
-		return "", "", fmt.Errorf("sandbox: hardware tree %s: %w (run from the repository's root, or give --hw)", hw, err)
+		return "", "", fmt.Errorf("sandbox: hardware tree %s: %w (--hw names a directory of trees, one per host: master-0, worker-0…)", hw, err)
 	}
 	for _, e := range ents {
 		if e.Name() == "lo" {

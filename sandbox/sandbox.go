@@ -3,16 +3,22 @@ package sandbox
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/nodezero/nodezero/internal/atomicfile"
+	"github.com/nodezero/nodezero/internal/hwtree"
 	"github.com/nodezero/nodezero/node/console"
+	"github.com/nodezero/nodezero/onhost"
 	"github.com/nodezero/nodezero/sandbox/loopback"
 	"github.com/nodezero/nodezero/testbed"
 	"github.com/nodezero/nodezero/tui"
@@ -39,6 +45,14 @@ type run struct {
 	iso        string
 	userToken  string
 	kube       *kubeAPI // nil: no kube API
+
+	state   *State // DIR/sandbox.json: the earlier run's with Resume
+	resumed bool
+	ntpAddr string   // the hosts' NTP source, ip:port ("": none)
+	env     []string // the hosts' processes' environment, beside this one's
+	// resetting: hosts rebooted into discovery while they wait in
+	// resetting-pending-user-action (by host id).
+	resetting map[string]bool
 }
 
 func (r *run) say(format string, a ...any) {
@@ -53,14 +67,38 @@ func (r *run) addr(last byte) netip.Addr {
 }
 
 // Run installs a cluster on this machine as o says: it prints its progress
-// and a summary on o.Stdout, leaves DIR/summary.json, and returns nil once
-// the cluster is installed (after ctx ends, with KeepRunning).
-func Run(ctx context.Context, o Options) error {
+// and a summary on o.Stdout, leaves DIR/summary.json and DIR/sandbox.json,
+// and returns nil once the cluster is installed (after ctx ends, with
+// KeepRunning). With Resume and an installed cluster in DIR it only says
+// so.
+func Run(ctx context.Context, o Options) (err error) {
 	r := &run{o: o, start: time.Now(), lines: &switchWriter{w: o.Stdout}}
-	if err := r.dirs(); err != nil {
+	created, err := r.dirs()
+	if err != nil {
 		return err
 	}
-	r.say("sandbox in %s", r.o.Dir)
+	unlock, err := lockDir(r.o.Dir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	started := false
+	defer func() {
+		// A run that fails before any host started leaves nothing it
+		// made: no empty directories.
+		if err != nil && !started && created {
+			os.RemoveAll(r.o.Dir)
+		}
+	}()
+	if r.resumed && r.state.Status == wire.ClusterStatusInstalled {
+		return r.alreadyInstalled()
+	}
+	switch {
+	case r.resumed:
+		r.say("sandbox in %s, resuming cluster %s (%s) at %s", r.o.Dir, r.state.ClusterID, r.state.Status, r.state.Prefix)
+	default:
+		r.say("sandbox in %s", r.o.Dir)
+	}
 	defer func() {
 		for _, c := range slices.Backward(r.closers) {
 			c()
@@ -82,7 +120,12 @@ func Run(ctx context.Context, o Options) error {
 	if err := r.makeConfigImage(ctx); err != nil {
 		return err
 	}
-	var err error
+	if err := r.setDisks(); err != nil {
+		return err
+	}
+	if err := r.saveState("", ""); err != nil {
+		return err
+	}
 	if r.kube, err = prepareKube(r.o, r.installDir, r.lb, r.zero, r.say); err != nil {
 		return err
 	}
@@ -95,6 +138,7 @@ func Run(ctx context.Context, o Options) error {
 		stop()
 		wg.Wait()
 	}()
+	started = true
 	r.startHosts(ctx, &wg)
 	url, c, err := r.client()
 	if err != nil {
@@ -108,8 +152,8 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer closeLog()
-	sum, werr := watch(ctx, c, r.hosts, r.o.Timeout, r.say, r.kube.failure)
-	if err := r.finish(ctx, c, url, sum, consoleDone); err != nil {
+	sum, werr := watch(ctx, c, r.hosts, r.o.Timeout, r.say, r.checks, r.rebootResetHosts)
+	if err := r.finish(ctx, c, url, sum, werr, consoleDone); err != nil {
 		return err
 	}
 	if werr == nil && r.o.KeepRunning {
@@ -119,30 +163,134 @@ func Run(ctx context.Context, o Options) error {
 	return werr
 }
 
-// dirs makes the work directory and settles the paths.
-func (r *run) dirs() error {
+// dirs settles the work directory (refused when an earlier run used it,
+// unless Resume or Fresh) and the paths. created says whether this run
+// made the directory.
+func (r *run) dirs() (created bool, err error) {
 	o := &r.o
-	var err error
+	if o.Resume && o.Fresh {
+		return false, errors.New("sandbox: --resume and --fresh: give one (continue the earlier install, or wipe it)")
+	}
 	if o.Dir == "" {
+		if o.Resume {
+			return false, errors.New("sandbox: --resume needs the --dir of the sandbox to continue")
+		}
 		if o.Dir, err = os.MkdirTemp("/var/tmp", "nodezero-sandbox-"); err != nil {
+			return false, err
+		}
+		created = true
+	}
+	if o.Dir, err = filepath.Abs(o.Dir); err != nil {
+		return created, err
+	}
+	what, notSandbox, err := usedDir(o.Dir)
+	if err != nil {
+		return created, err
+	}
+	switch {
+	case notSandbox:
+		return created, fmt.Errorf("sandbox: %s is not empty and holds no sandbox: give a new or empty --dir", o.Dir)
+	case what == "" && o.Resume:
+		return created, fmt.Errorf("sandbox: --resume: %s holds no sandbox to continue", o.Dir)
+	case what == "":
+		if !created && !exists(o.Dir) {
+			created = true
+		}
+		if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+			return created, err
+		}
+	case o.Fresh:
+		if locked(o.Dir) {
+			return false, fmt.Errorf("sandbox: --fresh: a sandbox runs in %s: stop it first", o.Dir)
+		}
+		if err := wipe(o.Dir); err != nil {
+			return false, fmt.Errorf("sandbox: --fresh: %w", err)
+		}
+	case o.Resume:
+		st, err := readState(o.Dir)
+		if err != nil {
+			return false, fmt.Errorf("sandbox: --resume: %s was made by an older nodezero (no %s to resume from): give --fresh to install anew (%w)", o.Dir, StateFile, err)
+		}
+		if o.NetNS {
+			return false, errors.New("sandbox: --resume runs on loopback only: a --netns sandbox's test bed is gone with it (give --fresh)")
+		}
+		r.state, r.resumed = st, true
+		o.Masters, o.Workers, o.APITLS = st.Masters, st.Workers, st.APITLS
+		o.Disks, o.DisksTmpfs = st.Disks, st.DisksTmpfs
+	default:
+		return false, fmt.Errorf("sandbox: %w: %s holds %s; give --resume to continue it at the same addresses, --fresh to wipe it and install anew, or another --dir", ErrUsedDir, o.Dir, what)
+	}
+	if o.HW != "" {
+		if o.HW, err = filepath.Abs(o.HW); err != nil {
+			return created, err
+		}
+	}
+	switch {
+	case o.Disks != "":
+		if o.Disks, err = filepath.Abs(o.Disks); err != nil {
+			return created, err
+		}
+	case o.DisksTmpfs:
+		o.Disks = tmpfsDisks(o.Dir)
+	default:
+		o.Disks = filepath.Join(o.Dir, "disks")
+	}
+	r.installDir = filepath.Join(o.Dir, "install")
+	return created, nil
+}
+
+// alreadyInstalled is --resume of an installed sandbox: it says so and
+// what comes next, and starts nothing.
+func (r *run) alreadyInstalled() error {
+	o := r.o
+	sum, _ := readSummary(o.Dir)
+	fmt.Fprintf(o.Stdout, "sandbox in %s: cluster %s is installed; nothing to resume\n", o.Dir, r.state.ClusterID)
+	api := "http://" + netip.MustParsePrefix(r.state.Prefix).Addr().Next().String() + ":8090"
+	kubeAPI := ""
+	if sum != nil {
+		api, kubeAPI = sum.URL, sum.KubeAPI
+	}
+	nextSteps(o.Dir, r.installDir, filepath.Join(r.installDir, o.ConfigImage.StateFile), api, kubeAPI, false, false).print(o.Stdout)
+	return nil
+}
+
+// setDisks makes the hosts' disk directories and says where they are:
+// on a tmpfs the disk-speed check measures memory; on a real disk the
+// sandbox's node zero judges it against a threshold of its own.
+func (r *run) setDisks() error {
+	o := r.o
+	if err := os.MkdirAll(o.Disks, 0o755); err != nil {
+		return fmt.Errorf("sandbox: disks: %w", err)
+	}
+	if isSandboxShm(o.Disks) {
+		if err := os.WriteFile(filepath.Join(o.Disks, ownerFile), []byte(o.Dir+"\n"), 0o644); err != nil {
 			return err
 		}
 	}
-	if o.Dir, err = filepath.Abs(o.Dir); err != nil {
-		return err
+	r.env = []string{"DISABLED_STEPS=" + disabledSteps}
+	if onTmpfs(o.Disks) {
+		r.say("disks in %s: a tmpfs, memory (%d hosts × up to %d MiB; removed after an install unless --keep)", o.Disks, len(r.hosts), o.ImageSize>>20)
+		return nil
 	}
-	if o.HW, err = filepath.Abs(o.HW); err != nil {
-		return err
-	}
-	if o.Disks == "" {
-		// Sparse files on a tmpfs: their sync is memory's, as fast as the
-		// check wants a real install disk to be.
-		if o.Disks, err = os.MkdirTemp("/dev/shm", "nodezero-sandbox-"); err != nil {
-			o.Disks = filepath.Join(o.Dir, "disks")
-		}
-	}
-	r.installDir = filepath.Join(o.Dir, "install")
+	r.env = append(r.env, "HW_VALIDATOR_REQUIREMENTS="+sandboxRequirements)
+	r.say("disks in %s; disk-speed threshold %d ms for the sandbox (assisted's 10 ms is an etcd disk's, not a file on this machine's disk written by %d hosts at once; --disks-tmpfs keeps 10 ms)", o.Disks, sandboxDiskSpeedMs, len(r.hosts))
 	return nil
+}
+
+// saveState writes DIR/sandbox.json with the cluster as last seen.
+func (r *run) saveState(clusterID string, status wire.ClusterStatus) error {
+	st := r.state
+	if st == nil {
+		st = &State{}
+		r.state = st
+	}
+	st.Prefix, st.Masters, st.Workers, st.APITLS = r.prefix.String(), r.o.Masters, r.o.Workers, r.o.APITLS
+	st.DNS, st.Registry, st.NTP = r.dnsAddr, r.registry, r.ntpAddr
+	st.Disks, st.DisksTmpfs = r.o.Disks, r.o.DisksTmpfs
+	if clusterID != "" {
+		st.ClusterID, st.Status = clusterID, status
+	}
+	return writeState(r.o.Dir, st)
 }
 
 // makeHosts names the hosts, masters first (node zero is master-0), on
@@ -150,6 +298,12 @@ func (r *run) dirs() error {
 // sandboxes (or tests) side by side never meet.
 func (r *run) makeHosts(ctx context.Context) error {
 	r.prefix = randomLoopbackPrefix()
+	if r.resumed {
+		var err error
+		if r.prefix, err = netip.ParsePrefix(r.state.Prefix); err != nil {
+			return fmt.Errorf("sandbox: %s: prefix: %w", StateFile, err)
+		}
+	}
 	if r.o.NetNS {
 		var err error
 		if r.prefix, err = freeBedPrefix(ctx); err != nil {
@@ -162,13 +316,28 @@ func (r *run) makeHosts(ctx context.Context) error {
 	for i := range r.o.Workers {
 		r.hosts = append(r.hosts, &Host{Name: fmt.Sprintf("worker-%d", i), Role: "worker"})
 	}
-	for i, h := range r.hosts {
-		h.Addr = r.addr(byte(10 + i))
+	if r.o.HW == "" {
+		// The trees ship in the binary, as code: written at start, the
+		// same bytes as testdata/hw's.
+		r.o.HW = filepath.Join(r.o.Dir, "hw")
+		var names []string
+		for _, h := range r.hosts {
+			names = append(names, h.Name)
+		}
+		if err := hwtree.Write(r.o.HW, names...); err != nil {
+			return fmt.Errorf("sandbox: %w", err)
+		}
+	}
+	// Every tree is read before any directory is made for a host.
+	for _, h := range r.hosts {
 		h.hw = filepath.Join(r.o.HW, h.Name)
 		var err error
 		if h.NIC, h.MAC, err = firstNIC(h.hw); err != nil {
 			return err
 		}
+	}
+	for i, h := range r.hosts {
+		h.Addr = r.addr(byte(10 + i))
 		hd := filepath.Join(r.o.Dir, "hosts", h.Name)
 		h.root, h.disks, h.log = filepath.Join(hd, "root"), filepath.Join(r.o.Disks, h.Name), filepath.Join(hd, "run.log")
 		if err := os.MkdirAll(h.root, 0o755); err != nil {
@@ -183,35 +352,56 @@ func (r *run) makeHosts(ctx context.Context) error {
 }
 
 // startResponders starts what the host checks ask, on loopback: the
-// release image's registry and the cluster's names.
+// release image's registry, the cluster's names and an NTP server; a
+// resumed run starts them again at the same addresses, the registry with
+// the same certificate.
 func (r *run) startResponders(ctx context.Context) error {
+	regAt, dnsAt, ntpAt := r.addr(2).String()+":0", r.addr(1).String()+":0", r.addr(4).String()+":0"
+	if r.resumed {
+		regAt, dnsAt, ntpAt = r.state.Registry, r.state.DNS, r.state.NTP
+	}
 	// The release image is named by address: the image check resolves
 	// names with the machine's resolver, which must not be asked.
-	reg, err := loopback.StartRegistryTLS(ctx, r.addr(2).String()+":0", []loopback.Image{{
+	images := []loopback.Image{{
 		Repo: releaseRepo, Tag: releaseTag,
 		Config: []byte(`{"architecture":"amd64","os":"linux","config":{"Labels":{"io.openshift.release":"4.18.0"}}}`),
 		Layers: [][]byte{releaseLayer()},
-	}}, nil)
+	}}
+	var reg *loopback.Registry
+	var err error
+	if r.resumed {
+		var pair loopback.KeyPair
+		if pair, err = readKeyPair(r.o.Dir); err == nil {
+			reg, err = loopback.StartRegistryTLSWith(ctx, regAt, images, pair)
+		}
+	} else if reg, err = loopback.StartRegistryTLS(ctx, regAt, images, nil); err == nil {
+		err = writeKeyPair(r.o.Dir, reg.KeyPair())
+	}
 	if err != nil {
 		return fmt.Errorf("sandbox: registry: %w", err)
 	}
+	r.closers = append(r.closers, func() { reg.Close() })
 	clusterDomain := ClusterName + "." + BaseDomain
 	// With platform none the cluster's names point at the user's load
 	// balancer: an address of the sandbox's own where nothing listens (the
 	// cluster is simulated), never a host's, as the validations demand.
 	r.lb = r.addr(3)
-	dns, err := loopback.StartDNS(ctx, r.addr(1).String()+":0", []loopback.Record{
+	dns, err := loopback.StartDNS(ctx, dnsAt, []loopback.Record{
 		{Name: "api." + clusterDomain, Addrs: []netip.Addr{r.lb}},
 		{Name: "api-int." + clusterDomain, Addrs: []netip.Addr{r.lb}},
 	}, []loopback.Record{{Name: "apps." + clusterDomain, Addrs: []netip.Addr{r.lb}}})
 	if err != nil {
-		reg.Close()
 		return fmt.Errorf("sandbox: dns: %w", err)
 	}
-	r.closers = append(r.closers, func() { reg.Close() }, func() { dns.Close() })
-	r.dnsAddr, r.registry, r.registryCA = dns.Addr, reg.Addr, reg.CA()
+	r.closers = append(r.closers, func() { dns.Close() })
+	ntp, err := loopback.StartNTP(ctx, ntpAt)
+	if err != nil {
+		return fmt.Errorf("sandbox: ntp: %w", err)
+	}
+	r.closers = append(r.closers, func() { ntp.Close() })
+	r.dnsAddr, r.registry, r.registryCA, r.ntpAddr = dns.Addr, reg.Addr, reg.CA(), ntp.Addr
 	r.release = reg.Addr + "/" + releaseRepo + ":" + releaseTag
-	r.say("DNS on %s, release image %s", dns.Addr, r.release)
+	r.say("DNS on %s, NTP on %s, release image %s", dns.Addr, ntp.Addr, r.release)
 	return nil
 }
 
@@ -222,6 +412,9 @@ func (r *run) makePayload() error {
 		return nil
 	}
 	r.o.Payload = filepath.Join(r.o.Dir, "payload")
+	if r.resumed && exists(filepath.Join(r.o.Payload, "payload.json")) {
+		return nil
+	}
 	digest, err := MakePayload(r.o.Payload, r.o.ImageSize, r.release)
 	if err != nil {
 		return err
@@ -233,7 +426,17 @@ func (r *run) makePayload() error {
 // makeConfigImage makes the config image from the input set, the way a
 // user makes it, with the API's certificates under --api-tls.
 func (r *run) makeConfigImage(ctx context.Context) error {
-	if err := writeInputs(r.installDir, r.o, r.prefix, r.hosts, r.registry, r.registryCA); err != nil {
+	r.iso = filepath.Join(r.installDir, "agentconfig.noarch.iso")
+	if r.resumed {
+		// The hosts loaded it at their first boot; the same one stays.
+		st, err := r.o.ConfigImage.State(r.installDir)
+		if err != nil {
+			return err
+		}
+		r.userToken = st.Tokens["userAuth"]
+		return nil
+	}
+	if err := writeInputs(r.installDir, r.o, r.prefix, r.hosts, r.registry, r.registryCA, r.ntpAddr); err != nil {
 		return err
 	}
 	if r.o.APITLS {
@@ -248,7 +451,6 @@ func (r *run) makeConfigImage(ctx context.Context) error {
 	if err := r.o.ConfigImage.Create(ctx, r.installDir, r.release); err != nil {
 		return fmt.Errorf("sandbox: config image: %w", err)
 	}
-	r.iso = filepath.Join(r.installDir, "agentconfig.noarch.iso")
 	st, err := r.o.ConfigImage.State(r.installDir)
 	if err != nil {
 		return err
@@ -269,6 +471,10 @@ func (r *run) startHosts(ctx context.Context, wg *sync.WaitGroup) {
 			// is its own, and which DNS to ask.
 			h.args = append(h.args, "--host-address", netip.PrefixFrom(h.Addr, r.prefix.Bits()).String(), "--dns-server", r.dnsAddr)
 		}
+		if _, port, err := net.SplitHostPort(r.ntpAddr); err == nil {
+			h.args = append(h.args, "--ntp-port", port)
+		}
+		h.env = r.env
 		h.args = append(h.args, "--payload", o.Payload, "--disks", h.disks,
 			"--check-interval", o.CheckInterval.String(), "--node-zero-window", "10s", "--node-zero-interval", "250ms",
 			"--config-interval", "1s", "--agent-interval", "1s", "--reboot-delay", "1ms", "--log-level", o.LogLevel)
@@ -341,11 +547,14 @@ func (r *run) startConsole(ctx context.Context, c *wire.Client) (<-chan error, f
 	return done, func() { f.Close() }, nil
 }
 
-// finish completes the summary, writes summary.json and, once the
-// dashboard is left, prints it.
-func (r *run) finish(ctx context.Context, c *wire.Client, url string, sum Summary, consoleDone <-chan error) error {
+// finish completes the summary, writes summary.json (never over an
+// earlier one with a run that saw no cluster), removes or keeps the disks
+// and, once the dashboard is left, prints the end: the cluster, the hosts,
+// the space used and the next steps.
+func (r *run) finish(ctx context.Context, c *wire.Client, url string, sum Summary, werr error, consoleDone <-chan error) error {
 	o := r.o
-	sum.URL, sum.UserToken = url, r.userToken
+	tokenFile := filepath.Join(r.installDir, o.ConfigImage.StateFile)
+	sum.URL, sum.UserTokenFile = url, tokenFile
 	if sum.KubeAPI = r.kube.url(); sum.KubeAPI != "" {
 		sum.Kubeconfig = r.kube.kubeconfig
 	}
@@ -363,9 +572,19 @@ func (r *run) finish(ctx context.Context, c *wire.Client, url string, sum Summar
 			}
 		}
 	}
-	b, _ := json.MarshalIndent(sum, "", "  ")
-	// 0600: it carries the user token, as the state file does.
-	if err := os.WriteFile(filepath.Join(o.Dir, "summary.json"), append(b, '\n'), 0o600); err != nil {
+	sum.NextSteps = nextSteps(o.Dir, r.installDir, tokenFile, url, sum.KubeAPI, o.KeepRunning && werr == nil, true)
+	// The space, before the disks go.
+	disksUsed, dirUsed := usage(o.Disks), usage(o.Dir)
+	if strings.HasPrefix(o.Disks, o.Dir+string(filepath.Separator)) {
+		dirUsed -= disksUsed
+	}
+	removeDisks := werr == nil && !o.Keep && !o.KeepRunning
+	if sum.ClusterID != "" {
+		if err := r.saveState(sum.ClusterID, sum.Status); err != nil {
+			return err
+		}
+	}
+	if err := writeSummary(o.Dir, sum); err != nil {
 		return err
 	}
 	// The dashboard shows the end of the install until the person leaves
@@ -373,25 +592,86 @@ func (r *run) finish(ctx context.Context, c *wire.Client, url string, sum Summar
 	if cerr := <-consoleDone; cerr != nil {
 		fmt.Fprintf(o.stderr(), "sandbox: console: %v\n", cerr)
 	}
-	fmt.Fprintf(o.Stdout, "\ncluster %s: %s — %s\n", sum.ClusterID, sum.Status, sum.StatusInfo)
+	if sum.ClusterID == "" {
+		fmt.Fprintf(o.Stdout, "\nno cluster: node zero's API at %s never listed one (node zero's log: %s)\n", url, r.zero.log)
+	} else {
+		fmt.Fprintf(o.Stdout, "\ncluster %s: %s — %s\n", sum.ClusterID, sum.Status, sum.StatusInfo)
+	}
 	fmt.Fprintf(o.Stdout, "wall time %.1f s, disks being written %.1f s (%.0f%%)\n", sum.WallSeconds, sum.WritingSeconds, 100*sum.WritingSeconds/max(sum.WallSeconds, 0.001))
 	for _, h := range sum.Hosts {
-		fmt.Fprintf(o.Stdout, "  %-9s %-7s %-10s disks %s, log %s\n", h.Name, h.Role, h.Status, h.Disks, h.Log)
+		fmt.Fprintf(o.Stdout, "  %-9s %-7s %-10s log %s\n", h.Name, h.Role, h.Status, h.Log)
 	}
-	fmt.Fprintf(o.Stdout, "summary %s; API %s (user token in %s)\n", filepath.Join(o.Dir, "summary.json"), url, filepath.Join(r.installDir, o.ConfigImage.StateFile))
+	disks := "kept (--keep)"
+	switch {
+	case removeDisks:
+		disks = "removed"
+		for _, h := range r.hosts {
+			if err := os.RemoveAll(h.disks); err != nil {
+				return err
+			}
+		}
+		if o.Disks == tmpfsDisks(o.Dir) || o.Disks == filepath.Join(o.Dir, "disks") {
+			if err := os.RemoveAll(o.Disks); err != nil {
+				return err
+			}
+		}
+	case o.KeepRunning && werr == nil:
+		disks = "kept while the hosts run"
+	case werr != nil:
+		disks = "kept for a look or --resume"
+	}
+	fmt.Fprintf(o.Stdout, "space: disks %s in %s (%s), the rest %s in %s\n", mib(disksUsed), o.Disks, disks, mib(dirUsed), o.Dir)
+	fmt.Fprintf(o.Stdout, "summary %s\n", filepath.Join(o.Dir, "summary.json"))
 	if r.bed != nil && o.KeepRunning {
 		cacert := ""
 		if o.APITLS {
 			cacert = " --cacert " + APICAFile(r.installDir)
 		}
-		fmt.Fprintf(o.Stdout, "the API answers inside node zero's namespace: ip netns exec %s curl%s %s%s/clusters -H \"Authorization: $(jq -r .user_token %s)\"\n",
-			r.zero.ns, cacert, url, wire.APIBasePath, filepath.Join(o.Dir, "summary.json"))
+		fmt.Fprintf(o.Stdout, "the API answers inside node zero's namespace: ip netns exec %s curl%s %s%s/clusters -H \"Authorization: $(jq -r .tokens.userAuth %s)\"\n",
+			r.zero.ns, cacert, url, wire.APIBasePath, tokenFile)
 	}
 	switch {
 	case sum.KubeAPI != "":
 		fmt.Fprintf(o.Stdout, "kube API %s (etcd and kube-apiserver logs in %s): kubectl --kubeconfig %s get clusterversion\n", sum.KubeAPI, r.kube.cfg.Dir, sum.Kubeconfig)
 	case r.kube == nil:
 		fmt.Fprintln(o.Stdout, "kube API: none (skipped)")
+	}
+	sum.NextSteps.print(o.Stdout)
+	return nil
+}
+
+// writeSummary writes DIR/summary.json, unless sum saw no cluster and an
+// earlier run's summary is there: that one says more.
+func writeSummary(dir string, sum Summary) error {
+	p := filepath.Join(dir, "summary.json")
+	if sum.ClusterID == "" && exists(p) {
+		return nil
+	}
+	b, err := json.MarshalIndent(sum, "", "  ")
+	if err != nil {
+		return err
+	}
+	// 0600 as the install directory's auth files: it names them.
+	return atomicfile.Write(p, append(b, '\n'), 0o600)
+}
+
+// checks is what can fail beside the cluster: the kube API, and a node
+// zero that can never become one (its config image names another
+// rendezvous address than the one it stands on).
+func (r *run) checks() error {
+	if err := r.kube.failure(); err != nil {
+		return err
+	}
+	b, err := os.ReadFile(filepath.Join(r.zero.root, onhost.RendezvousEnvPath))
+	if err != nil {
+		return nil // not loaded yet
+	}
+	rv, err := onhost.ParseRendezvous(onhost.RendezvousEnvPath, b)
+	if err != nil {
+		return nil // being written
+	}
+	if rv.NodeZeroIP != r.zero.Addr {
+		return fmt.Errorf("sandbox: no host can become node zero: the config image's rendezvous IP is %s, but %s, meant to be node zero, stands on %s (its root %s is from another run: give --fresh)", rv.NodeZeroIP, r.zero.Name, r.zero.Addr, r.zero.root)
 	}
 	return nil
 }

@@ -22,11 +22,15 @@ type Summary struct {
 	WritingSeconds float64            `json:"writing_seconds"` // time with at least one disk being written
 	Hosts          []HostSummary      `json:"hosts"`
 	URL            string             `json:"url"`
-	UserToken      string             `json:"user_token"`
+	// UserTokenFile keeps node zero's user token (summary.json never
+	// holds a token).
+	UserTokenFile string `json:"user_token_file"`
 	// KubeAPI is the installed cluster's Kubernetes API, Kubeconfig the
 	// admin kubeconfig that opens it (empty when the step was skipped).
 	KubeAPI    string `json:"kube_api,omitempty"`
 	Kubeconfig string `json:"kubeconfig,omitempty"`
+	// NextSteps is the block printed at the end.
+	NextSteps NextSteps `json:"next_steps"`
 }
 
 // HostSummary is one host of a Summary.
@@ -46,8 +50,10 @@ type HostSummary struct {
 }
 
 // watch follows the install through node zero's API, printing what
-// changes, until the cluster is installed, fails, or the time is up.
-func watch(ctx context.Context, c *wire.Client, hosts []*Host, timeout time.Duration, say func(string, ...any), failed func() error) (Summary, error) {
+// changes, until the cluster is installed, fails (or failed says why it
+// cannot go on), or the time is up. seen, when set, gets every cluster
+// read.
+func watch(ctx context.Context, c *wire.Client, hosts []*Host, timeout time.Duration, say func(string, ...any), failed func() error, seenCluster func(*wire.Cluster)) (Summary, error) {
 	deadline := time.Now().Add(timeout)
 	var sum Summary
 	seen := map[string]string{}
@@ -73,6 +79,9 @@ func watch(ctx context.Context, c *wire.Client, hosts []*Host, timeout time.Dura
 		if cl, err := c.ListClusters(ctx); err == nil && len(cl) > 0 {
 			cluster, err := c.GetCluster(ctx, cl[0].ID)
 			if err == nil {
+				if seenCluster != nil {
+					seenCluster(cluster)
+				}
 				sum = summarize(cluster)
 				line := fmt.Sprintf("cluster %s: %s", cluster.Status, cluster.StatusInfo)
 				if cluster.Progress != nil && cluster.Progress.TotalPercentage > 0 {

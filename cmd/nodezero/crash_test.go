@@ -439,7 +439,7 @@ func crashInstall(t *testing.T, n int, pending []crashPoint) ([]crashPoint, []cr
 	var out strings.Builder
 	var outMu sync.Mutex
 	o := sandbox.Options{
-		Dir: dir, HW: hw, Disks: shmDisks(t, dir), Bin: nodezeroBinary(t), LogLevel: "info",
+		Dir: dir, HW: hw, Disks: shmDisks(t, dir), Keep: true, Bin: nodezeroBinary(t), LogLevel: "info",
 		Masters: 3, Workers: 2, ImageSize: 48 << 20, Timeout: 5 * time.Minute, CheckInterval: 10 * time.Second,
 		// A booted host's Configuring and Joined last as long as this, so
 		// that the points there are windows the harness can hit.

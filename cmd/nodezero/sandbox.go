@@ -15,15 +15,24 @@ import (
 // runSandbox is `nodezero sandbox`: a whole cluster installed on this
 // machine (package sandbox).
 func runSandbox(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags(stderr, "sandbox", "install a whole cluster on this machine, every host a process on loopback, to installed", "[flags]",
+	if len(args) > 0 && args[0] == "clean" {
+		return runSandboxClean(args[1:], stdout, stderr)
+	}
+	fs := newFlags(stderr, "sandbox", "install a whole cluster on this machine, every host a process on loopback, to installed; `nodezero sandbox clean` removes leftover disks", "[flags] | clean [--dir D]",
 		"nodezero sandbox --dir /var/tmp/my-sandbox",
-		"nodezero sandbox --masters 1 --workers 0")
+		"nodezero sandbox --dir /var/tmp/my-sandbox --resume",
+		"nodezero sandbox --masters 1 --workers 0 --disks-tmpfs",
+		"nodezero sandbox clean --dir /var/tmp/my-sandbox")
 	o := sandbox.Options{Stdout: stdout, Stderr: stderr, ConfigImage: sandboxConfigImage()}
-	fs.StringVar(&o.Dir, "dir", "", "work directory, kept afterwards (default: a new directory under /var/tmp)")
+	fs.StringVar(&o.Dir, "dir", "", "work directory, kept afterwards (default: a new directory under /var/tmp); one an earlier run used needs --resume or --fresh")
+	fs.BoolVar(&o.Resume, "resume", false, "continue the install an earlier run left in --dir, at the same addresses (an installed one is only reported)")
+	fs.BoolVar(&o.Fresh, "fresh", false, "wipe --dir (and its disks) first, and install anew")
 	fs.IntVar(&o.Masters, "masters", 3, "control-plane hosts (1: single node, 3: compact or with workers)")
 	fs.IntVar(&o.Workers, "workers", 2, "worker hosts (0-2)")
-	fs.StringVar(&o.HW, "hw", "testdata/hw", "directory of the hosts' hardware trees")
-	fs.StringVar(&o.Disks, "disks", "", "directory of the hosts' disk files (default: /dev/shm/nodezero-sandbox-*: the disk speed check's 10 ms sync threshold measures the machine's own disk otherwise)")
+	fs.StringVar(&o.HW, "hw", "", "directory of the hosts' hardware trees, one per host name (default: the binary's own, written into DIR/hw)")
+	fs.StringVar(&o.Disks, "disks", "", "directory of the hosts' disk files (default: DIR/disks)")
+	fs.BoolVar(&o.DisksTmpfs, "disks-tmpfs", false, "put the hosts' disk files in /dev/shm (memory) instead of DIR/disks: the disk-speed check then measures memory and keeps assisted's 10 ms threshold (on a real disk the sandbox allows 100 ms)")
+	fs.BoolVar(&o.Keep, "keep", false, "keep the hosts' disk files after an install that succeeded (removed by default; a failed install keeps them)")
 	fs.StringVar(&o.Payload, "payload", "", "a payload directory to install (default: generate a small OS image with a known digest)")
 	sizeMiB := fs.Int64("image-size", 64, "size of the generated OS image, MiB")
 	fs.DurationVar(&o.Timeout, "timeout", 15*time.Minute, "give up when the cluster is not installed by then")
@@ -73,6 +82,21 @@ func runSandbox(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		o.Bin = exe
 	}
 	return sandbox.Run(ctx, o)
+}
+
+// runSandboxClean is `nodezero sandbox clean`: leftover disks go.
+func runSandboxClean(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags(stderr, "sandbox clean", "remove sandboxes' leftover disk files: every /dev/shm/nodezero-sandbox-* whose sandbox is not running, and with --dir that sandbox's disks; prints the space freed", "[--dir D]",
+		"nodezero sandbox clean",
+		"nodezero sandbox clean --dir /var/tmp/my-sandbox")
+	dir := fs.String("dir", "", "a sandbox directory whose disks go too (the rest of it stays)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	return sandbox.Clean(sandbox.CleanOptions{Dir: *dir, Stdout: stdout})
 }
 
 // sandboxConfigImage is `create config-image` and its state file, as the

@@ -29,15 +29,12 @@ import (
 	"github.com/nodezero/nodezero/wire"
 )
 
-// runSandboxBinary runs `nodezero sandbox` from the built binary, with the
-// repository's hardware trees, and returns its summary and output.
+// runSandboxBinary runs `nodezero sandbox` from the built binary, with its
+// own hardware trees and its disks kept in a tmpfs of the test's (the
+// tests read them back), and returns its summary and output.
 func runSandboxBinary(t *testing.T, dir string, args ...string) (sandbox.Summary, string, error) {
 	t.Helper()
-	hw, err := filepath.Abs(filepath.Join("..", "..", "testdata", "hw"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(nodezeroBinary(t), append([]string{"sandbox", "--dir", dir, "--hw", hw, "--disks", shmDisks(t, dir), "--timeout", "4m", "--image-size", "16"}, args...)...)
+	cmd := exec.Command(nodezeroBinary(t), append([]string{"sandbox", "--dir", dir, "--disks", shmDisks(t, dir), "--keep", "--timeout", "4m", "--image-size", "16"}, args...)...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	runErr := cmd.Run()
@@ -59,11 +56,7 @@ func runSandboxBinary(t *testing.T, dir string, args ...string) (sandbox.Summary
 // output.
 func runSandboxKept(t *testing.T, dir string, check func(sum sandbox.Summary, out string), args ...string) (sandbox.Summary, string, error) {
 	t.Helper()
-	hw, err := filepath.Abs(filepath.Join("..", "..", "testdata", "hw"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(nodezeroBinary(t), append([]string{"sandbox", "--dir", dir, "--hw", hw, "--disks", shmDisks(t, dir), "--timeout", "4m", "--image-size", "16", "--keep-running"}, args...)...)
+	cmd := exec.Command(nodezeroBinary(t), append([]string{"sandbox", "--dir", dir, "--disks", shmDisks(t, dir), "--keep", "--timeout", "4m", "--image-size", "16", "--keep-running"}, args...)...)
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -516,5 +509,160 @@ func TestSandboxNetns(t *testing.T) {
 		} else if strings.Contains(string(list), h.Namespace) {
 			t.Errorf("%s's namespace %s is left after the sandbox ended", h.Name, h.Namespace)
 		}
+	}
+}
+
+// runSandboxFrom runs `nodezero sandbox` from the built binary in cwd
+// with only the given flags (its own hardware trees, disks where it puts
+// them) and returns its output.
+func runSandboxFrom(t *testing.T, cwd string, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(nodezeroBinary(t), append([]string{"sandbox", "--timeout", "4m", "--image-size", "16"}, args...)...)
+	cmd.Dir = cwd
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// TestSandboxRunTwice is the sandbox as a new user meets it: the binary run
+// from / (no checkout: the hardware trees are its own), disks in /dev/shm
+// when asked and gone after the install, a healthy install that shows no
+// failure, the next steps at the end; then the same --dir again is refused
+// with what to do, --resume of the installed cluster only reports it, and
+// --fresh installs anew. A failure before any host started leaves no
+// directory behind.
+func TestSandboxRunTwice(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: two sandbox installs")
+	}
+	base := t.TempDir()
+	t.Run("failure leaves nothing", func(t *testing.T) {
+		dir := filepath.Join(base, "bad-hw")
+		out, err := runSandboxFrom(t, "/", "--dir", dir, "--hw", filepath.Join(base, "no-such-trees"), "--masters", "1", "--workers", "0")
+		if err == nil {
+			t.Fatalf("sandbox with a missing --hw succeeded:\n%s", out)
+		}
+		if exists(dir) {
+			t.Errorf("the failed run left %s behind", dir)
+		}
+	})
+
+	dir := filepath.Join(base, "sb")
+	shm := func() []string {
+		m, _ := filepath.Glob("/dev/shm/nodezero-sandbox-" + filepath.Base(dir) + "-*")
+		return m
+	}
+	out, err := runSandboxFrom(t, "/", "--dir", dir, "--masters", "1", "--workers", "0", "--disks-tmpfs", "--kube-api", "no")
+	if err != nil {
+		t.Fatalf("sandbox from /: %v\n%s", err, out)
+	}
+	t.Cleanup(func() {
+		for _, p := range shm() {
+			os.RemoveAll(p)
+		}
+	})
+	if left := shm(); len(left) != 0 {
+		t.Errorf("the installed sandbox left its disks in /dev/shm: %q", left)
+	}
+	for _, want := range []string{"disks in /dev/shm/nodezero-sandbox-", "a tmpfs", "space: disks ", "(removed)", "next steps", "kubeconfig          " + filepath.Join(dir, "install", "auth", "kubeconfig"),
+		"stops with the sandbox", "nodezero sandbox clean --dir " + dir, "--resume", "--fresh"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the output lacks %q:\n%s", want, out)
+		}
+	}
+	first, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum sandbox.Summary
+	if err := json.Unmarshal(first, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Status != wire.ClusterStatusInstalled || sum.NextSteps.Kubeconfig == "" || sum.NextSteps.APIState != "stops with the sandbox" {
+		t.Errorf("summary: %s, next steps %+v; want installed with the next steps", sum.Status, sum.NextSteps)
+	}
+	st, err := loadOrCreateState(filepath.Join(dir, "install"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok := st.Tokens["userAuth"]; tok == "" || bytes.Contains(first, []byte(tok)) || bytes.Contains(first, []byte(`"user_token"`)) {
+		t.Errorf("summary.json holds the user token (or none was made):\n%s", first)
+	}
+	checkHealthy(t, dir, sum)
+
+	out, err = runSandboxFrom(t, "/", "--dir", dir, "--masters", "1", "--workers", "0")
+	if err == nil || !strings.Contains(out, "--resume") || !strings.Contains(out, "--fresh") || !strings.Contains(out, sum.ClusterID) {
+		t.Errorf("a second run in %s: %v, want refused naming the cluster, --resume and --fresh:\n%s", dir, err, out)
+	}
+	if again, _ := os.ReadFile(filepath.Join(dir, "summary.json")); !bytes.Equal(again, first) {
+		t.Errorf("the refused run changed summary.json:\n%s", again)
+	}
+
+	out, err = runSandboxFrom(t, "/", "--dir", dir, "--resume")
+	if err != nil || !strings.Contains(out, "cluster "+sum.ClusterID+" is installed; nothing to resume") || !strings.Contains(out, "stopped with the sandbox") || strings.Contains(out, "started") {
+		t.Errorf("--resume of the installed sandbox: %v, want it reported installed, the API stopped, nothing started:\n%s", err, out)
+	}
+
+	out, err = runSandboxFrom(t, "/", "--dir", dir, "--fresh", "--masters", "1", "--workers", "0", "--kube-api", "no")
+	var fresh sandbox.Summary
+	if b, rerr := os.ReadFile(filepath.Join(dir, "summary.json")); rerr == nil {
+		_ = json.Unmarshal(b, &fresh)
+	}
+	if err != nil || fresh.Status != wire.ClusterStatusInstalled || fresh.ClusterID == sum.ClusterID {
+		t.Errorf("--fresh: %v, cluster %s %s; want a new cluster installed:\n%s", err, fresh.ClusterID, fresh.Status, out)
+	}
+	if exists(filepath.Join(dir, "disks")) {
+		t.Errorf("the disks of the --fresh install are left in %s", filepath.Join(dir, "disks"))
+	}
+}
+
+// checkHealthy: a healthy install's hosts logged no warning, and no
+// validation of the cluster or its hosts fails at installed (read from
+// node zero's store through a fresh service, the sandbox being stopped).
+func checkHealthy(t *testing.T, dir string, sum sandbox.Summary) {
+	t.Helper()
+	for _, h := range sum.Hosts {
+		b, err := os.ReadFile(h.Log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.Contains(l, "level=WARN") || strings.Contains(l, "level=ERROR") {
+				t.Errorf("%s logged: %s", h.Name, l)
+			}
+		}
+	}
+	var zero sandbox.HostSummary
+	for _, h := range sum.Hosts {
+		if h.Bootstrap {
+			zero = h
+		}
+	}
+	s := startService(t, filepath.Join(zero.Root, dataDirPath), freePort(t))
+	c, err := s.user.GetCluster(context.Background(), sum.ClusterID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	failing := func(who, info string) {
+		if info == "" {
+			return
+		}
+		var groups map[string][]struct {
+			ID, Status, Message string
+		}
+		if err := json.Unmarshal([]byte(info), &groups); err != nil {
+			t.Errorf("%s validations_info: %v", who, err)
+			return
+		}
+		for _, vs := range groups {
+			for _, v := range vs {
+				if v.Status == "failure" || v.Status == "error" {
+					t.Errorf("%s: validation %s is %s: %s", who, v.ID, v.Status, v.Message)
+				}
+			}
+		}
+	}
+	failing("cluster", c.ValidationsInfo)
+	for _, h := range c.Hosts {
+		failing(h.RequestedHostname, h.ValidationsInfo)
 	}
 }
