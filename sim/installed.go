@@ -49,7 +49,9 @@ type Installed struct {
 // ends or the service stops.
 func RunInstalled(ctx context.Context, d *onhost.BootDisk, o Installed) error {
 	log := o.Log.With("stage", "installed")
-	log.Warn("SIMULATED: this host booted its installed disk; no OpenShift runs here. nodezero checks the disk and reports Configuring, Joined and Done as the in-cluster controller would")
+	// Said at info: it is how every sandbox install goes on, not a
+	// problem (a healthy install logs no warning).
+	log.Info("SIMULATED: this host booted its installed disk; no OpenShift runs here. nodezero checks the disk and reports Configuring, Joined and Done as the in-cluster controller would")
 	o.Status("Installed disk booted (sandbox: the cluster's OpenShift is simulated)")
 
 	var served <-chan error
