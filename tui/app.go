@@ -45,6 +45,12 @@ type Config struct {
 	// dashboard, the console ends after the checks.
 	Source  Source
 	Refresh time.Duration
+	// Reset, when set, is offered after a failed installation (key r,
+	// after a confirmation): it asks node zero's service to reset the
+	// cluster (POST …/clusters/{id}/actions/reset). It is the one thing
+	// the console asks of the service rather than reads; nil: the
+	// dashboard names the API call instead.
+	Reset func(ctx context.Context, clusterID string) error
 
 	Now    func() time.Time // default time.Now
 	Logger *slog.Logger
@@ -74,6 +80,7 @@ const (
 	pageNetwork          = "network"
 	pageDashboard        = "dashboard"
 	pageHost             = "host"
+	pageEvents           = "events"
 	pageModal            = "modal" // the dialog on top, when one is open
 )
 

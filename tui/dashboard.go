@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,10 +12,12 @@ import (
 	"github.com/rivo/tview"
 )
 
-// Key help of the dashboard's two pages.
+// Key help of the dashboard's pages. The dashboard offers r only after a
+// failed installation, when the console can reset the cluster.
 const (
-	dashboardHelp = "Tab focus  ↑↓ select  Enter host details  n network  q quit"
-	hostHelp      = "↑↓ PgUp PgDn scroll  Esc back  q quit"
+	dashboardHelp      = "Tab focus  ↑↓ select  Enter host details  e events  n network  q quit"
+	dashboardResetHelp = "Tab focus  ↑↓ select  Enter details  e events  n network  r reset  q quit"
+	hostHelp           = "↑↓ PgUp PgDn scroll  Esc back  q quit"
 )
 
 // dashboardPage is the install dashboard (pageDashboard) and the detail of
@@ -30,6 +33,8 @@ type dashboardPage struct {
 	status  *tview.TextView // status word and progress bar
 	info    *tview.TextView // status_info
 	waiting *tview.TextView // the waitingFor sentence
+	next    *tview.TextView // nextStep: the retry path, what follows
+	help    *tview.TextView
 	// The failing cluster validations, under their label; both are
 	// hidden when none fails.
 	valsLabel *tview.TextView
@@ -43,14 +48,22 @@ type dashboardPage struct {
 	hostFrame *tview.Flex
 	detail    *tview.TextView
 
+	// The event list in full (pageEvents).
+	evRoot  *sizedFlex
+	evFrame *tview.Flex
+	evText  *tview.TextView
+	evWidth int
+
 	snap     Snapshot
 	hosts    []parsedHost // snap's hosts, sorted as the table shows them
 	sentence string       // what the installation waits for
-	valLines []string     // failing cluster validations, unwrapped
-	cache    *parseCache
-	focused  tview.Primitive // the focused section: vals, table or events
-	selected string          // id of the selected host, kept across refreshes
-	shown    string          // id of the host on pageHost
+	// resetNote says how the last reset asked with r went ("" none).
+	resetNote string
+	valLines  []string // failing cluster validations, unwrapped
+	cache     *parseCache
+	focused   tview.Primitive // the focused section: vals, table or events
+	selected  string          // id of the selected host, kept across refreshes
+	shown     string          // id of the host on pageHost
 	// The inner widths of the two frames at the last draw (0 before the
 	// first): text is wrapped and the table's columns chosen for them.
 	width, detailWidth int
@@ -65,6 +78,7 @@ func newDashboardPage(a *App) *dashboardPage {
 	p.status = line()
 	p.info = line()
 	p.waiting = line()
+	p.next = line()
 	p.valsLabel = line()
 	p.vals = tview.NewTextView().SetWrap(false)
 	p.hostLabel = line()
@@ -79,6 +93,7 @@ func newDashboardPage(a *App) *dashboardPage {
 		AddItem(p.status, 1, 0, false).
 		AddItem(p.info, 1, 0, false).
 		AddItem(p.waiting, 1, 0, false).
+		AddItem(p.next, 0, 0, false).
 		AddItem(p.valsLabel, 0, 0, false).
 		AddItem(p.vals, 0, 0, false).
 		AddItem(p.hostLabel, 1, 0, false).
@@ -87,7 +102,8 @@ func newDashboardPage(a *App) *dashboardPage {
 		AddItem(p.events, 5, 0, false)
 	a.theme.frame(p.frame.Box, "node zero")
 	p.root = &sizedFlex{Flex: tview.NewFlex().SetDirection(tview.FlexRow), resize: p.layout}
-	p.root.AddItem(p.frame, 0, 1, true).AddItem(a.helpLine(dashboardHelp), 1, 0, false)
+	p.help = a.helpLine(dashboardHelp)
+	p.root.AddItem(p.frame, 0, 1, true).AddItem(p.help, 1, 0, false)
 	p.root.SetInputCapture(p.keys)
 
 	// tview calls these holding the widget's lock: they note the focus
@@ -129,10 +145,22 @@ func newDashboardPage(a *App) *dashboardPage {
 	}}
 	p.hostRoot.AddItem(p.hostFrame, 0, 1, true).AddItem(a.helpLine(hostHelp), 1, 0, false)
 
+	p.evText = tview.NewTextView().SetWrap(false)
+	p.evFrame = tview.NewFlex().SetDirection(tview.FlexRow).AddItem(p.evText, 0, 1, true)
+	a.theme.frame(p.evFrame.Box, "Events")
+	p.evRoot = &sizedFlex{Flex: tview.NewFlex().SetDirection(tview.FlexRow), resize: func(w, _ int) {
+		if w-2 != p.evWidth {
+			p.evWidth = w - 2
+			p.fillEvents()
+		}
+	}}
+	p.evRoot.AddItem(p.evFrame, 0, 1, true).AddItem(a.helpLine(hostHelp), 1, 0, false)
+
 	p.status.SetText("Connecting to node zero…")
 	p.relabel()
 	a.pages.AddPage(pageDashboard, p.root, true, false)
 	a.pages.AddPage(pageHost, p.hostRoot, true, false)
+	a.pages.AddPage(pageEvents, p.evRoot, true, false)
 	return p
 }
 
@@ -175,7 +203,20 @@ func (p *dashboardPage) apply(s Snapshot) {
 		title += " · reconnecting…"
 	}
 	p.a.theme.frame(p.frame.Box, title)
-	p.status.SetText(clusterHeader(s.Cluster, p.a.theme.mono))
+	if s.Cluster == nil && s.Err != nil {
+		// Not "no cluster": node zero was not reached, so nobody knows.
+		p.status.SetText("Not connected to node zero")
+	} else {
+		p.status.SetText(clusterHeader(s.Cluster, p.a.theme.mono))
+	}
+	if s.Cluster == nil || !resettable(s.Cluster) && busy(s.Cluster.Status) {
+		p.resetNote = "" // the retry went on: the installation runs again
+	}
+	if p.resetOffered() {
+		p.help.SetText(dashboardResetHelp)
+	} else {
+		p.help.SetText(dashboardHelp)
+	}
 	info := ""
 	if s.Cluster != nil {
 		info = s.Cluster.StatusInfo
@@ -191,6 +232,26 @@ func (p *dashboardPage) apply(s Snapshot) {
 	if p.shown != "" {
 		p.fillDetail()
 	}
+	p.fillEvents()
+}
+
+// resetOffered reports whether r resets the cluster now: the installation
+// failed and the console was given a way to ask for the reset.
+func (p *dashboardPage) resetOffered() bool {
+	return p.a.cfg.Reset != nil && resettable(p.snap.Cluster) && p.snap.Err == nil
+}
+
+// nextLines is the text under the sentence: the next step, and how the
+// last reset went.
+func (p *dashboardPage) nextLines() []string {
+	var out []string
+	if n := nextStep(p.snap, p.resetOffered()); n != "" && p.resetNote == "" {
+		out = append(out, "» "+n)
+	}
+	if p.resetNote != "" {
+		out = append(out, "» "+p.resetNote)
+	}
+	return out
 }
 
 // render writes what depends on the frame's width: the wrapped sentence
@@ -202,6 +263,9 @@ func (p *dashboardPage) render() {
 	}
 	p.waiting.SetText(strings.Join(waiting, "\n"))
 	p.frame.ResizeItem(p.waiting, max(1, min(len(waiting), 3)), 0)
+	next := wrapText(p.nextLines(), p.width)
+	p.next.SetText(strings.Join(next, "\n"))
+	p.frame.ResizeItem(p.next, min(len(next), 4), 0)
 	vals := wrapText(p.valLines, p.width)
 	p.vals.SetText(strings.Join(vals, "\n"))
 	n := min(len(vals), p.valRows)
@@ -250,7 +314,7 @@ func (p *dashboardPage) relabel() {
 		hosts += "   (* this host)"
 	}
 	p.hostLabel.SetText(mark(p.focused == p.table, hosts))
-	p.evLabel.SetText(mark(p.focused == p.events, "Events"))
+	p.evLabel.SetText(mark(p.focused == p.events, "Events   (e: all of them, in full)"))
 	p.valsLabel.SetTextStyle(p.a.theme.title)
 	p.hostLabel.SetTextStyle(p.a.theme.title)
 	p.evLabel.SetTextStyle(p.a.theme.title)
@@ -270,7 +334,7 @@ func (p *dashboardPage) fillTable() {
 		if h.Host.ID == p.selected {
 			sel = r
 		}
-		for c, cell := range hostRow(h, p.cols, p.snap.ThisHost, p.a.theme.mono) {
+		for c, cell := range hostRow(h, p.snap.Cluster, p.cols, p.snap.ThisHost, p.a.theme.mono) {
 			tc := tview.NewTableCell(cell.Text).SetMaxWidth(hostColumnInfo[p.cols[c]].maxWidth)
 			if cell.Bad {
 				tc.SetStyle(p.a.theme.bad)
@@ -334,8 +398,67 @@ func (p *dashboardPage) keys(ev *tcell.EventKey) *tcell.EventKey {
 			p.a.show(pageNetwork)
 		}
 		return nil
+	case ev.Key() == tcell.KeyRune && ev.Rune() == 'e':
+		p.evText.ScrollToEnd()
+		p.fillEvents()
+		p.a.show(pageEvents)
+		return nil
+	case ev.Key() == tcell.KeyRune && ev.Rune() == 'r':
+		if p.resetOffered() {
+			p.askReset()
+		}
+		return nil
 	}
 	return ev
+}
+
+// fillEvents writes every event of the snapshot, wrapped so that each is
+// read in full, on the events page.
+func (p *dashboardPage) fillEvents() {
+	names := make(map[string]string, len(p.hosts))
+	for _, h := range p.hosts {
+		names[h.Host.ID] = h.Name
+	}
+	lines := eventLines(p.snap.Events, names)
+	title := fmt.Sprintf("Events: the newest %d, newest last", len(lines))
+	if len(lines) == 0 {
+		lines, title = []string{"… none yet"}, "Events"
+	}
+	p.a.theme.frame(p.evFrame.Box, title)
+	text := strings.Join(wrapText(lines, p.evWidth), "\n")
+	if text != p.evText.GetText(false) {
+		p.evText.SetText(text)
+	}
+}
+
+// askReset asks before resetting the cluster: every host goes back to
+// discovery and must be booted from the discovery image again.
+func (p *dashboardPage) askReset() {
+	c := p.snap.Cluster
+	name := c.Name
+	if name == "" {
+		name = c.ID
+	}
+	text := "Reset the cluster " + name + "?\n\nThe installation starts over: every host must be rebooted from the discovery image, registers again, and the installation starts once all are ready."
+	p.a.dialog(text, []string{"Reset", "Cancel"}, func(label string) {
+		if label != "Reset" {
+			return
+		}
+		p.resetNote = "Resetting the cluster…"
+		p.render()
+		id, reset := c.ID, p.a.cfg.Reset
+		p.a.goBackground(func(ctx context.Context) {
+			err := reset(ctx, id)
+			p.a.update(func() {
+				if err != nil {
+					p.resetNote = "✖ The reset failed: " + err.Error()
+				} else {
+					p.resetNote = "The cluster was reset: now reboot every host from the discovery image; the installation starts again once they are ready."
+				}
+				p.render()
+			})
+		})
+	})
 }
 
 // cycle moves the focus to the next (dir 1) or previous (-1) section.

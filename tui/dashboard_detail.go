@@ -37,7 +37,9 @@ func hostDetail(p parsedHost, thisHost string, mono bool) []string {
 	if h.StatusInfo != "" {
 		add("%s", h.StatusInfo)
 	}
-	if h.Progress != nil && h.Progress.ProgressInfo != "" {
+	// The stage's progress info, unless status_info already says it (a
+	// Failed stage's is "Failed - <progress info>").
+	if h.Progress != nil && h.Progress.ProgressInfo != "" && !strings.Contains(h.StatusInfo, h.Progress.ProgressInfo) {
 		add("Progress: %s", h.Progress.ProgressInfo)
 	}
 	add("Id: %s", h.ID)

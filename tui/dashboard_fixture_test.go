@@ -30,6 +30,7 @@ type hostSpec struct {
 	status     wire.HostStatus
 	statusInfo string
 	stage      wire.HostStage
+	progress   string // the stage's progress_info
 	pct        int64
 	cores      int64
 	ram        int64 // bytes
@@ -71,7 +72,7 @@ func fixtureHost(s hostSpec) *wire.Host {
 		CheckedInAt: wire.DateTime(fixtureTime.Add(-20 * time.Second)),
 	}
 	if s.stage != "" || s.pct > 0 {
-		h.Progress = &wire.HostProgressInfo{CurrentStage: s.stage, InstallationPercentage: s.pct}
+		h.Progress = &wire.HostProgressInfo{CurrentStage: s.stage, ProgressInfo: s.progress, InstallationPercentage: s.pct}
 	}
 	if !s.noInv {
 		h.Inventory = mustJSON(fixtureInventory(s))
@@ -292,6 +293,63 @@ func installingSnapshot() Snapshot {
 			fixtureEvent(180, wire.EventSeverityInfo, idMaster2, "Host: master-2, reached installation stage Writing image to disk: 37%"),
 			fixtureEvent(100, wire.EventSeverityInfo, idMaster0, "Host: master-0, reached installation stage Waiting for control plane"),
 			fixtureEvent(20, wire.EventSeverityInfo, idMaster1, "Host: master-1, reached installation stage Rebooting"),
+		},
+	}
+}
+
+// notJoinedReason is what the bootstrap host reports when the other
+// control plane hosts do not join in time.
+const notJoinedReason = "control plane hosts master-1 did not join within 30s; not rebooting the bootstrap host"
+
+// failedSnapshot: the installation failed. The bootstrap host (master-0)
+// waited for the control plane, master-1 never joined, and master-0
+// reported stage Failed; the service stopped the other hosts (error,
+// abortedInfo). worker-1 had an NTP warning all along.
+func failedSnapshot() Snapshot {
+	specs := fiveHosts()
+	set := func(i int, stage wire.HostStage, pct int64) {
+		specs[i].status, specs[i].statusInfo = wire.HostStatusError, abortedInfo
+		specs[i].stage, specs[i].pct = stage, pct
+	}
+	specs[0].bootstrap = true
+	set(0, wire.HostStageFailed, 55)
+	specs[0].statusInfo, specs[0].progress = "Failed - "+notJoinedReason, notJoinedReason
+	set(1, wire.HostStageConfiguring, 75)
+	set(2, wire.HostStageJoined, 87)
+	set(3, wire.HostStageWaitingForIgnition, 66)
+	set(4, wire.HostStageRebooting, 55)
+	specs[4].failing = map[string]string{"ntp-synced": "Host couldn't synchronize with any NTP server"}
+	c := fixtureCluster(wire.ClusterStatusError, "cluster has hosts in error", 62, nil, nil)
+	c.InstallStartedAt = wire.DateTime(fixtureTime.Add(-10 * time.Minute))
+	return Snapshot{
+		At: fixtureTime, ThisHost: idMaster0,
+		Cluster: c,
+		Hosts:   buildHosts(specs),
+		Events: []*wire.Event{
+			fixtureEvent(400, wire.EventSeverityInfo, "", "Updated status of the cluster to installing"),
+			fixtureEvent(200, wire.EventSeverityInfo, idMaster1, "Host: master-1, reached installation stage Rebooting: rebooting in 1ms"),
+			fixtureEvent(120, wire.EventSeverityInfo, idMaster1, "Host: master-1, reached installation stage Configuring: the node applies its machine config (simulated)"),
+			fixtureEvent(31, wire.EventSeverityError, idMaster0, "Host master-0: updated status from installing-in-progress to error (Failed - "+notJoinedReason+")"),
+			fixtureEvent(30, wire.EventSeverityError, "", "Updated status of the cluster to error"),
+		},
+	}
+}
+
+// installedSnapshot: the installation is done.
+func installedSnapshot() Snapshot {
+	specs := fiveHosts()
+	for i := range specs {
+		specs[i].status, specs[i].statusInfo = wire.HostStatusInstalled, "Done"
+		specs[i].stage, specs[i].pct = wire.HostStageDone, 100
+	}
+	specs[0].bootstrap = true
+	return Snapshot{
+		At: fixtureTime, ThisHost: idMaster0,
+		Cluster: fixtureCluster(wire.ClusterStatusInstalled, "Cluster is installed", 100, nil, nil),
+		Hosts:   buildHosts(specs),
+		Events: []*wire.Event{
+			fixtureEvent(60, wire.EventSeverityInfo, idMaster0, "Host: master-0, reached installation stage Done: the node is Ready (simulated)"),
+			fixtureEvent(30, wire.EventSeverityInfo, "", "Successfully completed installing cluster ocp-edge"),
 		},
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -121,6 +122,59 @@ func TestDashboardRefreshKeepsSelection(t *testing.T) {
 	}
 }
 
+// TestDashboardEventsKey: e opens every event in full, wrapped, the
+// failing host's long reason included (the dashboard's tail cuts it);
+// Esc returns.
+func TestDashboardEventsKey(t *testing.T) {
+	snap := failedSnapshot()
+	r := runApp(t, Config{Source: SourceFunc(func(context.Context) Snapshot { return snap }), Refresh: time.Hour}, 80, 24)
+	r.waitFor(t, "Installation failed on master-0")
+	r.key(tcell.KeyRune, 'e')
+	screen := r.waitFor(t, "Events: the newest 5, newest last", "Esc back")
+	// The reason, cut at the dashboard's edge, reads in full here.
+	flat := strings.Join(strings.Fields(strings.NewReplacer("║", " ").Replace(screen)), " ")
+	if want := "(Failed - " + notJoinedReason + ")"; !strings.Contains(flat, want) {
+		t.Errorf("events page lacks %q:\n%s", want, screen)
+	}
+	r.key(tcell.KeyEscape, 0)
+	r.waitFor(t, "Hosts: 5", dashboardHelp)
+	quit(t, r)
+}
+
+// TestDashboardResetKey: after a failed installation, r asks, then resets
+// the cluster through Config.Reset and says what to do next; before, the
+// key does nothing and the help does not offer it.
+func TestDashboardResetKey(t *testing.T) {
+	var mu sync.Mutex
+	snap := failingSnapshot()
+	var resets []string
+	reset := func(_ context.Context, id string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		resets = append(resets, id)
+		return nil
+	}
+	src := SourceFunc(func(context.Context) Snapshot { mu.Lock(); defer mu.Unlock(); return snap })
+	r := runApp(t, Config{Source: src, Refresh: 10 * time.Millisecond, Reset: reset}, 80, 24)
+	r.waitFor(t, "Waiting for master-1", dashboardHelp)
+	r.key(tcell.KeyRune, 'r') // not failed: nothing to reset
+	mu.Lock()
+	snap = failedSnapshot()
+	mu.Unlock()
+	r.waitFor(t, "Installation failed on master-0", "press r to reset the cluster", dashboardResetHelp)
+	r.key(tcell.KeyRune, 'r')
+	r.waitFor(t, "The installation starts", "Reset     Cancel")
+	r.key(tcell.KeyEnter, 0) // the first button: Reset
+	r.waitFor(t, "The cluster was reset: now reboot every host from the discovery image")
+	mu.Lock()
+	got := slices.Clone(resets)
+	mu.Unlock()
+	if want := []string{fixtureClusterID}; !slices.Equal(got, want) {
+		t.Errorf("resets asked = %q, want %q", got, want)
+	}
+	quit(t, r)
+}
+
 // TestDashboardTab: Tab moves the focus through the validations, the
 // table and the events, and the focused section's label shows it.
 func TestDashboardTab(t *testing.T) {
@@ -144,7 +198,7 @@ func TestDashboardTab(t *testing.T) {
 		keys(tcell.NewEventKey(k, 0, tcell.ModNone), setFocus)
 		got = append(got, focusedLabel())
 	}
-	want := []string{"Events", "Cluster validations failing: 2", "Hosts: 5   (* this host)", "Cluster validations failing: 2"}
+	want := []string{"Events   (e: all of them, in full)", "Cluster validations failing: 2", "Hosts: 5   (* this host)", "Cluster validations failing: 2"}
 	if !slices.Equal(got, want) {
 		t.Errorf("labels focused by Tab, Tab, Tab, Backtab = %q, want %q", got, want)
 	}

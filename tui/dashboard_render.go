@@ -259,9 +259,15 @@ func clusterValidationLines(vals []validation) []string {
 //   - narrow (80×24) before the installation: name, role, status and the
 //     hardware (CPU, RAM, disk, failing validations), which is what keeps a
 //     host from being ready;
-//   - narrow during the installation: name, role, status and progress, where
-//     a host busy installing (installing-in-progress) shows its stage in the
-//     status column, since the status alone then says nothing.
+//   - narrow during the installation: name, role, status, progress and the
+//     install result, where a host busy installing (installing-in-progress)
+//     shows its stage in the status column, since the status alone then
+//     says nothing.
+//
+// Before the installation the last column counts the host's failing
+// validations (CHECKS); from its start on it is the host's install result
+// (INSTALL: ✓ done, ✖ failed, ✖ not joined…), which the validations do not
+// tell: a host that never joined passed them all.
 const tableWideWidth = 100
 
 // Column ids of the host table.
@@ -278,6 +284,7 @@ const (
 	colRAM
 	colDisk
 	colFailing
+	colInstall
 )
 
 // hostColumnHeader and the widest a column's text may be (0: no limit).
@@ -287,7 +294,7 @@ var hostColumnInfo = map[hostColumn]struct {
 }{
 	colMark: {"", 1}, colName: {"HOST", 18}, colRole: {"ROLE", 0}, colStatus: {"STATUS", 0},
 	colStage: {"STAGE", 25}, colProgress: {"PROGRESS", 0}, colCPU: {"CPU", 0}, colRAM: {"RAM", 0},
-	colDisk: {"DISK", 0}, colFailing: {"FAIL", 0},
+	colDisk: {"DISK", 0}, colFailing: {"CHECKS", 0}, colInstall: {"INSTALL", 0},
 }
 
 // installing reports whether the cluster is past the start of the
@@ -309,10 +316,12 @@ func installing(c *wire.Cluster) bool {
 // hostColumns picks the table's columns for its inner width.
 func hostColumns(width int, installPhase bool) []hostColumn {
 	switch {
+	case width >= tableWideWidth && installPhase:
+		return []hostColumn{colMark, colName, colRole, colStatus, colStage, colProgress, colCPU, colRAM, colDisk, colInstall}
 	case width >= tableWideWidth:
 		return []hostColumn{colMark, colName, colRole, colStatus, colStage, colProgress, colCPU, colRAM, colDisk, colFailing}
 	case installPhase:
-		return []hostColumn{colMark, colName, colRole, colStatus, colProgress}
+		return []hostColumn{colMark, colName, colRole, colStatus, colProgress, colInstall}
 	}
 	return []hostColumn{colMark, colName, colRole, colStatus, colCPU, colRAM, colDisk, colFailing}
 }
@@ -339,15 +348,15 @@ type hostCell struct {
 	Bad  bool
 }
 
-// hostRow is one host's cells for cols. thisHost marks the console's own
-// host with "*".
-func hostRow(p parsedHost, cols []hostColumn, thisHost string, mono bool) []hostCell {
+// hostRow is one host's cells for cols in cluster c. thisHost marks the
+// console's own host with "*".
+func hostRow(p parsedHost, c *wire.Cluster, cols []hostColumn, thisHost string, mono bool) []hostCell {
 	h := p.Host
 	wide := slices.Contains(cols, colStage)
 	row := make([]hostCell, len(cols))
-	for i, c := range cols {
+	for i, col := range cols {
 		var cell hostCell
-		switch c {
+		switch col {
 		case colMark:
 			if thisHost != "" && h.ID == thisHost {
 				cell.Text = "*"
@@ -390,6 +399,8 @@ func hostRow(p parsedHost, cols []hostColumn, thisHost string, mono bool) []host
 			case len(p.Validations) > 0:
 				cell.Text = "✓"
 			}
+		case colInstall:
+			cell = installCell(h, c)
 		}
 		row[i] = cell
 	}

@@ -202,10 +202,10 @@ func TestHostColumns(t *testing.T) {
 		installing bool
 		want       []string
 	}{
-		{78, false, []string{"", "HOST", "ROLE", "STATUS", "CPU", "RAM", "DISK", "FAIL"}},
-		{78, true, []string{"", "HOST", "ROLE", "STATUS/STAGE", "PROGRESS"}},
-		{118, false, []string{"", "HOST", "ROLE", "STATUS", "STAGE", "PROGRESS", "CPU", "RAM", "DISK", "FAIL"}},
-		{118, true, []string{"", "HOST", "ROLE", "STATUS", "STAGE", "PROGRESS", "CPU", "RAM", "DISK", "FAIL"}},
+		{78, false, []string{"", "HOST", "ROLE", "STATUS", "CPU", "RAM", "DISK", "CHECKS"}},
+		{78, true, []string{"", "HOST", "ROLE", "STATUS/STAGE", "PROGRESS", "INSTALL"}},
+		{118, false, []string{"", "HOST", "ROLE", "STATUS", "STAGE", "PROGRESS", "CPU", "RAM", "DISK", "CHECKS"}},
+		{118, true, []string{"", "HOST", "ROLE", "STATUS", "STAGE", "PROGRESS", "CPU", "RAM", "DISK", "INSTALL"}},
 	}
 	for _, tc := range tests {
 		got := hostHeaders(hostColumns(tc.width, tc.installing))
@@ -249,11 +249,11 @@ func TestHostRow(t *testing.T) {
 		}
 		return out
 	}
-	if got, want := cells(hostRow(hosts[0], wide, s.ThisHost, false)),
+	if got, want := cells(hostRow(hosts[0], s.Cluster, wide, s.ThisHost, false)),
 		[]string{"*", "master-0", "master", "known", "", "", "16", "64 GiB", "480 GB", "✓"}; !cmp.Equal(got, want) {
 		t.Errorf("master-0 wide row = %q, want %q", got, want)
 	}
-	row := hostRow(hosts[1], wide, s.ThisHost, false)
+	row := hostRow(hosts[1], s.Cluster, wide, s.ThisHost, false)
 	if got, want := cells(row), []string{"", "master-1", "master", "insufficient", "", "", "16", "8 GiB", "480 GB", "✖ 1"}; !cmp.Equal(got, want) {
 		t.Errorf("master-1 wide row = %q, want %q", got, want)
 	}
@@ -261,14 +261,48 @@ func TestHostRow(t *testing.T) {
 		t.Errorf("master-1 status and failing cells are not marked bad: %+v", row)
 	}
 
-	inst := parseHosts(installingSnapshot(), nil)
-	if got, want := cells(hostRow(inst[2], narrowInstall, "", true)),
-		[]string{"", "master-2", "master", "Writing image to disk", "[##------]  37%"}; !cmp.Equal(got, want) {
+	is := installingSnapshot()
+	inst := parseHosts(is, nil)
+	if got, want := cells(hostRow(inst[2], is.Cluster, narrowInstall, "", true)),
+		[]string{"", "master-2", "master", "Writing image to disk", "[##------]  37%", "…"}; !cmp.Equal(got, want) {
 		t.Errorf("master-2 narrow installing row = %q, want %q", got, want)
 	}
 	noInv := parsedHost{Host: &wire.Host{ID: "x", Status: wire.HostStatusDiscovering}, Name: "x"}
-	if got, want := cells(hostRow(noInv, wide, "", false)), []string{"", "x", "auto", "discovering", "", "", "", "", "", ""}; !cmp.Equal(got, want) {
+	if got, want := cells(hostRow(noInv, nil, wide, "", false)), []string{"", "x", "auto", "discovering", "", "", "", "", "", ""}; !cmp.Equal(got, want) {
 		t.Errorf("discovering host row = %q, want %q", got, want)
+	}
+}
+
+// TestInstallColumn: after a failed installation the INSTALL column tells
+// the host that failed from the hosts that never joined, whatever their
+// validations say (worker-1's NTP warning is no install failure).
+func TestInstallColumn(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		snap Snapshot
+		want map[string]hostCell
+	}{
+		{"failed", failedSnapshot(), map[string]hostCell{
+			"master-0": {"✖ failed", true}, "master-1": {"✖ not joined", true}, "master-2": {"✓ joined", false},
+			"worker-0": {"✖ not joined", true}, "worker-1": {"✖ not joined", true},
+		}},
+		{"installed", installedSnapshot(), map[string]hostCell{
+			"master-0": {"✓ done", false}, "master-1": {"✓ done", false}, "master-2": {"✓ done", false},
+			"worker-0": {"✓ done", false}, "worker-1": {"✓ done", false},
+		}},
+		{"before the installation", healthySnapshot(), map[string]hostCell{
+			"master-0": {}, "master-1": {}, "master-2": {}, "worker-0": {}, "worker-1": {},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := map[string]hostCell{}
+			for _, h := range parseHosts(tc.snap, nil) {
+				got[h.Name] = installCell(h.Host, tc.snap.Cluster)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("installCell (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 

@@ -17,6 +17,8 @@ var dashboardCases = []struct {
 	{"failing", failingSnapshot, idMaster1},
 	{"installing", installingSnapshot, idMaster2},
 	{"reconnecting", reconnectingSnapshot, idMaster1},
+	{"failed", failedSnapshot, idMaster0},
+	{"installed", installedSnapshot, idMaster1},
 }
 
 func TestDashboardGolden(t *testing.T) {
@@ -31,6 +33,15 @@ func TestDashboardGolden(t *testing.T) {
 				golden(t, fmt.Sprintf("host-%s-%dx%d", tc.name, sz.w, sz.h), drawText(t, p.hostRoot, sz.w, sz.h))
 			})
 		}
+	}
+}
+
+// TestEventsGolden: the event list in full after the failure.
+func TestEventsGolden(t *testing.T) {
+	for _, sz := range sizes {
+		a := New(Config{Source: SourceFunc(nil)})
+		a.dashboard.apply(failedSnapshot())
+		golden(t, fmt.Sprintf("events-failed-%dx%d", sz.w, sz.h), drawText(t, a.dashboard.evRoot, sz.w, sz.h))
 	}
 }
 

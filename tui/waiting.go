@@ -37,7 +37,7 @@ func waitingForHosts(s Snapshot, hosts []parsedHost) string {
 	case wire.ClusterStatusPreparingForInstallation:
 		for _, h := range hosts {
 			if h.Host.Status == wire.HostStatusPreparingFailed {
-				return withInfo("Preparing the installation failed on "+h.Name, h.Host.StatusInfo)
+				return "Preparing the installation failed on " + h.Name + ": " + hostFailure(h.Host)
 			}
 		}
 		if names := namesWhere(hosts, func(h parsedHost) bool { return h.Host.Status == wire.HostStatusPreparingForInstallation }); len(names) > 0 {
@@ -58,7 +58,7 @@ func waitingForHosts(s Snapshot, hosts []parsedHost) string {
 		}
 		return "Installation complete"
 	case wire.ClusterStatusError:
-		return withInfo("Installation failed", c.StatusInfo)
+		return failedSentence(c, hosts)
 	case wire.ClusterStatusCancelled:
 		return "Installation cancelled"
 	}
@@ -239,8 +239,8 @@ func joined(h *wire.Host) bool {
 // disks being written, then the control plane and the workers joining.
 func waitingWhileInstalling(c *wire.Cluster, hosts []parsedHost) string {
 	for _, h := range hosts {
-		if h.Host.Status == wire.HostStatusError {
-			return withInfo("Installation failing on "+h.Name, h.Host.StatusInfo)
+		if r := hostFailure(h.Host); r != "" {
+			return "Installation failing on " + h.Name + ": " + r
 		}
 	}
 	for _, h := range hosts {

@@ -156,7 +156,7 @@ func TestWaitingFor(t *testing.T) {
 		{"installing, host failed", snap(wire.ClusterStatusInstalling, "", func(h []hostSpec) {
 			stage(h, wire.HostStageWaitingForControlPlane, wire.HostStageRebooting, wire.HostStageFailed)
 			h[2].status, h[2].statusInfo = wire.HostStatusError, "Failed - failed to write image to disk"
-		}), "Installation failing on master-2: Failed - failed to write image to disk"},
+		}), "Installation failing on master-2: failed to write image to disk"},
 		{"installing, pending user action", snap(wire.ClusterStatusInstallingPendingUserAction, "Cluster has hosts pending user action", func(h []hostSpec) {
 			stage(h, wire.HostStageWaitingForControlPlane, wire.HostStageRebooting)
 			h[1].status = wire.HostStatusInstallingPendingUserAction
@@ -177,6 +177,15 @@ func TestWaitingFor(t *testing.T) {
 		{"installed degraded", snap(wire.ClusterStatusInstalled, "Cluster is installed but degraded", nil),
 			"Installation complete: Cluster is installed but degraded"},
 		{"error", snap(wire.ClusterStatusError, "cluster has hosts in error", nil), "Installation failed: cluster has hosts in error"},
+		// The host that failed by itself is named with its reason, not
+		// the hosts the service stopped because of it.
+		{"error, the bootstrap host's control plane never joined", failedSnapshot(),
+			"Installation failed on master-0: " + notJoinedReason},
+		{"error, a host's status only", snap(wire.ClusterStatusError, "cluster has hosts in error", func(h []hostSpec) {
+			stage(h, wire.HostStageWaitingForControlPlane, wire.HostStageRebooting, wire.HostStageFailed)
+			h[0].status, h[0].statusInfo = wire.HostStatusError, abortedInfo
+			h[2].status, h[2].statusInfo = wire.HostStatusError, "Failed - failed to write image to disk"
+		}), "Installation failed on master-2: failed to write image to disk"},
 		{"cancelled", snap(wire.ClusterStatusCancelled, "Canceled cluster installation", nil), "Installation cancelled"},
 		{"unmonitored", snap(wire.ClusterStatusUnmonitored, "", nil), "The cluster is unmonitored"},
 	}
