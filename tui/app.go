@@ -51,6 +51,9 @@ type Config struct {
 	// the console asks of the service rather than reads; nil: the
 	// dashboard names the API call instead.
 	Reset func(ctx context.Context, clusterID string) error
+	// Notice is a sentence the dashboard shows under its own, e.g. why
+	// the connectivity checks did not run.
+	Notice string
 
 	Now    func() time.Time // default time.Now
 	Logger *slog.Logger

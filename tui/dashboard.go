@@ -251,6 +251,9 @@ func (p *dashboardPage) nextLines() []string {
 	if p.resetNote != "" {
 		out = append(out, "» "+p.resetNote)
 	}
+	if p.a.cfg.Notice != "" {
+		out = append(out, "» "+p.a.cfg.Notice)
+	}
 	return out
 }
 

@@ -78,6 +78,10 @@ type NetState struct {
 	Interfaces []NetInterface
 	Routes     []NetRoute
 	DNS        NetDNS
+	// Shared, when set, says why the interfaces and routes are the
+	// machine's rather than this host's own (a sandbox host shares the
+	// machine's loopback and NICs); the page labels them so.
+	Shared string
 }
 
 // NetInterface is one link of the host.

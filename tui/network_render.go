@@ -29,15 +29,20 @@ func netTree(st NetState) treeItem {
 	}
 	root := treeItem{Text: host}
 
-	ifaces := treeItem{Text: "Interfaces"}
+	ifaces, routesText := treeItem{Text: "Interfaces"}, "Routes"
+	if st.Shared != "" {
+		ifaces.Text = "Interfaces: the machine's, not a host's own"
+		ifaces.Children = []treeItem{{Text: "why: " + st.Shared}}
+		routesText = "Routes: the machine's"
+	}
 	for _, ifc := range defaultFirst(st) {
 		ifaces.Children = append(ifaces.Children, ifaceItem(ifc, isDefault(st, ifc)))
 	}
-	if len(ifaces.Children) == 0 {
-		ifaces.Children = []treeItem{{Text: "none"}}
+	if len(ifaces.Children) == 0 || len(ifaces.Children) == 1 && st.Shared != "" {
+		ifaces.Children = append(ifaces.Children, treeItem{Text: "none"})
 	}
 
-	routes := treeItem{Text: "Routes"}
+	routes := treeItem{Text: routesText}
 	for _, r := range st.Routes {
 		routes.Children = append(routes.Children, routeItem(r))
 	}

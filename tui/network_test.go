@@ -56,6 +56,14 @@ func TestNetTree(t *testing.T) {
 				node("DNS", leaf("no servers"))),
 		},
 		{
+			name: "the machine's, on a sandbox host",
+			st:   NetState{Hostname: "master-1", Shared: "a sandbox host runs on the machine's loopback"},
+			want: node("master-1",
+				node("Interfaces: the machine's, not a host's own", leaf("why: a sandbox host runs on the machine's loopback"), leaf("none")),
+				node("Routes: the machine's", leaf("none")),
+				node("DNS", leaf("no servers"))),
+		},
+		{
 			name: "default route's interface first, by the route",
 			st: NetState{
 				Hostname: "h",
@@ -150,6 +158,12 @@ func TestNetworkGolden(t *testing.T) {
 		{name: "healthy", st: healthyNet()},
 		{name: "failing", err: errors.New("read links: netlink receive: operation not permitted")},
 		{name: "stale", st: healthyNet(), err: errors.New("read routes: context deadline exceeded"), good: true},
+		// A sandbox host: what it reads is the machine's network.
+		{name: "shared", st: func() NetState {
+			st := healthyNet()
+			st.Shared = "a sandbox host runs on the machine's loopback"
+			return st
+		}()},
 	} {
 		for _, s := range sizes {
 			t.Run(fmt.Sprintf("%s-%dx%d", tc.name, s.w, s.h), func(t *testing.T) {

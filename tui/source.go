@@ -64,6 +64,13 @@ type FetchError struct {
 func (e *FetchError) Error() string { return fmt.Sprintf("fetch snapshot from %s: %v", e.URL, e.Err) }
 func (e *FetchError) Unwrap() error { return e.Err }
 
+// SetupError is a Source that cannot ask node zero at all yet: no address
+// or no token. Reason says what is missing, naming the file or the flag;
+// the dashboard shows it rather than "reconnecting".
+type SetupError struct{ Reason string }
+
+func (e *SetupError) Error() string { return e.Reason }
+
 // eventPage is how many events one request reads while catching up.
 const eventPage = 1000
 

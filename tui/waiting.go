@@ -324,7 +324,12 @@ func lowerFirst(s string) string {
 
 // reconnecting is the sentence while node zero does not answer: where the
 // console tries, why it failed in a few words, and how old the data is.
+// A source that cannot try yet (SetupError) says what it misses.
 func reconnecting(s Snapshot) string {
+	var se *SetupError
+	if errors.As(s.Err, &se) {
+		return "Cannot ask node zero yet: " + se.Reason
+	}
 	sentence := "Reconnecting to node zero"
 	var fe *FetchError
 	if errors.As(s.Err, &fe) && fe.URL != "" {

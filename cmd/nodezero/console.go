@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -28,7 +29,7 @@ func runConsole(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	countdown := fs.Duration("countdown", 20*time.Second, "how long the 'checks passed' dialog waits before going on")
 	mono := fs.String("mono", "auto", "draw without colour: yes, no, or auto (serial terminals: TERM vt*, dumb, or NO_COLOR set)")
 	url := fs.String("url", "", "node zero's service (default: SERVICE_BASE_URL of rendezvous-host.env)")
-	tokenFile := fs.String("token-file", "", "file holding the user token (default: USER_AUTH_TOKEN of rendezvous-host.env)")
+	tokenFile := fs.String("token-file", "", "file holding the user token (default: USER_AUTH_TOKEN of the environment, else of rendezvous-host.env)")
 	release := fs.String("release-image", "", "the release image the checks pull (default: the host's cluster-image-set.yaml, else its payload)")
 	payload := fs.String("payload", "", "the factory image's payload directory (default ROOT"+diskwrite.DefaultPayloadDir+")")
 	caFile := fs.String("ca-file", "", "PEM CAs the checks trust for the registry besides the system's")
@@ -51,7 +52,7 @@ func runConsole(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	return console.Run(ctx, console.Options{
 		Root: r, Version: version, Refresh: *every, CheckInterval: *checkEvery, Countdown: *countdown, Mono: console.MonoWanted(*mono),
-		URL: *url, TokenFile: *tokenFile, ReleaseImage: *release, Payload: *payload, CAFile: *caFile, DNSServer: *dnsServer,
+		URL: *url, TokenFile: *tokenFile, Token: os.Getenv("USER_AUTH_TOKEN"), ReleaseImage: *release, Payload: *payload, CAFile: *caFile, DNSServer: *dnsServer,
 		NoChecks: *noChecks, HardwareRoot: *hwRoot,
 	}, stdout, stderr)
 }

@@ -406,3 +406,34 @@ func openHost(t *testing.T, con *tmuxConsole, name string, names []string) {
 		return strings.Contains(s, "Host "+name) && !isDashboard(s, names)
 	})
 }
+
+// TestConsoleEnvTokenInTmux: `nodezero console --url U` with the user
+// token only in USER_AUTH_TOKEN (no --token-file, no rendezvous-host.env)
+// reaches the service and shows its cluster; the host has no release image
+// to check, so the dashboard comes up anyway with that check explained.
+func TestConsoleEnvTokenInTmux(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the console against a service under tmux takes seconds")
+	}
+	needTool(t, "tmux")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	svc := startService(t, dir, freePort(t))
+	c, _ := registerCluster(t, ctx, svc)
+	// env(1) takes the variable before the command: the pane runs
+	// env TERM=… USER_AUTH_TOKEN=… nodezero console ….
+	con := startTmuxConsole(t, 120, 40, "USER_AUTH_TOKEN="+svc.token["user"], nodezeroBinary(t),
+		"console", "--root", t.TempDir(), "--url", "http://"+svc.addr, "--interval", "1s")
+	screen := con.waitScreen("the cluster's status and the checks' notice", time.Minute, func(s string) bool {
+		flat := strings.Join(strings.Fields(strings.NewReplacer("║", " ").Replace(s)), " ")
+		return strings.Contains(s, c.Name) && strings.Contains(s, "Status: ") &&
+			strings.Contains(flat, "Connectivity checks not run: no release image to check")
+	})
+	for _, bad := range []string{"No cluster registered yet", "econnecting", "no such file"} {
+		if strings.Contains(screen, bad) {
+			t.Errorf("the console shows %q:\n%s", bad, screen)
+		}
+	}
+	con.quit(30 * time.Second)
+}

@@ -13,8 +13,10 @@ import (
 	"bufio"
 	"context"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,6 +30,7 @@ import (
 	"github.com/nodezero/nodezero/daemon/issue"
 	"github.com/nodezero/nodezero/hostagent/diskwrite"
 	"github.com/nodezero/nodezero/hostagent/inventory"
+	"github.com/nodezero/nodezero/onhost"
 	"github.com/nodezero/nodezero/tui"
 	"github.com/nodezero/nodezero/wire"
 )
@@ -40,10 +43,12 @@ type Options struct {
 	CheckInterval time.Duration // how often the connectivity checks run
 	Countdown     time.Duration // how long the 'checks passed' dialog waits
 	Mono          bool          // draw without colour (MonoWanted)
-	// URL and the user token in TokenFile reach node zero's service; "":
-	// SERVICE_BASE_URL and USER_AUTH_TOKEN of rendezvous-host.env, once
-	// it exists.
-	URL, TokenFile string
+	// URL and the user token reach node zero's service. The token is
+	// TokenFile's content, else Token (cmd passes USER_AUTH_TOKEN of the
+	// environment), else USER_AUTH_TOKEN of rendezvous-host.env; the URL
+	// is SERVICE_BASE_URL of rendezvous-host.env when "". The env file is
+	// read once it exists.
+	URL, TokenFile, Token string
 	// ReleaseImage is what the checks pull; "": the host's
 	// cluster-image-set.yaml, else its payload's (Payload; "": the
 	// factory image's under Root).
@@ -62,6 +67,23 @@ type Options struct {
 // Run is the console until ctx ends or the user leaves it: the tview
 // console on a terminal, else the status lines refreshed on stdout.
 func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
+	cfg, err := tuiConfig(o)
+	if err != nil {
+		return err
+	}
+	if !IsTerminal(os.Stdout) {
+		fmt.Fprintln(stderr, "console: standard output is no terminal; showing the status lines instead")
+		return plainConsole(ctx, o.Root, o.Version, stdout)
+	}
+	defer switchToOwnVT()()
+	return tui.Run(ctx, cfg)
+}
+
+// tuiConfig is the console of o: its pages' sources and checks. What only
+// keeps a page from showing (no release image to check) is said on the
+// dashboard (tui.Config.Notice); an error is a flag that cannot be
+// followed, naming the flag and the file.
+func tuiConfig(o Options) (tui.Config, error) {
 	r := o.Root
 	payload, hwRoot := o.Payload, o.HardwareRoot
 	if payload == "" {
@@ -71,7 +93,15 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 		hwRoot = r
 	}
 	cfg := tui.Config{CheckInterval: o.CheckInterval, Countdown: o.Countdown, Refresh: o.Refresh, Mono: o.Mono}
-	cfg.NetState = func(context.Context) (tui.NetState, error) { return NetState(nil, r) }
+	cfg.NetState = func(context.Context) (tui.NetState, error) {
+		st, err := NetState(nil, r)
+		if r != "/" {
+			// A host under another root (a sandbox or test host) has no
+			// links of its own: netlink shows the machine's.
+			st.Shared = "this host runs under " + r + " on the machine, whose links these are"
+		}
+		return st, err
+	}
 	if nmtui, err := exec.LookPath("nmtui"); err == nil && r == "/" {
 		cfg.ConfigureNetwork = func() error {
 			c := exec.Command(nmtui)
@@ -93,37 +123,54 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 			co.PullSecret = b
 		}
 		if co.Image == "" {
-			if co.Image, err = hostReleaseImage(r, payload); err != nil {
-				return fmt.Errorf("console: the release image to check: %w (give --release-image, or --no-checks)", err)
-			}
+			co.Image, err = hostReleaseImage(r, payload)
 		}
-		if o.CAFile != "" {
-			if co.CAs, err = caPool(o.CAFile); err != nil {
-				return fmt.Errorf("console: --ca-file: %w", err)
+		switch {
+		case err != nil:
+			// The checks need an image to pull; without one the console
+			// still shows the install, and says why the checks are missing.
+			cfg.Notice = "Connectivity checks not run: no release image to check (" + noImageReason(r, payload, err) + "); give --release-image, or --no-checks to skip them."
+		default:
+			if o.CAFile != "" {
+				if co.CAs, err = caPool(o.CAFile); err != nil {
+					return cfg, fmt.Errorf("console: --ca-file: %w", err)
+				}
 			}
-		}
-		cfg.ReleaseImage = co.Image
-		if cfg.Checks, err = Checks(co); err != nil {
-			return fmt.Errorf("console: %w", err)
+			cfg.ReleaseImage = co.Image
+			if cfg.Checks, err = Checks(co); err != nil {
+				return cfg, fmt.Errorf("console: %w", err)
+			}
 		}
 	}
-	token := ""
+	token := o.Token
 	if o.TokenFile != "" {
 		b, err := os.ReadFile(o.TokenFile)
-		if err != nil {
-			return fmt.Errorf("console: --token-file: %w", err)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return cfg, fmt.Errorf("console: --token-file: %s does not exist (give the file holding the user token, or set USER_AUTH_TOKEN)", o.TokenFile)
+		case err != nil:
+			return cfg, fmt.Errorf("console: --token-file: %w", err)
 		}
 		token = strings.TrimSpace(string(b))
+		if token == "" {
+			return cfg, fmt.Errorf("console: --token-file: %s is empty (want the user token)", o.TokenFile)
+		}
 	}
 	thisHost, _ := inventory.HostID(inventory.Options{Root: hwRoot})
-	cfg.Source = &nodeZeroSource{root: r, url: o.URL, token: token, thisHost: thisHost}
+	src := &nodeZeroSource{root: r, url: o.URL, token: token, thisHost: thisHost}
+	cfg.Source, cfg.Reset = src, src.reset
+	return cfg, nil
+}
 
-	if !IsTerminal(os.Stdout) {
-		fmt.Fprintln(stderr, "console: standard output is no terminal; showing the status lines instead")
-		return plainConsole(ctx, r, o.Version, stdout)
+// noImageReason says why hostReleaseImage found no image: neither file
+// exists (the usual case on a host before its config image), or err.
+func noImageReason(root, payload string, err error) string {
+	cis := filepath.Join(root, configimage.ClusterImageSetPath)
+	pj := filepath.Join(payload, diskwrite.PayloadFile)
+	if !exists(cis) && !exists(pj) {
+		return "neither " + cis + " nor " + pj + " exists"
 	}
-	defer switchToOwnVT()()
-	return tui.Run(ctx, cfg)
+	return err.Error()
 }
 
 // interactiveUIPath marks the interactive flow: the console asks for the
@@ -169,42 +216,70 @@ func exists(path string) bool {
 // nodeZeroSource is the dashboard's source on a host: node zero's service
 // at SERVICE_BASE_URL with USER_AUTH_TOKEN, both read from
 // rendezvous-host.env once it exists (in the interactive flow the console
-// itself writes it), unless flags gave them.
+// itself writes it), unless flags or the environment gave them.
 type nodeZeroSource struct {
 	root, url, token, thisHost string
 
-	mu  sync.Mutex
-	src *tui.HTTPSource
+	mu     sync.Mutex
+	client *wire.Client
+	src    *tui.HTTPSource
 }
 
 func (s *nodeZeroSource) Snapshot(ctx context.Context) tui.Snapshot {
-	s.mu.Lock()
-	src := s.src
-	s.mu.Unlock()
-	if src == nil {
-		url, token, ca := s.url, s.token, ""
-		if url == "" || token == "" {
-			env, err := boot.ReadEnv(s.root)
-			if err != nil {
-				return tui.Snapshot{At: time.Now(), ThisHost: s.thisHost, Err: fmt.Errorf("no node zero yet: %w", err)}
-			}
-			if url == "" {
-				url, ca = env.ServiceBaseURL, env.ServiceCACert
-			}
-			if token == "" {
-				token = env.UserToken
-			}
-		}
-		c, err := wire.NewClient(strings.TrimSuffix(url, "/"), wire.WithUserToken(token), wire.WithCACertFile(ca))
-		if err != nil {
-			return tui.Snapshot{At: time.Now(), ThisHost: s.thisHost, Err: err}
-		}
-		src = tui.NewHTTPSource(c, s.thisHost)
-		s.mu.Lock()
-		s.src = src
-		s.mu.Unlock()
+	src, err := s.source()
+	if err != nil {
+		// Not connected, nothing known: the snapshot has no time, so the
+		// dashboard claims no data ("no cluster") it never had.
+		return tui.Snapshot{ThisHost: s.thisHost, Err: err}
 	}
 	return src.Snapshot(ctx)
+}
+
+// source connects once what node zero's address and the token come from
+// is there; until then the error says what is missing (a *tui.SetupError).
+func (s *nodeZeroSource) source() (*tui.HTTPSource, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.src != nil {
+		return s.src, nil
+	}
+	url, token, ca := s.url, s.token, ""
+	if url == "" || token == "" {
+		envPath := filepath.Join(s.root, onhost.RendezvousEnvPath)
+		env, err := boot.ReadEnv(s.root)
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && url == "":
+			return nil, &tui.SetupError{Reason: envPath + " does not exist yet: it names node zero and is written when the config image is loaded (or give --url)"}
+		case errors.Is(err, fs.ErrNotExist):
+			return nil, &tui.SetupError{Reason: "no user token for " + url + ": give --token-file or set USER_AUTH_TOKEN (" + envPath + ", which would hold one, does not exist)"}
+		case err != nil:
+			return nil, &tui.SetupError{Reason: err.Error()}
+		}
+		if url == "" {
+			url, ca = env.ServiceBaseURL, env.ServiceCACert
+		}
+		if token == "" {
+			token = env.UserToken
+		}
+	}
+	c, err := wire.NewClient(strings.TrimSuffix(url, "/"), wire.WithUserToken(token), wire.WithCACertFile(ca))
+	if err != nil {
+		return nil, &tui.SetupError{Reason: err.Error()}
+	}
+	s.client, s.src = c, tui.NewHTTPSource(c, s.thisHost)
+	return s.src, nil
+}
+
+// reset asks node zero's service to reset the cluster (tui.Config.Reset).
+func (s *nodeZeroSource) reset(ctx context.Context, clusterID string) error {
+	s.mu.Lock()
+	c := s.client
+	s.mu.Unlock()
+	if c == nil {
+		return errors.New("not connected to node zero")
+	}
+	_, err := c.ResetCluster(ctx, clusterID)
+	return err
 }
 
 // plainConsole refreshes the status lines every few seconds until ctx
