@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -67,5 +68,29 @@ func TestDashboardBeforeData(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("dashboard without a cluster lacks %q:\n%s", want, got)
 		}
+	}
+}
+
+// TestDashboardNeverConnected: while node zero was never reached the page
+// says why and never "No cluster registered yet", which nobody knows.
+func TestDashboardNeverConnected(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"nothing to connect with", &SetupError{Reason: "no user token for http://192.168.111.80:8090: give --token-file or set USER_AUTH_TOKEN"},
+			"» Cannot ask node zero yet: no user token for http://192.168.111.80:8090: give"},
+		{"refused", &FetchError{URL: "http://192.168.111.80:8090", Err: syscall.ECONNREFUSED},
+			"» Reconnecting to node zero at http://192.168.111.80:8090 (connection refused)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := New(Config{Source: SourceFunc(nil)})
+			a.dashboard.apply(Snapshot{Err: tc.err})
+			got := drawText(t, a.dashboard.root, 80, 24)
+			if !strings.Contains(got, "Not connected to node zero") || !strings.Contains(got, tc.want) || strings.Contains(got, "No cluster") {
+				t.Errorf("dashboard never connected shows:\n%s\nwant \"Not connected to node zero\" and %q, no \"No cluster\"", got, tc.want)
+			}
+		})
 	}
 }
