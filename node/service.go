@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/nodezero/nodezero/configimage/manifests"
@@ -17,6 +18,7 @@ import (
 	"github.com/nodezero/nodezero/daemon/validation"
 	"github.com/nodezero/nodezero/hostagent/diskwrite"
 	"github.com/nodezero/nodezero/store"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // ServiceConfig is what Serve needs: `nodezero service` fills it from
@@ -76,6 +78,8 @@ func Serve(ctx context.Context, cfg ServiceConfig) error {
 		MonitorInterval: cfg.MonitorInterval, DisconnectionTimeout: cfg.DisconnectionTimeout, EvaluationDelay: cfg.EvaluationDelay,
 		StepInterval: cfg.StepInterval, HostConfigs: cfg.HostConfigs, MaxWait: lim.MaxWait,
 		Installer: cfg.Installer, ClusterTLSDir: cfg.ClusterTLSDir, WorkDir: cfg.Dir, BootstrapMAC: cfg.BootstrapMAC, Images: cfg.Images,
+		DisabledSteps:           stepsFromEnv(),
+		DisabledHostValidations: listFromEnv("DISABLED_HOST_VALIDATIONS"), DisabledClusterValidations: listFromEnv("DISABLED_CLUSTER_VALIDATIONS"),
 	})
 	if err != nil {
 		return err
@@ -154,4 +158,27 @@ func requirementsFromEnv() (*validation.Requirements, error) {
 		return nil, fmt.Errorf("HW_VALIDATOR_REQUIREMENTS: %w", err)
 	}
 	return r, nil
+}
+
+// listFromEnv reads a comma-separated list from the process environment,
+// as assisted-service reads DISABLED_STEPS and DISABLED_HOST_VALIDATIONS
+// from its own (empty items are left out).
+func listFromEnv(name string) []string {
+	var out []string
+	for _, v := range strings.Split(os.Getenv(name), ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// stepsFromEnv is DISABLED_STEPS: the step types the service never hands
+// out (a sandbox's loopback hosts cannot answer free-network-addresses).
+func stepsFromEnv() []wire.StepType {
+	var out []wire.StepType
+	for _, v := range listFromEnv("DISABLED_STEPS") {
+		out = append(out, wire.StepType(v))
+	}
+	return out
 }

@@ -254,6 +254,9 @@ func (s *Service) takeSteps(ctx context.Context, infraEnvID, hostID string, time
 		}
 		for _, row := range plan {
 			st := row.typ
+			if s.disabledSteps[st] {
+				continue
+			}
 			last, given := h.agent.issued[st]
 			interval := s.cfg.StepInterval
 			if row.hold != nil {

@@ -640,3 +640,21 @@ func (e *env) wantForming(what, id string, next int64, n int) {
 			what, next, int64(pollSlot(id))%period, period, int64(formingMinSeconds))
 	}
 }
+
+// TestNextStepsDisabledSteps: a step type in DISABLED_STEPS is never handed
+// out, in any status, and the host's other steps still are; a name that is
+// no step type is ignored, as assisted's instruction manager does.
+func TestNextStepsDisabledSteps(t *testing.T) {
+	e := newEnv(t, func(c *Config) {
+		c.DisabledSteps = []wire.StepType{wire.StepTypeFreeNetworkAddresses, wire.StepTypeNTPSynchronizer, "no-such-step"}
+	})
+	_, ie, hosts := e.readyCluster()
+	want := []wire.StepType{
+		wire.StepTypeConnectivityCheck, wire.StepTypeInventory, wire.StepTypeDomainResolution, wire.StepTypeVerifyVIPs,
+	}
+	e.clock.Advance(time.Hour) // every repeating step is due again
+	got := stepTypes(e.checkIn(ie, hosts[0]))
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("known host's instructions mismatch (-want +got):\n%s", diff)
+	}
+}

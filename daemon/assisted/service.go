@@ -50,6 +50,12 @@ type Config struct {
 	ProbeSettle time.Duration
 	// DisabledHostValidations / DisabledClusterValidations report "disabled".
 	DisabledHostValidations, DisabledClusterValidations []string
+	// DisabledSteps are assisted's DISABLED_STEPS: step types never handed
+	// to an agent, in any status. As in assisted, a validation that reads
+	// such a step's result is left as it is (free-network-addresses, which
+	// a loopback host cannot answer, feeds none). A type that is no step
+	// is logged and ignored, as assisted does.
+	DisabledSteps []wire.StepType
 	// HostConfigs are node zero's host configs from the config image
 	// (/etc/assisted/hostconfig): the installation disk follows their root
 	// device hints, and two validations of nodezero's own say when a
@@ -126,6 +132,8 @@ type Service struct {
 	// report the service compacts (validation.Interner): one for all, so
 	// that reports compare. It outlives reloads of the model.
 	names *validation.Interner
+	// disabledSteps are Config.DisabledSteps that name a step.
+	disabledSteps map[wire.StepType]bool
 
 	mu        sync.RWMutex // guards the model below
 	clusters  map[string]*clusterRec
@@ -172,6 +180,7 @@ func New(cfg Config) (*Service, error) {
 		DisabledCluster: validation.NewIDSet(cfg.DisabledClusterValidations...),
 		HostConfigs:     cfg.HostConfigs, HostConfigGrace: cfg.HostConfigGrace,
 	}
+	s.disabledSteps = disabledSteps(cfg.DisabledSteps, s.log)
 	s.names = validation.NewInterner()
 	s.timeouts = machine.DefaultTimeouts()
 	s.timeouts.HostDisconnection = cfg.DisconnectionTimeout

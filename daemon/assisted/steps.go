@@ -2,6 +2,7 @@ package assisted
 
 import (
 	"encoding/json"
+	"log/slog"
 	"slices"
 	"time"
 
@@ -133,6 +134,31 @@ func planFor(st wire.HostStatus) []*stepRow {
 		if slices.Contains(stepRows[i].in, st) {
 			out = append(out, &stepRows[i])
 		}
+	}
+	return out
+}
+
+// knownSteps are the step types of assisted's swagger (the StepType enum):
+// what DISABLED_STEPS may name.
+var knownSteps = []wire.StepType{
+	wire.StepTypeConnectivityCheck, wire.StepTypeExecute, wire.StepTypeInventory, wire.StepTypeInstall,
+	wire.StepTypeFreeNetworkAddresses, wire.StepTypeDHCPLeaseAllocate, wire.StepTypeAPIVIPConnectivityCheck,
+	wire.StepTypeTangConnectivityCheck, wire.StepTypeNTPSynchronizer, wire.StepTypeInstallationDiskSpeedCheck,
+	wire.StepTypeContainerImageAvailability, wire.StepTypeDomainResolution, wire.StepTypeStopInstallation,
+	wire.StepTypeLogsGather, wire.StepTypeNextStepRunner, wire.StepTypeUpgradeAgent,
+	wire.StepTypeDownloadBootArtifacts, wire.StepTypeRebootForReclaim, wire.StepTypeVerifyVIPs,
+}
+
+// disabledSteps is the set of list's step types; one that is no step type
+// is logged and left out, as assisted's instruction manager does.
+func disabledSteps(list []wire.StepType, log *slog.Logger) map[wire.StepType]bool {
+	out := map[wire.StepType]bool{}
+	for _, t := range list {
+		if !slices.Contains(knownSteps, t) {
+			log.Warn("DISABLED_STEPS: not a step type, ignored", "step_type", string(t))
+			continue
+		}
+		out[t] = true
 	}
 	return out
 }
