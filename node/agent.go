@@ -99,10 +99,10 @@ func RunAgent(ctx context.Context, o AgentOptions) error {
 	live := (root == "" || root == "/") && os.Getenv("GHW_CHROOT") == "" && len(o.Addresses) == 0
 	log := o.Logger
 	cfg := o.Agent
-	cfg.Logger = log.With("subsystem", "agent")
+	cfg.Logger = log // hostagent names its subsystem itself
 	a, err := NewAgent(AgentConfig{
 		Config:    cfg,
-		Inventory: inventory.Options{Root: root, Hostname: o.Hostname, Addresses: o.Addresses, Logger: log.With("subsystem", "inventory")},
+		Inventory: inventory.Options{Root: root, Hostname: o.Hostname, Addresses: o.Addresses, Logger: log},
 		// The host's files are read where its hardware is; the journal is
 		// the machine's, so only a live host sends it.
 		Logs: logsgather.Options{Root: root, Journal: live},

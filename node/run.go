@@ -112,8 +112,28 @@ type runtime struct {
 // the status lines all along. A host read from a hardware tree whose fake
 // firmware boots its installed disk runs the simulated controller instead
 // (sim); when the fake firmware reboots the host, Run returns
-// sim.ErrReboot.
+// sim.ErrReboot. Stopped by its context (SIGTERM or SIGINT in cmd), it
+// ends quietly: nil, not the context's error.
 func Run(ctx context.Context, o Options) error {
+	err := run(ctx, o)
+	return stopped(ctx, err, o.Logger)
+}
+
+// stopped is Run's end: a host stopped through its context (a signal)
+// returns nil, whatever its parts made of the cancellation ("context
+// canceled", wrapped or not), unless the fake firmware rebooted it. An
+// error that was not the cancellation's is still logged.
+func stopped(ctx context.Context, err error, log *slog.Logger) error {
+	if err == nil || ctx.Err() == nil || errors.Is(err, sim.ErrReboot) {
+		return err
+	}
+	if !errors.Is(err, context.Canceled) && log != nil {
+		log.Warn("stopped while failing", "err", err)
+	}
+	return nil
+}
+
+func run(ctx context.Context, o Options) error {
 	o = o.withDefaults()
 	rt := &runtime{o: o, live: o.Root == "/", sd: notify.New(o.Logger), board: issue.NewBoard(o.Root)}
 	rt.disks = DiskFiles{HardwareRoot: o.HardwareRoot, Dir: o.Disks}
@@ -207,7 +227,7 @@ func (rt *runtime) install(end context.CancelCauseFunc) InstallOptions {
 	o := rt.o
 	install := InstallOptions{
 		Root: o.Root, Live: rt.live && o.HardwareRoot == "/", Payload: o.Payload, Disks: rt.disks,
-		RebootDelay: o.RebootDelay, ControlPlaneTimeout: o.ControlPlaneTimeout, Logger: o.Logger.With("subsystem", "installer"),
+		RebootDelay: o.RebootDelay, ControlPlaneTimeout: o.ControlPlaneTimeout, Logger: o.Logger, // the installer names itself
 	}
 	if !install.Live {
 		install.Rebooter = func(req wire.InstallCmdRequest) (installer.Rebooter, error) {
@@ -228,7 +248,7 @@ func (rt *runtime) install(end context.CancelCauseFunc) InstallOptions {
 // infra-env, as ABI's start-agent.sh does with the user token, then runs
 // the host agent with the agent token.
 func (rt *runtime) runAgent(ctx context.Context, env boot.Env, install InstallOptions) error {
-	o, disks, live, status, log := rt.o, rt.disks, rt.live, rt.sd.Status, rt.o.Logger
+	status, log := rt.sd.Status, rt.o.Logger
 	base := strings.TrimSuffix(env.ServiceBaseURL, "/")
 	if _, err := url.Parse(base); err != nil {
 		return fmt.Errorf("agent: SERVICE_BASE_URL: %w", err)
@@ -258,6 +278,24 @@ func (rt *runtime) runAgent(ctx context.Context, env boot.Env, install InstallOp
 		case <-t.C:
 		}
 	}
+	status("Agent registering with " + base)
+	a, err := NewAgent(rt.agentConfig(env, base, infraEnv, install))
+	if err != nil {
+		return err
+	}
+	return a.Run(ctx)
+}
+
+// agentConfig is the host agent of this host against node zero at base.
+//
+// Loggers: a package that logs names its own subsystem (hostagent,
+// inventory, installer, localapi: log.With("subsystem", …) in their
+// constructors), so the logger is passed to them as it is; only parts
+// that do not name themselves get one here (checks). Naming it on both
+// sides wrote every record with the key twice ("subsystem=agent
+// subsystem=hostagent").
+func (rt *runtime) agentConfig(env boot.Env, base string, infraEnv *wire.InfraEnv, install InstallOptions) AgentConfig {
+	o, disks, live, log := rt.o, rt.disks, rt.live, rt.o.Logger
 	hostname := ""
 	if !live {
 		// A test or sandbox host: its hostname is the one the hostname
@@ -266,13 +304,12 @@ func (rt *runtime) runAgent(ctx context.Context, env boot.Env, install InstallOp
 			hostname = strings.TrimSpace(string(b))
 		}
 	}
-	status("Agent registering with " + base)
-	a, err := NewAgent(AgentConfig{
+	return AgentConfig{
 		Config: hostagent.Config{
 			URL: base, InfraEnvID: infraEnv.ID, AgentVersion: "nodezero-" + o.Version, Token: env.AgentToken, CACert: env.ServiceCACert,
-			Interval: o.AgentInterval, Wait: hostagent.DefaultWait, Logger: log.With("subsystem", "agent"),
+			Interval: o.AgentInterval, Wait: hostagent.DefaultWait, Logger: log,
 		},
-		Inventory: inventory.Options{Root: disks.HardwareRoot, Hostname: hostname, Addresses: o.HostAddresses, LiveRoutes: disks.HardwareRoot != "/" && len(o.HostAddresses) == 0, Logger: log.With("subsystem", "inventory")},
+		Inventory: inventory.Options{Root: disks.HardwareRoot, Hostname: hostname, Addresses: o.HostAddresses, LiveRoutes: disks.HardwareRoot != "/" && len(o.HostAddresses) == 0, Logger: log},
 		Logs:      logsgather.Options{Root: env.Root, HardwareRoot: disks.HardwareRoot, Journal: live && disks.HardwareRoot == "/"},
 		Checks: CheckOptions{
 			Live:       live && disks.HardwareRoot == "/",
@@ -287,11 +324,7 @@ func (rt *runtime) runAgent(ctx context.Context, env boot.Env, install InstallOp
 			Logger:      log.With("subsystem", "checks"),
 		},
 		Install: install,
-	})
-	if err != nil {
-		return err
 	}
-	return a.Run(ctx)
 }
 
 // runInstalled is a sandbox host booted from its installed disk d: the
