@@ -537,9 +537,13 @@ func (r *run) startConsole(ctx context.Context, c *wire.Client) (<-chan error, f
 	r.lines.set(f)
 	go func() {
 		err := tui.Run(ctx, tui.Config{
-			Mono:     console.MonoWanted("auto"),
-			Source:   tui.NewHTTPSource(c, ""),
-			NetState: func(context.Context) (tui.NetState, error) { return console.NetState(nil, "/") },
+			Mono:   console.MonoWanted("auto"),
+			Source: tui.NewHTTPSource(c, ""),
+			NetState: func(context.Context) (tui.NetState, error) {
+				st, err := console.NetState(nil, "/")
+				st.Shared = "the sandbox's hosts run on this machine's loopback; they have no links of their own"
+				return st, err
+			},
 		})
 		r.lines.set(r.o.Stdout)
 		done <- err

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nodezero/nodezero/tui"
 	"github.com/nodezero/nodezero/wire"
 )
 
@@ -92,13 +93,11 @@ func watch(ctx context.Context, c *wire.Client, hosts []*Host, timeout time.Dura
 					say("%s", line)
 				}
 				for _, h := range cluster.Hosts {
-					name := h.RequestedHostname
-					l := fmt.Sprintf("%s: %s", name, h.Status)
-					if h.Progress != nil && h.Progress.CurrentStage != "" {
-						l += " — " + string(h.Progress.CurrentStage)
-						if h.Progress.ProgressInfo != "" {
-							l += " " + h.Progress.ProgressInfo
-						}
+					// The hostname once the inventory has one; the stage
+					// apart from its info ("Rebooting: rebooting in 1ms").
+					l := fmt.Sprintf("%s: %s", tui.HostName(h), h.Status)
+					if p := tui.ProgressText(h.Progress); p != "" {
+						l += " — " + p
 					}
 					if seen[h.ID] != l {
 						seen[h.ID] = l

@@ -306,6 +306,38 @@ func TestInstallColumn(t *testing.T) {
 	}
 }
 
+// TestHostNameAndProgressText: the names and progress phrases the
+// sandbox's lines use: the hostname as soon as the inventory has one, the
+// stage apart from its info.
+func TestHostNameAndProgressText(t *testing.T) {
+	inv := mustJSON(&wire.Inventory{Hostname: "master-1"})
+	for _, tc := range []struct {
+		h    *wire.Host
+		want string
+	}{
+		{&wire.Host{ID: idMaster1, RequestedHostname: "m1", Inventory: inv}, "m1"},
+		{&wire.Host{ID: idMaster1, Inventory: inv}, "master-1"},
+		{&wire.Host{ID: idMaster1}, "8d2c6a10"},
+	} {
+		if got := HostName(tc.h); got != tc.want {
+			t.Errorf("HostName(%+v) = %q, want %q", tc.h, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		p    *wire.HostProgressInfo
+		want string
+	}{
+		{nil, ""},
+		{&wire.HostProgressInfo{CurrentStage: wire.HostStageRebooting, ProgressInfo: "rebooting in 1ms"}, "Rebooting: rebooting in 1ms"},
+		{&wire.HostProgressInfo{CurrentStage: wire.HostStageDone, ProgressInfo: "the node is Ready (simulated)"}, "Done: the node is Ready (simulated)"},
+		{&wire.HostProgressInfo{CurrentStage: wire.HostStageJoined}, "Joined"},
+	} {
+		if got := ProgressText(tc.p); got != tc.want {
+			t.Errorf("ProgressText(%+v) = %q, want %q", tc.p, got, tc.want)
+		}
+	}
+}
+
 func TestParseHostsSortedAndCached(t *testing.T) {
 	s := healthySnapshot()
 	s.Hosts[0], s.Hosts[4] = s.Hosts[4], s.Hosts[0]

@@ -128,3 +128,24 @@ func nextStep(s Snapshot, resetKey bool) string {
 	}
 	return ""
 }
+
+// HostName is the name a person knows h by, for a line outside the
+// dashboard (the sandbox's progress lines): its requested hostname, else
+// its inventory's, else the start of its id: what is known, the id only
+// when nothing else is.
+func HostName(h *wire.Host) string {
+	return hostName(h, newParseCache().inventory(h.ID, h.Inventory))
+}
+
+// ProgressText is a host's install progress as one phrase: the stage, and
+// its info after a colon ("Rebooting: rebooting in 1ms"); "" before the
+// installation.
+func ProgressText(p *wire.HostProgressInfo) string {
+	if p == nil || p.CurrentStage == "" {
+		return ""
+	}
+	if p.ProgressInfo == "" {
+		return string(p.CurrentStage)
+	}
+	return string(p.CurrentStage) + ": " + p.ProgressInfo
+}

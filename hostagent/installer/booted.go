@@ -5,12 +5,14 @@ import "github.com/nodezero/nodezero/wire"
 // After the reboot, OpenShift's in-cluster controller reports a host's last
 // stages. A sandbox or load-test host has no OpenShift: once it has booted
 // its installed disk and checked it, it reports those stages itself
-// (cmd/nodezero's installed mode, sim/simagent), with these infos.
+// (cmd/nodezero's installed mode, sim/simagent), with these infos: what
+// the stage means, then "(simulated)", so that "Done: the node is Ready
+// (simulated)" reads as a sentence and still says no OpenShift ran.
 const (
 	BootedInfoIgnition    = "Ignition read from the installed disk (simulated machine-config server)"
-	BootedInfoConfiguring = "simulated: the node applies its machine config"
-	BootedInfoJoined      = "simulated: the node joined the cluster"
-	BootedInfoDone        = "simulated: the node is Ready"
+	BootedInfoConfiguring = "the node applies its machine config (simulated)"
+	BootedInfoJoined      = "the node joined the cluster (simulated)"
+	BootedInfoDone        = "the node is Ready (simulated)"
 )
 
 // BootedStep is one stage a host reports after booting its installed disk.
