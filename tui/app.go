@@ -51,6 +51,10 @@ type Config struct {
 	// the console asks of the service rather than reads; nil: the
 	// dashboard names the API call instead.
 	Reset func(ctx context.Context, clusterID string) error
+	// HostsRebootAfterReset: the hosts boot into discovery by themselves
+	// after a reset (the sandbox reboots them), so the retry path does
+	// not ask the person to.
+	HostsRebootAfterReset bool
 	// Notice is a sentence the dashboard shows under its own, e.g. why
 	// the connectivity checks did not run.
 	Notice string

@@ -245,7 +245,7 @@ func (p *dashboardPage) resetOffered() bool {
 // last reset went.
 func (p *dashboardPage) nextLines() []string {
 	var out []string
-	if n := nextStep(p.snap, p.resetOffered()); n != "" && p.resetNote == "" {
+	if n := nextStep(p.snap, p.resetOffered(), p.a.cfg.HostsRebootAfterReset); n != "" && p.resetNote == "" {
 		out = append(out, "» "+n)
 	}
 	if p.resetNote != "" {
@@ -453,9 +453,12 @@ func (p *dashboardPage) askReset() {
 		p.a.goBackground(func(ctx context.Context) {
 			err := reset(ctx, id)
 			p.a.update(func() {
-				if err != nil {
+				switch {
+				case err != nil:
 					p.resetNote = "✖ The reset failed: " + err.Error()
-				} else {
+				case p.a.cfg.HostsRebootAfterReset:
+					p.resetNote = "The cluster was reset: the hosts reboot into discovery; the installation starts again once they are ready."
+				default:
 					p.resetNote = "The cluster was reset: now reboot every host from the discovery image; the installation starts again once they are ready."
 				}
 				p.render()

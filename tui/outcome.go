@@ -108,19 +108,28 @@ func pastReboot(h *wire.Host, cpc int64) bool {
 // nextStep is the line under the top sentence: what the person does now.
 // After a failure, the retry path (reset the cluster, reboot the hosts),
 // naming the key when the console offers it (resetKey) and the API call
-// always; at installed, what comes next and how to leave. "" otherwise.
-func nextStep(s Snapshot, resetKey bool) string {
+// otherwise, and leaving the reboot out when the hosts reboot themselves
+// (selfReboot: the sandbox's); at installed, what comes next and how to
+// leave. "" otherwise.
+func nextStep(s Snapshot, resetKey, selfReboot bool) string {
 	c := s.Cluster
 	if c == nil || s.Err != nil {
 		return ""
 	}
 	switch {
 	case resettable(c):
+		reboot := ", then reboot every host from the discovery image."
+		if selfReboot {
+			reboot = "; the hosts then reboot into discovery by themselves."
+		}
+		if resetKey {
+			return "To retry, press r to reset the cluster" + reboot
+		}
 		// The path below the API's base (wire.APIBasePath), short enough
 		// to stay on one line with the id.
 		call := "POST …/v2/clusters/" + c.ID + "/actions/reset"
-		if resetKey {
-			return "To retry, press r to reset the cluster, then reboot every host from the discovery image."
+		if selfReboot {
+			return "To retry, reset the cluster: " + call + " with the user token" + reboot
 		}
 		return "To retry, reset the cluster and reboot every host from the discovery image. Reset: " + call + " with the user token."
 	case c.Status == wire.ClusterStatusInstalled:
