@@ -11,12 +11,16 @@
 //   - the network page (interfaces, routes and DNS as a tree; nmtui);
 //   - the install dashboard: the cluster's status and progress, failing
 //     validations, a host table with a detail view per host, the event log
-//     tail and, in one sentence, what the install waits for.
+//     tail (e: every event in full) and, in one sentence, what the install
+//     waits for — after a failure, the host that failed and why, with the
+//     retry path under it (r resets the cluster when Config.Reset is
+//     given); at installed, what comes next.
 //
 // The console never touches state: the dashboard renders Snapshots fetched
 // over HTTP from node zero's service (the assisted v2 API), and what the
 // checks and network pages show comes from functions the caller injects
-// (cmd/nodezero wires the host agent's checks). Render functions are pure —
+// (cmd/nodezero wires the host agent's checks). The one thing it asks of
+// the service is the reset a person confirms, through Config.Reset. Render functions are pure —
 // snapshot in, rows and text out — and table-tested; widgets change only
 // on tview's event goroutine, inside QueueUpdateDraw. It works at 80×24 and
 // on a serial terminal without colour (Config.Mono), keyboard only.
