@@ -58,7 +58,7 @@ type Cluster struct {
 	// Additional information pertaining to the status of the OpenShift cluster.
 	StatusInfo string `json:"status_info"`
 	// The last time that the cluster status was updated.
-	StatusUpdatedAt DateTime `json:"status_updated_at,omitempty"`
+	StatusUpdatedAt DateTime `json:"status_updated_at,omitzero"`
 	// Installation progress percentages of the cluster.
 	Progress *ClusterProgressInfo `json:"progress,omitempty"`
 	// Information regarding hosts' installation disks encryption.
@@ -76,13 +76,13 @@ type Cluster struct {
 	// Indicates if schedule workloads on masters will be enabled regardless the value of 'schedulable_masters' property. Set to 'true' when not enough hosts are associated with this cluster to disable th...
 	SchedulableMastersForcedTrue bool `json:"schedulable_masters_forced_true,omitempty"`
 	// The last time that this cluster was updated.
-	UpdatedAt time.Time `json:"updated_at,omitempty"`
+	UpdatedAt time.Time `json:"updated_at,omitzero"`
 	// The time that this cluster was created.
-	CreatedAt time.Time `json:"created_at,omitempty"`
+	CreatedAt time.Time `json:"created_at,omitzero"`
 	// The time that this cluster started installation.
-	InstallStartedAt DateTime `json:"install_started_at,omitempty"`
+	InstallStartedAt DateTime `json:"install_started_at,omitzero"`
 	// The time that this cluster completed installation.
-	InstallCompletedAt DateTime `json:"install_completed_at,omitempty"`
+	InstallCompletedAt DateTime `json:"install_completed_at,omitzero"`
 	// List of host networks to be filled during query.
 	HostNetworks []*HostNetwork `json:"host_networks,omitempty"`
 	// True if the pull secret has been added to the cluster.
@@ -95,8 +95,8 @@ type Cluster struct {
 	LogsInfo LogsState `json:"logs_info,omitempty"`
 	// JSON-formatted string containing the user overrides for the install-config.yaml file.
 	InstallConfigOverrides    string   `json:"install_config_overrides,omitempty"`
-	ControllerLogsCollectedAt DateTime `json:"controller_logs_collected_at,omitempty"`
-	ControllerLogsStartedAt   DateTime `json:"controller_logs_started_at,omitempty"`
+	ControllerLogsCollectedAt DateTime `json:"controller_logs_collected_at,omitzero"`
+	ControllerLogsStartedAt   DateTime `json:"controller_logs_started_at,omitzero"`
 	// Json formatted string containing the majority groups for connectivity checks.
 	ConnectivityMajorityGroups string `json:"connectivity_majority_groups,omitempty"`
 	// Json formatted string containing ip collisions detected in the cluster.
@@ -154,8 +154,8 @@ type ImageInfo struct {
 	DownloadURL  string `json:"download_url,omitempty"`
 	// Image generator version.
 	GeneratorVersion string    `json:"generator_version,omitempty"`
-	CreatedAt        time.Time `json:"created_at,omitempty"`
-	ExpiresAt        DateTime  `json:"expires_at,omitempty"`
+	CreatedAt        time.Time `json:"created_at,omitzero"`
+	ExpiresAt        DateTime  `json:"expires_at,omitzero"`
 	// static network configuration string in the format expected by discovery ignition generation
 	StaticNetworkConfig string    `json:"static_network_config,omitempty"`
 	Type                ImageType `json:"type,omitempty"`
@@ -203,7 +203,7 @@ type ClusterProgressInfo struct {
 	InstallingStagePercentage               int64           `json:"installing_stage_percentage,omitempty"`
 	FinalizingStagePercentage               int64           `json:"finalizing_stage_percentage,omitempty"`
 	FinalizingStage                         FinalizingStage `json:"finalizing_stage,omitempty"`
-	FinalizingStageStartedAt                DateTime        `json:"finalizing_stage_started_at,omitempty"`
+	FinalizingStageStartedAt                DateTime        `json:"finalizing_stage_started_at,omitzero"`
 	FinalizingStageTimedOut                 bool            `json:"finalizing_stage_timed_out,omitempty"`
 }
 
@@ -241,7 +241,7 @@ type MonitoredOperator struct {
 	// Detailed information about the operator state.
 	StatusInfo string `json:"status_info,omitempty"`
 	// Time at which the operator was last updated.
-	StatusUpdatedAt DateTime `json:"status_updated_at,omitempty"`
+	StatusUpdatedAt DateTime `json:"status_updated_at,omitzero"`
 	// List of identifier of the bundles associated with the operator. Can be empty.
 	Bundles []string `json:"bundles,omitempty"`
 	// Whether the operator can't be installed without being required by another operator.

@@ -6,8 +6,10 @@ import (
 )
 
 // DateTime is a swagger "date-time" field. It marshals the way go-openapi's
-// strfmt.DateTime does (UTC, milliseconds, "Z"), so an unset time reads
-// "0001-01-01T00:00:00.000Z" on the wire exactly as assisted-service sends it.
+// strfmt.DateTime does (UTC, milliseconds, "Z"). Fields that may be unset are
+// tagged omitzero: an unset time is left out rather than sent as
+// "0001-01-01T00:00:00.000Z" (only the swagger's required times, such as an
+// infra-env's created_at, are always there).
 type DateTime time.Time
 
 // dateTimeLayout is strfmt's marshal format.

@@ -22,12 +22,12 @@ type Host struct {
 	// The progress of log collection or empty if logs are not applicable
 	LogsInfo LogsState `json:"logs_info,omitempty"`
 	// The last time that the host status was updated.
-	StatusUpdatedAt DateTime          `json:"status_updated_at,omitempty"`
+	StatusUpdatedAt DateTime          `json:"status_updated_at,omitzero"`
 	Progress        *HostProgressInfo `json:"progress,omitempty"`
 	// Time at which the current progress stage started.
-	StageStartedAt DateTime `json:"stage_started_at,omitempty"`
+	StageStartedAt DateTime `json:"stage_started_at,omitzero"`
 	// Time at which the current progress stage was last updated.
-	StageUpdatedAt DateTime    `json:"stage_updated_at,omitempty"`
+	StageUpdatedAt DateTime    `json:"stage_updated_at,omitzero"`
 	ProgressStages []HostStage `json:"progress_stages"`
 	Connectivity   string      `json:"connectivity,omitempty"`
 	// Contains a serialized api_vip_connectivity_response
@@ -42,22 +42,22 @@ type Host struct {
 	Role            HostRole `json:"role,omitempty"`
 	SuggestedRole   HostRole `json:"suggested_role,omitempty"`
 	Bootstrap       bool     `json:"bootstrap,omitempty"`
-	LogsCollectedAt DateTime `json:"logs_collected_at,omitempty"`
-	LogsStartedAt   DateTime `json:"logs_started_at,omitempty"`
+	LogsCollectedAt DateTime `json:"logs_collected_at,omitzero"`
+	LogsStartedAt   DateTime `json:"logs_started_at,omitzero"`
 	// Installer version.
 	InstallerVersion string `json:"installer_version,omitempty"`
 	// Contains the inventory disk path, This field is replaced by installation_disk_id field and used for backward compatability with the old UI.
 	InstallationDiskPath string `json:"installation_disk_path,omitempty"`
 	// Contains the inventory disk id to install on.
 	InstallationDiskID string    `json:"installation_disk_id,omitempty"`
-	UpdatedAt          time.Time `json:"updated_at,omitempty"`
-	CreatedAt          time.Time `json:"created_at,omitempty"`
+	UpdatedAt          time.Time `json:"updated_at,omitzero"`
+	CreatedAt          time.Time `json:"created_at,omitzero"`
 	// The last time the host's agent communicated with the service.
-	CheckedInAt DateTime `json:"checked_in_at,omitempty"`
+	CheckedInAt DateTime `json:"checked_in_at,omitzero"`
 	// Indicate that connection to assisted service was timed out when soft timeout is enabled.
 	ConnectionTimedOut bool `json:"connection_timed_out,omitempty"`
 	// The last time the host's agent tried to register in the service.
-	RegisteredAt          DateTime         `json:"registered_at,omitempty"`
+	RegisteredAt          DateTime         `json:"registered_at,omitzero"`
 	DiscoveryAgentVersion string           `json:"discovery_agent_version,omitempty"`
 	RequestedHostname     string           `json:"requested_hostname,omitempty"`
 	UserName              string           `json:"user_name,omitempty"`
@@ -91,9 +91,9 @@ type HostProgressInfo struct {
 	CurrentStage           HostStage `json:"current_stage,omitempty"`
 	ProgressInfo           string    `json:"progress_info,omitempty"`
 	// Time at which the current progress stage started.
-	StageStartedAt DateTime `json:"stage_started_at,omitempty"`
+	StageStartedAt DateTime `json:"stage_started_at,omitzero"`
 	// Time at which the current progress stage was last updated.
-	StageUpdatedAt DateTime `json:"stage_updated_at,omitempty"`
+	StageUpdatedAt DateTime `json:"stage_updated_at,omitzero"`
 	// Indicate of the current stage has been timed out.
 	StageTimedOut bool `json:"stage_timed_out,omitempty"`
 }

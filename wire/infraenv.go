@@ -43,7 +43,7 @@ type InfraEnv struct {
 	// The last time that this infra-env was updated.
 	UpdatedAt time.Time `json:"updated_at"`
 	CreatedAt time.Time `json:"created_at"`
-	ExpiresAt DateTime  `json:"expires_at,omitempty"`
+	ExpiresAt DateTime  `json:"expires_at,omitzero"`
 	// The CPU architecture of the image (x86_64/arm64/etc).
 	CPUArchitecture InfraEnvCPUArchitecture `json:"cpu_architecture,omitempty"`
 	// JSON formatted string array representing the discovery image kernel arguments.

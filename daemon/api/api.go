@@ -18,6 +18,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"runtime"
 	"strconv"
 	"strings"
@@ -84,10 +85,23 @@ func New(cfg Config) http.Handler {
 	}
 	s.routes = s.table()
 	mux := http.NewServeMux()
+	// paths matches a request's path alone: a path some route serves
+	// with another method is a 405 naming the methods it takes.
+	paths, allow := http.NewServeMux(), map[string][]string{}
 	for _, r := range s.routes {
 		mux.Handle(r.Method+" "+r.Pattern, s.wrap(r))
+		if allow[r.Pattern] == nil {
+			paths.Handle(r.Pattern, http.NotFoundHandler())
+		}
+		allow[r.Pattern] = append(allow[r.Pattern], r.Method)
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if _, pat := paths.Handler(r); allow[pat] != nil {
+			methods := strings.Join(allow[pat], ", ")
+			w.Header().Set("Allow", methods)
+			writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s: method not allowed; this path takes %s", r.Method, r.URL.Path, methods))
+			return
+		}
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
 	})
 	return s.recover(mux)
@@ -277,6 +291,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	if status == http.StatusNoContent || v == nil {
 		w.WriteHeader(status)
 		return
+	}
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Slice && rv.IsNil() {
+		v = []struct{}{} // an empty list is [], never null
 	}
 	buf := getBody()
 	defer putBody(buf)

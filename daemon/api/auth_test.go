@@ -284,16 +284,21 @@ const allowed = 0
 // whose header is absent, remember a token that does not verify and go on;
 // the first token that verifies decides, and agent-local's authorizer
 // wants its auth_scheme claim to name that scheme (403 otherwise). Nothing
-// verified is 401. The query is never read (urlAuth is refused).
+// verified is 401, but when none of the route's headers was sent, a valid
+// token of another scheme in that scheme's own header is 403: the caller
+// is authenticated, not authorized (issue #18). The query is never read
+// (urlAuth is refused).
 func expect(rt api.Route, c authCase) int {
 	if rt.Schemes == nil {
 		return allowed
 	}
+	sent := false
 	for _, s := range rt.Schemes {
 		for _, cr := range c.creds {
 			if !strings.EqualFold(cr.header, s.Header()) {
 				continue
 			}
+			sent = true
 			switch {
 			case !cr.valid:
 				continue
@@ -301,6 +306,15 @@ func expect(rt api.Route, c authCase) int {
 				return http.StatusForbidden
 			}
 			return allowed
+		}
+	}
+	if !sent {
+		for _, s := range auth.Schemes {
+			for _, cr := range c.creds {
+				if strings.EqualFold(cr.header, s.Header()) && cr.valid && cr.claim == s {
+					return http.StatusForbidden
+				}
+			}
 		}
 	}
 	return http.StatusUnauthorized
@@ -398,29 +412,29 @@ func TestAuthPinned(t *testing.T) {
 		want            [10]int
 	}{
 		{"GET", "/health", [10]int{ok, ok, ok, ok, ok, ok, ok, ok, ok, ok}},
-		{"POST", api.Base + "/clusters", [10]int{u, u, ok, u, u, fb, fb, u, u, u}},
-		{"GET", api.Base + "/clusters", [10]int{u, u, ok, ok, u, fb, fb, fb, u, u}},
+		{"POST", api.Base + "/clusters", [10]int{u, fb, ok, fb, u, fb, fb, u, u, u}},
+		{"GET", api.Base + "/clusters", [10]int{u, fb, ok, ok, u, fb, fb, fb, u, u}},
 		{"GET", clusterPat, [10]int{u, ok, ok, ok, fb, fb, fb, fb, u, u}},
-		{"GET", clusterPat + "/hosts", [10]int{u, ok, ok, u, fb, fb, fb, u, u, u}},
-		{"GET", infraEnvPat, [10]int{u, ok, ok, u, fb, fb, fb, u, u, u}},
-		{"POST", infraEnvPat + "/hosts", [10]int{u, ok, u, u, fb, u, u, u, u, u}},
-		{"GET", hostPat, [10]int{u, u, ok, u, u, fb, fb, u, u, u}},
+		{"GET", clusterPat + "/hosts", [10]int{u, ok, ok, fb, fb, fb, fb, u, u, u}},
+		{"GET", infraEnvPat, [10]int{u, ok, ok, fb, fb, fb, fb, u, u, u}},
+		{"POST", infraEnvPat + "/hosts", [10]int{u, ok, fb, fb, fb, u, u, u, u, u}},
+		{"GET", hostPat, [10]int{u, fb, ok, fb, u, fb, fb, u, u, u}},
 		// Auth runs before the handler: once "user" has deleted the host,
 		// the columns after it are still refused with 401/403, not 404.
-		{"DELETE", hostPat, [10]int{u, u, ok, u, u, fb, fb, u, u, u}},
-		{"POST", hostPat + "/instructions", [10]int{u, ok, u, u, fb, u, u, u, u, u}},
-		{"PUT", hostPat + "/progress", [10]int{u, ok, u, u, fb, u, u, u, u, u}},
+		{"DELETE", hostPat, [10]int{u, fb, ok, fb, u, fb, fb, u, u, u}},
+		{"POST", hostPat + "/instructions", [10]int{u, ok, fb, fb, fb, u, u, u, u, u}},
+		{"PUT", hostPat + "/progress", [10]int{u, ok, fb, fb, fb, u, u, u, u, u}},
 		// Log uploads are the agent's alone, downloads the user's.
-		{"PUT", hostPat + "/logs-progress", [10]int{u, ok, u, u, fb, u, u, u, u, u}},
-		{"POST", clusterPat + "/logs", [10]int{u, ok, u, u, fb, u, u, u, u, u}},
-		{"GET", clusterPat + "/logs", [10]int{u, u, ok, u, u, fb, fb, u, u, u}},
-		{"GET", api.Base + "/events", [10]int{u, u, ok, ok, u, fb, fb, fb, u, u}},
+		{"PUT", hostPat + "/logs-progress", [10]int{u, ok, fb, fb, fb, u, u, u, u, u}},
+		{"POST", clusterPat + "/logs", [10]int{u, ok, fb, fb, fb, u, u, u, u, u}},
+		{"GET", clusterPat + "/logs", [10]int{u, fb, ok, fb, u, fb, fb, u, u, u}},
+		{"GET", api.Base + "/events", [10]int{u, fb, ok, ok, u, fb, fb, fb, u, u}},
 		// The install-config and manifests routes are userAuth only: not
 		// even the watcher reads them.
-		{"PATCH", clusterPat + "/install-config", [10]int{u, u, ok, u, u, fb, fb, u, u, u}},
-		{"GET", clusterPat + "/manifests", [10]int{u, u, ok, u, u, fb, fb, u, u, u}},
-		{"GET", clusterPat + "/manifests/files", [10]int{u, u, ok, u, u, fb, fb, u, u, u}},
-		{"DELETE", clusterPat + "/manifests", [10]int{u, u, ok, u, u, fb, fb, u, u, u}},
+		{"PATCH", clusterPat + "/install-config", [10]int{u, fb, ok, fb, u, fb, fb, u, u, u}},
+		{"GET", clusterPat + "/manifests", [10]int{u, fb, ok, fb, u, fb, fb, u, u, u}},
+		{"GET", clusterPat + "/manifests/files", [10]int{u, fb, ok, fb, u, fb, fb, u, u, u}},
+		{"DELETE", clusterPat + "/manifests", [10]int{u, fb, ok, fb, u, fb, fb, u, u, u}},
 	}
 	for _, row := range rows {
 		key := row.method + " " + row.pattern

@@ -283,8 +283,8 @@ func TestLogsUploadRefused(t *testing.T) {
 	}
 	// A user may download, not upload.
 	r := h.do(t, "POST", f.path(clusterPat+"/logs")+"?"+hostQ, "", map[string]string{"Authorization": h.tokens[auth.User]})
-	if r.status != http.StatusUnauthorized {
-		t.Errorf("POST logs with the user token = %d, want 401", r.status)
+	if r.status != http.StatusForbidden {
+		t.Errorf("POST logs with the user token = %d, want 403", r.status)
 	}
 }
 

@@ -3,6 +3,7 @@ package assisted
 import (
 	"encoding/json"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -149,6 +150,13 @@ func TestLoadsStoreOfEarlierBuild(t *testing.T) {
 		}
 		if err := json.Unmarshal(row.Doc, &again); err != nil {
 			t.Fatal(err)
+		}
+		// Times never set were written as 0001-01-01 by that build;
+		// they are left out now (issue #18), as they are on the wire.
+		for k, v := range want {
+			if str, ok := v.(string); ok && strings.HasPrefix(str, "0001-01-01T00:00:00") {
+				delete(want, k)
+			}
 		}
 		if diff := cmp.Diff(want, again); diff != "" {
 			t.Errorf("host %s written again differs from the stored document (-stored +written):\n%s", old.ID, diff)

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -168,8 +169,10 @@ func (v *Verifier) verify(token string) (Scheme, time.Time, error) {
 //     the scheme whose header carried it, else ErrForbidden (403), whatever
 //     the later headers hold;
 //   - no token verified: the last verification error (ErrInvalid or
-//     ErrExpired, 401), or ErrMissing (401) when no header of the route's
-//     schemes was sent. A token in another scheme's header is not looked at.
+//     ErrExpired, 401); when no header of the route's schemes was sent, a
+//     valid token of another scheme in that scheme's own header is
+//     ErrForbidden (403: authenticated, not authorized), else ErrMissing
+//     (401).
 //
 // Tokens are raw, as go-openapi's APIKeyAuth takes them: a "Bearer " prefix
 // makes the value an invalid token, as it does in assisted-service.
@@ -196,6 +199,19 @@ func (v *Verifier) Authorize(h http.Header, allowed []Scheme) (Scheme, error) {
 	}
 	if last != nil {
 		return "", last
+	}
+	// A valid token of a scheme the route does not take, in that scheme's
+	// own header: the caller is authenticated but not authorized, 403,
+	// as assisted's authorizer answers a known token on a route not for it.
+	for _, s := range Schemes {
+		if slices.Contains(allowed, s) {
+			continue
+		}
+		if raw := h.Get(s.Header()); raw != "" {
+			if claim, err := v.Verify(raw); err == nil && claim == s {
+				return "", fmt.Errorf("%w: authClaim %s is unauthorized to access (route wants %s)", ErrForbidden, claim, joinSchemes(allowed))
+			}
+		}
 	}
 	names := make([]string, len(allowed))
 	for i, s := range allowed {
@@ -266,4 +282,13 @@ func ParsePrivateKey(data []byte) (*ecdsa.PrivateKey, error) {
 		return nil, errors.New("parse private key: not an ECDSA key")
 	}
 	return ec, nil
+}
+
+// joinSchemes names schemes for an error: "userAuth or watcherAuth".
+func joinSchemes(schemes []Scheme) string {
+	names := make([]string, len(schemes))
+	for i, s := range schemes {
+		names[i] = string(s)
+	}
+	return strings.Join(names, " or ")
 }

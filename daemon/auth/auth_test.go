@@ -112,7 +112,14 @@ func TestAuthorize(t *testing.T) {
 		{"bearer prefix refused, as assisted's APIKeyAuth does", hdr("Authorization", "Bearer "+tok[User]), []Scheme{User}, "", ErrInvalid},
 		{"basic scheme refused", hdr("Authorization", "Basic dXNlcjpwYXNz"), []Scheme{User}, "", ErrInvalid},
 		{"nothing", hdr(), []Scheme{User}, "", ErrMissing},
-		{"agent header on user-only route is not looked at", hdr("X-Secret-Key", tok[Agent]), []Scheme{User}, "", ErrMissing},
+		// Authenticated but not authorized is 403 whichever scheme's
+		// header the valid token came in (issue #18: a watcher token got
+		// 401 where an agent token got 403).
+		{"agent token in its header on user-only route", hdr("X-Secret-Key", tok[Agent]), []Scheme{User}, "", ErrForbidden},
+		{"watcher token in its header on user-only route", hdr("Watcher-Authorization", tok[Watcher]), []Scheme{User}, "", ErrForbidden},
+		{"watcher token in its header on agent-only route", hdr("Watcher-Authorization", tok[Watcher]), []Scheme{Agent}, "", ErrForbidden},
+		{"bad token in another scheme's header is still missing credentials", hdr("X-Secret-Key", "x.y.z"), []Scheme{User}, "", ErrMissing},
+		{"token of another scheme in an unrelated header is missing credentials", hdr("X-Secret-Key", tok[User]), []Scheme{Watcher}, "", ErrMissing},
 		{"user token in agent header", hdr("X-Secret-Key", tok[User]), []Scheme{Agent}, "", ErrForbidden},
 		{"watcher token in user header", hdr("Authorization", tok[Watcher]), []Scheme{User, Watcher}, "", ErrForbidden},
 		{"bad token", hdr("Authorization", "x.y.z"), []Scheme{User}, "", ErrInvalid},
