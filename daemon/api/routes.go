@@ -61,6 +61,7 @@ func (s *server) table() []Route {
 		{"GET", host, "v2GetHost", user, 200, s.getHost},
 		{"PATCH", host, "v2UpdateHost", user, 201, s.updateHost},
 		{"DELETE", host, "v2DeregisterHost", user, 204, s.deregisterHost},
+		{"PATCH", host + "/actions/reset-validation/{validation_id}", "v2ResetHostValidation", user, 200, s.resetHostValidation},
 		{"GET", host + "/instructions", "v2GetNextSteps", agent, 200, s.nextSteps},
 		{"POST", host + "/instructions", "v2PostStepReply", agent, 204, s.postStepReply},
 		{"PUT", host + "/progress", "v2UpdateHostInstallProgress", agent, 200, s.updateProgress},
@@ -223,6 +224,10 @@ func (s *server) updateHost(r *request) (any, error) {
 		return nil, err
 	}
 	return s.svc().UpdateHost(r.Context(), r.param("infra_env_id"), r.param("host_id"), &p)
+}
+
+func (s *server) resetHostValidation(r *request) (any, error) {
+	return s.svc().ResetHostValidation(r.Context(), r.param("infra_env_id"), r.param("host_id"), r.param("validation_id"))
 }
 
 func (s *server) deregisterHost(r *request) (any, error) {

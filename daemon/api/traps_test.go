@@ -134,3 +134,27 @@ func TestDeleteInstallingClusterRefused(t *testing.T) {
 		t.Errorf("cluster gone after a refused DELETE: %v", err)
 	}
 }
+
+// TestResetValidationRoute: the swagger's
+// PATCH .../hosts/{host_id}/actions/reset-validation/{validation_id}
+// answers the host (it was 404); a validation without a stored result is a
+// 400 naming it.
+func TestResetValidationRoute(t *testing.T) {
+	h := newHarness(t)
+	f := h.newFixture(t)
+	r := h.user(t, "PATCH", f.path(hostPat+"/actions/reset-validation/sufficient-installation-disk-speed"), "")
+	if r.status != http.StatusOK {
+		t.Fatalf("reset the disk speed validation = %d %s, want 200", r.status, r.body)
+	}
+	var host struct{ ID string }
+	if err := json.Unmarshal(r.body, &host); err != nil || host.ID != f.hostID {
+		t.Errorf("answer %s: want the host %s (%v)", r.body, f.hostID, err)
+	}
+	r = h.user(t, "PATCH", f.path(hostPat+"/actions/reset-validation/has-min-cpu-cores"), "")
+	if r.status != http.StatusBadRequest {
+		t.Fatalf("reset has-min-cpu-cores = %d %s, want 400", r.status, r.body)
+	}
+	if reason := checkErrorBody(t, r.status, r.header, r.body); !strings.Contains(reason, `"has-min-cpu-cores" cannot be reset`) {
+		t.Errorf("reason %q, want it to name the validation", reason)
+	}
+}

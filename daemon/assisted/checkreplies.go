@@ -115,11 +115,18 @@ func decodeLeases(s *Service, k hostKey, r *wire.StepReply) (*wire.DHCPAllocatio
 type diskSpeedResult struct {
 	resp     wire.DiskSpeedCheckResponse
 	exitCode int64
+	reason   string // a failed measurement's stderr, one line
 }
+
+// maxReason bounds the agent's words kept with a failed check.
+const maxReason = 512
 
 // decodeDiskSpeed: a failed disk speed check may have no output at all.
 func decodeDiskSpeed(_ *Service, _ hostKey, r *wire.StepReply) (diskSpeedResult, bool, error) {
 	out := diskSpeedResult{exitCode: r.ExitCode}
+	if r.ExitCode != 0 {
+		out.reason = truncate(strings.Join(strings.Fields(r.Error), " "), maxReason)
+	}
 	if strings.TrimSpace(r.Output) == "" {
 		return out, r.ExitCode != 0, nil
 	}
@@ -229,13 +236,17 @@ func (t *txn) keepDiskSpeed(h *hostRec, r diskSpeedResult) error {
 	}
 	info := infos[path]
 	info.Path = path
-	info.DiskSpeed = &validation.DiskSpeed{Tested: true, ExitCode: r.exitCode, SpeedMs: r.resp.IOSyncDuration}
+	info.DiskSpeed = &validation.DiskSpeed{Tested: true, ExitCode: r.exitCode, SpeedMs: r.resp.IOSyncDuration, Reason: r.reason}
 	infos[path] = info
 	if !keepResult(&h.checks.Disks, &h.docs.disks, infos) {
 		return nil
 	}
 	if r.exitCode != 0 {
-		t.hostEvent(h, evHostDiskSpeed, sevWarning, fmt.Sprintf("Host %s: the installation disk speed check on %s failed with exit code %d", h.name(), path, r.exitCode))
+		msg := fmt.Sprintf("Host %s: the installation disk speed check on %s failed with exit code %d", h.name(), path, r.exitCode)
+		if r.reason != "" {
+			msg += ": " + r.reason
+		}
+		t.hostEvent(h, evHostDiskSpeed, sevWarning, msg)
 	}
 	t.changedHost(h)
 	return nil

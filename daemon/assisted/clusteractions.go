@@ -78,6 +78,10 @@ func (s *Service) ResetCluster(ctx context.Context, id string) (*wire.Cluster, e
 		}
 		for _, h := range c.hosts {
 			t.fireHost(h, machine.TriggerResettingPendingUserAction)
+			// The next installation measures and pulls afresh: a failed
+			// disk speed test must not outlive the reset.
+			h.clearPreparation()
+			t.putHost(h)
 		}
 		// The next installation prepares its files afresh.
 		c.c.LastInstallationPreparation, c.kubeconfig = nil, false

@@ -31,6 +31,7 @@ const (
 	evHostRole             = "host_role_updated"
 	evHostImageStatus      = "image_status_updated"
 	evHostDiskSpeed        = "disk_speed_slower_than_supported"
+	evHostValidationReset  = "host_validation_reset"
 )
 
 // Severities.

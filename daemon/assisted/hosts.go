@@ -68,7 +68,7 @@ func (s *Service) RegisterHost(ctx context.Context, infraEnvID string, p *wire.H
 				// bootstrap flag, so the host stays discovering until its
 				// next inventory.
 				h.inv, h.docs.inventory, h.h.Bootstrap, h.h.Progress = nil, "", false, nil
-				h.checks.Images, h.docs.images = validation.Reported[map[string]*wire.ContainerImageAvailability]{}, ""
+				h.clearPreparation()
 				h.checks.NTPSources, h.docs.ntpSources = validation.Reported[[]*wire.NTPSource]{}, ""
 				h.h.LogsInfo, h.h.LogsStartedAt, h.h.LogsCollectedAt = "", wire.DateTime{}, wire.DateTime{}
 			}
@@ -99,6 +99,16 @@ func (s *Service) RegisterHost(ctx context.Context, infraEnvID string, p *wire.H
 		}
 	})
 	return out, nil
+}
+
+// clearPreparation forgets what the last preparation measured on the host
+// (the installation disk's speed test, the images pulled): a host that
+// registers again is new hardware, a reset installation prepares afresh,
+// and a failed measurement must not keep the host insufficient for good.
+// Callers hold the model lock.
+func (h *hostRec) clearPreparation() {
+	h.checks.Images, h.docs.images = validation.Reported[map[string]*wire.ContainerImageAvailability]{}, ""
+	h.checks.Disks, h.docs.disks = validation.Reported[map[string]validation.DiskInfo]{}, ""
 }
 
 // runnerImage is the agent image next_step_runner_command names: the
@@ -335,6 +345,56 @@ func (s *Service) UpdateHost(ctx context.Context, infraEnvID, hostID string, p *
 		if c := s.clusters[h.clusterID()]; c != nil {
 			t.touchCluster(c)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.GetHost(infraEnvID, hostID)
+}
+
+// ResetHostValidation forgets the stored result of one of the two host
+// validations whose result persists, the preparation's
+// (v2ResetHostValidation): sufficient-installation-disk-speed (the
+// installation disk's speed test) or container-images-available (the
+// images pulled). The host is evaluated again at once, and the next
+// preparation measures again. Any other validation is a 400, as in
+// assisted.
+func (s *Service) ResetHostValidation(ctx context.Context, infraEnvID, hostID, validationID string) (*wire.Host, error) {
+	err := s.update(ctx, func(t *txn) error {
+		h, err := s.hostByID(infraEnvID, hostID)
+		if err != nil {
+			return err
+		}
+		c := s.clusters[h.clusterID()]
+		if c == nil {
+			return conflict("host %s is not bound to any cluster: it has no validation to reset", h.name())
+		}
+		switch wire.HostValidationID(validationID) {
+		case wire.HostValidationIDSufficientInstallationDiskSpeed:
+			if !h.checks.Disks.Unreadable {
+				infos := map[string]validation.DiskInfo{}
+				for k, v := range h.checks.Disks.Value {
+					if k != validation.InstallationDiskKey(&h.h) && k != h.h.InstallationDiskPath {
+						infos[k] = v
+						continue
+					}
+					v.DiskSpeed = nil
+					infos[k] = v
+				}
+				keepResult(&h.checks.Disks, &h.docs.disks, infos)
+			} else {
+				h.checks.Disks, h.docs.disks = validation.Reported[map[string]validation.DiskInfo]{}, ""
+			}
+		case wire.HostValidationIDContainerImagesAvailable:
+			h.checks.Images, h.docs.images = validation.Reported[map[string]*wire.ContainerImageAvailability]{}, ""
+		default:
+			return badRequest("Validation %q cannot be reset or does not exist", validationID)
+		}
+		t.putHost(h)
+		t.touchHost(h)
+		t.touchCluster(c)
+		t.hostEvent(h, evHostValidationReset, sevInfo, fmt.Sprintf("Host %s: validation %s was reset", h.name(), validationID))
 		return nil
 	})
 	if err != nil {

@@ -130,6 +130,10 @@ type DiskSpeed struct {
 	Tested   bool  `json:"tested"`
 	ExitCode int64 `json:"exit_code"`
 	SpeedMs  int64 `json:"speed_ms,omitempty"`
+	// Reason is what the agent said when the measurement failed (the
+	// step's stderr): nodezero's addition, so that the validation says
+	// why and not only the exit code.
+	Reason string `json:"reason,omitempty"`
 }
 
 // DiskInfo is one entry of host.disks_info, keyed by the disk's id (or
@@ -199,6 +203,9 @@ func hostInstallationDiskSpeed(c *hostContext) (wire.ValidationStatus, string) {
 	const msg = "While preparing the previous installation the installation disk speed measurement failed or was found to be insufficient"
 	if ds.ExitCode == 0 || ds.SpeedMs > 0 {
 		return wire.ValidationFailure, fmt.Sprintf("%s: disk %s took %d ms to sync, more than the %d ms threshold", msg, key, ds.SpeedMs, c.req.InstallationDiskSpeedThresholdMs)
+	}
+	if ds.Reason != "" {
+		return wire.ValidationFailure, fmt.Sprintf("%s: the measurement on disk %s failed with exit code %d: %s", msg, key, ds.ExitCode, ds.Reason)
 	}
 	return wire.ValidationFailure, fmt.Sprintf("%s: the measurement on disk %s failed with exit code %d", msg, key, ds.ExitCode)
 }
