@@ -2,16 +2,23 @@ package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/netip"
 	"os"
+	"path/filepath"
+	"time"
 
 	ghwsnapshot "github.com/jaypipes/ghw/pkg/snapshot"
 
 	"github.com/nodezero/nodezero/hostagent"
+	"github.com/nodezero/nodezero/hostagent/diskwrite"
+	"github.com/nodezero/nodezero/hostagent/installer"
 	"github.com/nodezero/nodezero/hostagent/inventory"
 	"github.com/nodezero/nodezero/hostagent/logsgather"
+	"github.com/nodezero/nodezero/onhost"
+	"github.com/nodezero/nodezero/sim"
 	"github.com/nodezero/nodezero/wire"
 )
 
@@ -80,6 +87,13 @@ type AgentOptions struct {
 	// PullSecretFile is what container-image-availability pulls with
 	// (the step is skipped when it is missing).
 	PullSecretFile string
+	// Payload is the factory image's payload directory the built-in
+	// writer installs from (payload.json and the OS image): a host read
+	// from a hardware tree has no coreos-installer and needs one.
+	Payload string
+	// RebootDelay overrides the installer's delay before the reboot;
+	// negative: the installer's (a minute on a multi-node cluster).
+	RebootDelay time.Duration
 }
 
 // RunAgent runs the host agent of `nodezero agent` until ctx ends.
@@ -100,6 +114,37 @@ func RunAgent(ctx context.Context, o AgentOptions) error {
 	log := o.Logger
 	cfg := o.Agent
 	cfg.Logger = log // hostagent names its subsystem itself
+	disks := DiskFiles{HardwareRoot: root, Dir: o.Disks}
+	runCtx, end := context.WithCancelCause(ctx)
+	defer end(nil)
+	install := InstallOptions{Root: "/", Live: true, Payload: o.Payload, RebootDelay: o.RebootDelay, Logger: log}
+	var checkInstall func() error
+	if !live {
+		// A host read from a hardware tree installs onto its stand-in
+		// disk file and "reboots" into it in this process (sim): its
+		// installer's state lives in a directory of its own, fresh for
+		// each run, as a discovery image's is after a boot.
+		dir, err := os.MkdirTemp("", "nodezero-agent-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		if err := writeHostname(dir, o.Hostname); err != nil {
+			return err
+		}
+		install = InstallOptions{Root: dir, Payload: o.Payload, Disks: disks, RebootDelay: o.RebootDelay, Logger: log,
+			Rebooter: func(req wire.InstallCmdRequest) (installer.Rebooter, error) {
+				disk, err := disks.Path(req.BootDevice)
+				if err != nil {
+					return nil, err
+				}
+				return &sim.Rebooter{Root: dir, End: end, Log: log, Disk: onhost.BootDisk{
+					Disk: disk, BootDevice: req.BootDevice, ClusterID: req.ClusterID, InfraEnvID: req.InfraEnvID,
+					HostID: req.HostID, Role: string(req.Role), ControlPlaneCount: req.ControlPlaneCount,
+				}}, nil
+			}}
+		checkInstall = func() error { return payloadReady(o.Payload) }
+	}
 	a, err := NewAgent(AgentConfig{
 		Config:    cfg,
 		Inventory: inventory.Options{Root: root, Hostname: o.Hostname, Addresses: o.Addresses, Logger: log},
@@ -109,14 +154,65 @@ func RunAgent(ctx context.Context, o AgentOptions) error {
 		Checks: CheckOptions{
 			Live:     live,
 			Loopback: len(o.Addresses) > 0, DNSServer: o.DNSServer, PullSecret: readOptional(o.PullSecretFile),
-			TrustBundle: readOptional(cfg.CACert), Disks: DiskFiles{HardwareRoot: root, Dir: o.Disks},
+			TrustBundle: readOptional(cfg.CACert), Disks: disks, InstallReady: checkInstall,
 			Logger: log.With("subsystem", "checks"),
 		},
+		Install: install,
 	})
 	if err != nil {
 		return err
 	}
-	return a.Run(ctx)
+	err = a.Run(runCtx)
+	if !errors.Is(context.Cause(runCtx), sim.ErrReboot) {
+		return err
+	}
+	// The install step wrote the stand-in disk and rebooted: this process
+	// plays the host booted from it (sim.RunInstalled), reporting the
+	// stages the in-cluster controller would; the bootstrap host also
+	// completes the installation once the cluster is finalizing.
+	bd, err := sim.ReadBootDisk(install.Root)
+	if err != nil || bd == nil {
+		return fmt.Errorf("the host rebooted, but its boot disk record is unreadable: %v", err)
+	}
+	in := sim.Installed{Root: install.Root, Payload: o.Payload, ServiceURL: cfg.URL, AgentToken: cfg.Token, ServiceCACert: cfg.CACert,
+		Status: func(s string) { log.Info(s, "stage", "installed") }, Log: log}
+	if wire.HostRole(bd.Role) == wire.HostRoleBootstrap {
+		in.Service = func(context.Context) (*wire.Client, <-chan error, error) {
+			c, err := wire.NewClient(cfg.URL, wire.WithAgentToken(cfg.Token), wire.WithCACertFile(cfg.CACert), wire.WithInsecure(cfg.Insecure))
+			return c, nil, err
+		}
+	}
+	return sim.RunInstalled(ctx, bd, in)
+}
+
+// payloadReady says whether the built-in writer has a payload to install
+// from: the disk speed check of a host read from a hardware tree fails
+// with this reason, so a missing payload shows while the cluster
+// prepares, not when the disk is written.
+func payloadReady(dir string) error {
+	if dir == "" {
+		return errors.New("the built-in writer has no payload to install from: give the agent --payload DIR (a payload.json and its OS image)")
+	}
+	if _, err := diskwrite.LoadPayload(dir); err != nil {
+		return fmt.Errorf("the built-in writer cannot install from --payload %s: %w", dir, err)
+	}
+	return nil
+}
+
+// writeHostname writes root/etc/hostname: the installed disk's Ignition
+// names the host, and the host booted from it checks that name against
+// its own.
+func writeHostname(root, name string) error {
+	if name == "" {
+		var err error
+		if name, err = os.Hostname(); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(root, "etc"), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(root, "etc/hostname"), []byte(name+"\n"), 0o644)
 }
 
 // readOptional reads a file that may be absent (nil then).

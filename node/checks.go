@@ -42,8 +42,14 @@ type CheckOptions struct {
 	// the system's (the infra-env's additional_trust_bundle).
 	TrustBundle []byte
 	// Disks stand in for the block devices of a host that is not Live.
-	Disks  DiskFiles
-	Logger *slog.Logger
+	Disks DiskFiles
+	// InstallReady, when set, is asked before the installation disk's
+	// speed is measured: whether the host could write that disk at all
+	// (a hardware-tree host's built-in writer needs a payload). Its error
+	// fails the check with that reason, which the service's validation
+	// message carries.
+	InstallReady func() error
+	Logger       *slog.Logger
 }
 
 // addChecks registers the host checks' steps.
@@ -72,7 +78,17 @@ func addChecks(steps *hostagent.Steps, o CheckOptions) {
 	} else {
 		// A file standing in for a disk: 1 MiB is measured, not the
 		// agent's 22, which says as much about a file.
-		steps.Handle(wire.StepTypeInstallationDiskSpeedCheck, diskspeed.Step(diskspeed.Options{Size: 1 << 20, Device: o.Disks.Path}))
+		device := o.Disks.Path
+		if o.InstallReady != nil {
+			device = func(dev string) (string, error) {
+				p, err := o.Disks.Path(dev)
+				if err == nil {
+					err = o.InstallReady()
+				}
+				return p, err
+			}
+		}
+		steps.Handle(wire.StepTypeInstallationDiskSpeedCheck, diskspeed.Step(diskspeed.Options{Size: 1 << 20, Device: device}))
 	}
 }
 

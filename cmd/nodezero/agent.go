@@ -18,7 +18,7 @@ import (
 // assisted-installer-agent's `agent` plus ours.
 func runAgent(ctx context.Context, args []string, _, stderr io.Writer) error {
 	fs := newFlags(stderr, "agent", "the host agent alone: register this host with an assisted v2 service and run the steps it hands out", "[flags]",
-		"nodezero agent --url http://127.0.0.1:8090 --infra-env-id ID --disks /var/tmp/disks")
+		"nodezero agent --url http://127.0.0.1:8090 --infra-env-id ID --root testdata/hw/master-0 --host-address 127.0.0.10/8 \\\n    --hostname master-0 --dns-server 127.0.0.1:5353 --disks /var/tmp/nz/disks-0 --payload /var/tmp/nz/payload")
 	url := fs.String("url", "", "assisted service base URL, e.g. http://192.168.111.80:8090 (required)")
 	infraEnv := fs.String("infra-env-id", "", "infra-env the host registers to (required)")
 	agentVersion := fs.String("agent-version", "", "agent version (image reference), sent as discovery_agent_version")
@@ -37,6 +37,8 @@ func runAgent(ctx context.Context, args []string, _, stderr io.Writer) error {
 	dnsServer := fs.String("dns-server", "", "host:port of the DNS server domain-resolution asks (default: the host's resolver; required for --host-address hosts, which have none of their own)")
 	disks := fs.String("disks", "", "with --root (a hardware tree): directory of files standing in for the tree's disks, which the disk speed check writes")
 	pullSecretFile := fs.String("pull-secret-file", configimage.PullSecretPath, "the pull secret container-image-availability pulls with (skipped when missing)")
+	payload := fs.String("payload", "", "with --root (a hardware tree): the payload directory (payload.json and its OS image) the built-in writer installs onto the --disks files; without it the disk speed check fails, saying so")
+	rebootDelay := fs.Duration("reboot-delay", -1, "delay between writing the disk and the reboot (default: the installer's, 1m on a multi-node cluster, none for a single node)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -88,5 +90,6 @@ func runAgent(ctx context.Context, args []string, _, stderr io.Writer) error {
 		},
 		Logger: log, Root: *root, Hostname: *hostname, Addresses: addresses,
 		DNSServer: *dnsServer, Disks: *disks, PullSecretFile: *pullSecretFile,
+		Payload: *payload, RebootDelay: *rebootDelay,
 	})
 }
