@@ -2,7 +2,9 @@
 // embedded service under /api/assisted-install/v2: the routes agents, ABI's
 // scripts and `wait-for` use, with the JSON shapes of wire, the
 // per-route token schemes of assisted-service, and error bodies that say what
-// is wrong. A client error is never a 500; unknown paths get a JSON 404.
+// is wrong. A client error is never a 500; unknown paths get a JSON 404, a
+// served path asked with another method a 405 with Allow; an empty list is
+// [], never null.
 // Its HTTP server is here too (Serve): per-connection limits, a per-client
 // connection cap and optional TLS (server.go, listener.go).
 //
