@@ -27,6 +27,9 @@ type NextSteps struct {
 	Clean        string `json:"clean"`
 	Resume       string `json:"resume"`
 	Fresh        string `json:"fresh"`
+	// Retry: the install failed, and Resume resets the cluster and
+	// installs it again.
+	Retry bool `json:"retry,omitempty"`
 }
 
 // API states.
@@ -103,5 +106,9 @@ func (n NextSteps) print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "  clean up            %s\n", n.Clean)
 	fmt.Fprintf(w, "  run again           %s   (a new install)\n", n.Fresh)
+	if n.Retry {
+		fmt.Fprintf(w, "  retry               %s  (resets the failed cluster, reboots the hosts into discovery, installs again)\n", n.Resume)
+		return
+	}
 	fmt.Fprintf(w, "                      %s  (continue this one)\n", n.Resume)
 }

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nodezero/nodezero/internal/atomicfile"
@@ -30,6 +31,9 @@ type run struct {
 	o     Options
 	start time.Time
 	lines *switchWriter // where say writes: stdout, or a log under the console
+	// consoleUp: the dashboard is on screen; a failed install stays there
+	// for the person (r resets it, q ends the run).
+	consoleUp atomic.Bool
 
 	prefix     netip.Prefix // a /24 of its own: of loopback, or the bed's
 	hosts      []*Host
@@ -152,7 +156,12 @@ func Run(ctx context.Context, o Options) (err error) {
 		return err
 	}
 	defer closeLog()
-	sum, werr := watch(ctx, c, r.hosts, r.o.Timeout, r.say, r.checks, r.rebootResetHosts)
+	if r.resumed && retryable(r.state.Status) {
+		if err := r.resetFailed(ctx, c); err != nil {
+			return err
+		}
+	}
+	sum, werr := watch(ctx, c, r.hosts, r.o.Timeout, r.say, r.checks, r.rebootResetHosts, r.consoleUp.Load)
 	if err := r.finish(ctx, c, url, sum, werr, consoleDone); err != nil {
 		return err
 	}
@@ -535,10 +544,19 @@ func (r *run) startConsole(ctx context.Context, c *wire.Client) (<-chan error, f
 		return nil, nil, err
 	}
 	r.lines.set(f)
+	r.consoleUp.Store(true)
 	go func() {
+		defer r.consoleUp.Store(false)
 		err := tui.Run(ctx, tui.Config{
 			Mono:   console.MonoWanted("auto"),
 			Source: tui.NewHTTPSource(c, ""),
+			// r resets a failed cluster; the watch then reboots the hosts
+			// into discovery and the install runs again.
+			Reset: func(ctx context.Context, id string) error {
+				_, err := c.ResetCluster(ctx, id)
+				return err
+			},
+			HostsRebootAfterReset: true,
 			NetState: func(context.Context) (tui.NetState, error) {
 				st, err := console.NetState(nil, "/")
 				st.Shared = "the sandbox's hosts run on this machine's loopback; they have no links of their own"
@@ -577,6 +595,7 @@ func (r *run) finish(ctx context.Context, c *wire.Client, url string, sum Summar
 		}
 	}
 	sum.NextSteps = nextSteps(o.Dir, r.installDir, tokenFile, url, sum.KubeAPI, o.KeepRunning && werr == nil, true)
+	sum.NextSteps.Retry = retryable(sum.Status)
 	// The space, before the disks go.
 	disksUsed, dirUsed := usage(o.Disks), usage(o.Dir)
 	if strings.HasPrefix(o.Disks, o.Dir+string(filepath.Separator)) {

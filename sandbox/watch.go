@@ -53,8 +53,9 @@ type HostSummary struct {
 // watch follows the install through node zero's API, printing what
 // changes, until the cluster is installed, fails (or failed says why it
 // cannot go on), or the time is up. seen, when set, gets every cluster
-// read.
-func watch(ctx context.Context, c *wire.Client, hosts []*Host, timeout time.Duration, say func(string, ...any), failed func() error, seenCluster func(*wire.Cluster)) (Summary, error) {
+// read. While hold says so (the dashboard is on screen), a failed cluster
+// does not end the watch: the person may reset it there.
+func watch(ctx context.Context, c *wire.Client, hosts []*Host, timeout time.Duration, say func(string, ...any), failed func() error, seenCluster func(*wire.Cluster), hold func() bool) (Summary, error) {
 	deadline := time.Now().Add(timeout)
 	var sum Summary
 	seen := map[string]string{}
@@ -104,6 +105,9 @@ func watch(ctx context.Context, c *wire.Client, hosts []*Host, timeout time.Dura
 						say("  %s", l)
 					}
 				}
+				if !retryable(cluster.Status) {
+					errorSince = time.Time{} // reset from the dashboard
+				}
 				switch cluster.Status {
 				case wire.ClusterStatusInstalled:
 					return sum, nil
@@ -111,7 +115,7 @@ func watch(ctx context.Context, c *wire.Client, hosts []*Host, timeout time.Dura
 					// Hosts still settle (logs, stage reports) for a moment.
 					if errorSince.IsZero() {
 						errorSince = time.Now()
-					} else if time.Since(errorSince) > 3*time.Second {
+					} else if time.Since(errorSince) > 3*time.Second && !hold() {
 						return sum, fmt.Errorf("sandbox: the installation failed: %s: %s%s", cluster.Status, cluster.StatusInfo, hostReasons(cluster))
 					}
 				}

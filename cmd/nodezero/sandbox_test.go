@@ -388,6 +388,30 @@ func TestSandboxControlPlaneNeverJoins(t *testing.T) {
 	}
 	// A failed install uploads its hosts' logs: no secret in them either.
 	checkSandboxSecrets(t, dir, sum, out)
+	if !strings.Contains(out, "retry ") || !strings.Contains(out, "--dir "+dir+" --resume") {
+		t.Errorf("the failed sandbox does not say how to retry (--resume):\n%s", out)
+	}
+
+	// The retry: --resume resets the failed cluster (assisted's reset
+	// flow), the hosts reboot into discovery, register again, and the
+	// same cluster installs (the fault is not given again).
+	sum2, out2, err := runSandboxBinary(t, dir, "--resume")
+	if err != nil {
+		t.Fatalf("sandbox --resume of the failed install: %v\n%s", err, out2)
+	}
+	if sum2.Status != wire.ClusterStatusInstalled || sum2.ClusterID != sum.ClusterID {
+		t.Errorf("after --resume: cluster %s %s, want %s installed", sum2.ClusterID, sum2.Status, sum.ClusterID)
+	}
+	for _, want := range []string{"resetting it and installing again", "resetting-pending-user-action: rebooting it into discovery"} {
+		if !strings.Contains(out2, want) {
+			t.Errorf("the retry's output lacks %q:\n%s", want, out2)
+		}
+	}
+	for _, h := range sum2.Hosts {
+		if h.Status != wire.HostStatusInstalled {
+			t.Errorf("after the retry %s is %s (%s)", h.Name, h.Status, h.StatusInfo)
+		}
+	}
 }
 
 // A payload with one flipped byte is caught before any host reboots.
