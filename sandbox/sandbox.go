@@ -2,27 +2,20 @@ package sandbox
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/nodezero/nodezero/internal/atomicfile"
 	"github.com/nodezero/nodezero/internal/hwtree"
-	"github.com/nodezero/nodezero/node/console"
 	"github.com/nodezero/nodezero/onhost"
 	"github.com/nodezero/nodezero/sandbox/loopback"
 	"github.com/nodezero/nodezero/testbed"
-	"github.com/nodezero/nodezero/tui"
 	"github.com/nodezero/nodezero/wire"
 )
 
@@ -170,136 +163,6 @@ func Run(ctx context.Context, o Options) (err error) {
 		<-ctx.Done()
 	}
 	return werr
-}
-
-// dirs settles the work directory (refused when an earlier run used it,
-// unless Resume or Fresh) and the paths. created says whether this run
-// made the directory.
-func (r *run) dirs() (created bool, err error) {
-	o := &r.o
-	if o.Resume && o.Fresh {
-		return false, errors.New("sandbox: --resume and --fresh: give one (continue the earlier install, or wipe it)")
-	}
-	if o.Dir == "" {
-		if o.Resume {
-			return false, errors.New("sandbox: --resume needs the --dir of the sandbox to continue")
-		}
-		if o.Dir, err = os.MkdirTemp("/var/tmp", "nodezero-sandbox-"); err != nil {
-			return false, err
-		}
-		created = true
-	}
-	if o.Dir, err = filepath.Abs(o.Dir); err != nil {
-		return created, err
-	}
-	what, notSandbox, err := usedDir(o.Dir)
-	if err != nil {
-		return created, err
-	}
-	switch {
-	case notSandbox:
-		return created, fmt.Errorf("sandbox: %s is not empty and holds no sandbox: give a new or empty --dir", o.Dir)
-	case what == "" && o.Resume:
-		return created, fmt.Errorf("sandbox: --resume: %s holds no sandbox to continue", o.Dir)
-	case what == "":
-		if !created && !exists(o.Dir) {
-			created = true
-		}
-		if err := os.MkdirAll(o.Dir, 0o755); err != nil {
-			return created, err
-		}
-	case o.Fresh:
-		if locked(o.Dir) {
-			return false, fmt.Errorf("sandbox: --fresh: a sandbox runs in %s: stop it first", o.Dir)
-		}
-		if err := wipe(o.Dir); err != nil {
-			return false, fmt.Errorf("sandbox: --fresh: %w", err)
-		}
-	case o.Resume:
-		st, err := readState(o.Dir)
-		if err != nil {
-			return false, fmt.Errorf("sandbox: --resume: %s was made by an older nodezero (no %s to resume from): give --fresh to install anew (%w)", o.Dir, StateFile, err)
-		}
-		if o.NetNS {
-			return false, errors.New("sandbox: --resume runs on loopback only: a --netns sandbox's test bed is gone with it (give --fresh)")
-		}
-		r.state, r.resumed = st, true
-		o.Masters, o.Workers, o.APITLS = st.Masters, st.Workers, st.APITLS
-		o.Disks, o.DisksTmpfs = st.Disks, st.DisksTmpfs
-	default:
-		return false, fmt.Errorf("sandbox: %w: %s holds %s; give --resume to continue it at the same addresses, --fresh to wipe it and install anew, or another --dir", ErrUsedDir, o.Dir, what)
-	}
-	if o.HW != "" {
-		if o.HW, err = filepath.Abs(o.HW); err != nil {
-			return created, err
-		}
-	}
-	switch {
-	case o.Disks != "":
-		if o.Disks, err = filepath.Abs(o.Disks); err != nil {
-			return created, err
-		}
-	case o.DisksTmpfs:
-		o.Disks = tmpfsDisks(o.Dir)
-	default:
-		o.Disks = filepath.Join(o.Dir, "disks")
-	}
-	r.installDir = filepath.Join(o.Dir, "install")
-	return created, nil
-}
-
-// alreadyInstalled is --resume of an installed sandbox: it says so and
-// what comes next, and starts nothing.
-func (r *run) alreadyInstalled() error {
-	o := r.o
-	sum, _ := readSummary(o.Dir)
-	fmt.Fprintf(o.Stdout, "sandbox in %s: cluster %s is installed; nothing to resume\n", o.Dir, r.state.ClusterID)
-	api := "http://" + netip.MustParsePrefix(r.state.Prefix).Addr().Next().String() + ":8090"
-	kubeAPI := ""
-	if sum != nil {
-		api, kubeAPI = sum.URL, sum.KubeAPI
-	}
-	nextSteps(o.Dir, r.installDir, filepath.Join(r.installDir, o.ConfigImage.StateFile), api, kubeAPI, false, false).print(o.Stdout)
-	return nil
-}
-
-// setDisks makes the hosts' disk directories and says where they are:
-// on a tmpfs the disk-speed check measures memory; on a real disk the
-// sandbox's node zero judges it against a threshold of its own.
-func (r *run) setDisks() error {
-	o := r.o
-	if err := os.MkdirAll(o.Disks, 0o755); err != nil {
-		return fmt.Errorf("sandbox: disks: %w", err)
-	}
-	if isSandboxShm(o.Disks) {
-		if err := os.WriteFile(filepath.Join(o.Disks, ownerFile), []byte(o.Dir+"\n"), 0o644); err != nil {
-			return err
-		}
-	}
-	r.env = []string{"DISABLED_STEPS=" + disabledSteps}
-	if onTmpfs(o.Disks) {
-		r.say("disks in %s: a tmpfs, memory (%d hosts × up to %d MiB; removed after an install unless --keep)", o.Disks, len(r.hosts), o.ImageSize>>20)
-		return nil
-	}
-	r.env = append(r.env, "HW_VALIDATOR_REQUIREMENTS="+sandboxRequirements)
-	r.say("disks in %s; disk-speed threshold %d ms for the sandbox (assisted's 10 ms is an etcd disk's, not a file on this machine's disk written by %d hosts at once; --disks-tmpfs keeps 10 ms)", o.Disks, sandboxDiskSpeedMs, len(r.hosts))
-	return nil
-}
-
-// saveState writes DIR/sandbox.json with the cluster as last seen.
-func (r *run) saveState(clusterID string, status wire.ClusterStatus) error {
-	st := r.state
-	if st == nil {
-		st = &State{}
-		r.state = st
-	}
-	st.Prefix, st.Masters, st.Workers, st.APITLS = r.prefix.String(), r.o.Masters, r.o.Workers, r.o.APITLS
-	st.DNS, st.Registry, st.NTP = r.dnsAddr, r.registry, r.ntpAddr
-	st.Disks, st.DisksTmpfs = r.o.Disks, r.o.DisksTmpfs
-	if clusterID != "" {
-		st.ClusterID, st.Status = clusterID, status
-	}
-	return writeState(r.o.Dir, st)
 }
 
 // makeHosts names the hosts, masters first (node zero is master-0), on
@@ -529,155 +392,6 @@ func (r *run) client() (string, *wire.Client, error) {
 	return url, c, err
 }
 
-// startConsole shows the dashboard, when asked: the progress lines go to
-// a log while it owns the terminal, and back to stdout when the person
-// leaves it (q). The channel gets the dashboard's end (closed at once
-// without one); closeLog closes the log.
-func (r *run) startConsole(ctx context.Context, c *wire.Client) (<-chan error, func(), error) {
-	done := make(chan error, 1)
-	if !r.o.Console {
-		close(done)
-		return done, func() {}, nil
-	}
-	f, err := os.Create(filepath.Join(r.o.Dir, "sandbox.log"))
-	if err != nil {
-		return nil, nil, err
-	}
-	r.lines.set(f)
-	r.consoleUp.Store(true)
-	go func() {
-		defer r.consoleUp.Store(false)
-		err := tui.Run(ctx, tui.Config{
-			Mono:   console.MonoWanted("auto"),
-			Source: tui.NewHTTPSource(c, ""),
-			// r resets a failed cluster; the watch then reboots the hosts
-			// into discovery and the install runs again.
-			Reset: func(ctx context.Context, id string) error {
-				_, err := c.ResetCluster(ctx, id)
-				return err
-			},
-			HostsRebootAfterReset: true,
-			NetState: func(context.Context) (tui.NetState, error) {
-				st, err := console.NetState(nil, "/")
-				st.Shared = "the sandbox's hosts run on this machine's loopback; they have no links of their own"
-				return st, err
-			},
-		})
-		r.lines.set(r.o.Stdout)
-		done <- err
-	}()
-	return done, func() { f.Close() }, nil
-}
-
-// finish completes the summary, writes summary.json (never over an
-// earlier one with a run that saw no cluster), removes or keeps the disks
-// and, once the dashboard is left, prints the end: the cluster, the hosts,
-// the space used and the next steps.
-func (r *run) finish(ctx context.Context, c *wire.Client, url string, sum Summary, werr error, consoleDone <-chan error) error {
-	o := r.o
-	tokenFile := filepath.Join(r.installDir, o.ConfigImage.StateFile)
-	sum.URL, sum.UserTokenFile = url, tokenFile
-	if sum.KubeAPI = r.kube.url(); sum.KubeAPI != "" {
-		sum.Kubeconfig = r.kube.kubeconfig
-	}
-	sum.WallSeconds = time.Since(r.start).Seconds()
-	if sum.ClusterID != "" {
-		sum.WritingSeconds = writingSeconds(ctx, c, sum.ClusterID)
-	}
-	for i := range sum.Hosts {
-		for _, h := range r.hosts {
-			if h.Name == sum.Hosts[i].Name {
-				h.mu.Lock()
-				sum.Hosts[i].Boots, sum.Hosts[i].Root, sum.Hosts[i].Disks, sum.Hosts[i].Log = h.boots, h.root, h.disks, h.log
-				sum.Hosts[i].Namespace = h.ns
-				h.mu.Unlock()
-			}
-		}
-	}
-	sum.NextSteps = nextSteps(o.Dir, r.installDir, tokenFile, url, sum.KubeAPI, o.KeepRunning && werr == nil, true)
-	sum.NextSteps.Retry = retryable(sum.Status)
-	// The space, before the disks go.
-	disksUsed, dirUsed := usage(o.Disks), usage(o.Dir)
-	if strings.HasPrefix(o.Disks, o.Dir+string(filepath.Separator)) {
-		dirUsed -= disksUsed
-	}
-	removeDisks := werr == nil && !o.Keep && !o.KeepRunning
-	if sum.ClusterID != "" {
-		if err := r.saveState(sum.ClusterID, sum.Status); err != nil {
-			return err
-		}
-	}
-	if err := writeSummary(o.Dir, sum); err != nil {
-		return err
-	}
-	// The dashboard shows the end of the install until the person leaves
-	// it; the summary follows on the terminal.
-	if cerr := <-consoleDone; cerr != nil {
-		fmt.Fprintf(o.stderr(), "sandbox: console: %v\n", cerr)
-	}
-	if sum.ClusterID == "" {
-		fmt.Fprintf(o.Stdout, "\nno cluster: node zero's API at %s never listed one (node zero's log: %s)\n", url, r.zero.log)
-	} else {
-		fmt.Fprintf(o.Stdout, "\ncluster %s: %s — %s\n", sum.ClusterID, sum.Status, sum.StatusInfo)
-	}
-	fmt.Fprintf(o.Stdout, "wall time %.1f s, disks being written %.1f s (%.0f%%)\n", sum.WallSeconds, sum.WritingSeconds, 100*sum.WritingSeconds/max(sum.WallSeconds, 0.001))
-	for _, h := range sum.Hosts {
-		fmt.Fprintf(o.Stdout, "  %-9s %-7s %-10s log %s\n", h.Name, h.Role, h.Status, h.Log)
-	}
-	disks := "kept (--keep)"
-	switch {
-	case removeDisks:
-		disks = "removed"
-		for _, h := range r.hosts {
-			if err := os.RemoveAll(h.disks); err != nil {
-				return err
-			}
-		}
-		if o.Disks == tmpfsDisks(o.Dir) || o.Disks == filepath.Join(o.Dir, "disks") {
-			if err := os.RemoveAll(o.Disks); err != nil {
-				return err
-			}
-		}
-	case o.KeepRunning && werr == nil:
-		disks = "kept while the hosts run"
-	case werr != nil:
-		disks = "kept for a look or --resume"
-	}
-	fmt.Fprintf(o.Stdout, "space: disks %s in %s (%s), the rest %s in %s\n", mib(disksUsed), o.Disks, disks, mib(dirUsed), o.Dir)
-	fmt.Fprintf(o.Stdout, "summary %s\n", filepath.Join(o.Dir, "summary.json"))
-	if r.bed != nil && o.KeepRunning {
-		cacert := ""
-		if o.APITLS {
-			cacert = " --cacert " + APICAFile(r.installDir)
-		}
-		fmt.Fprintf(o.Stdout, "the API answers inside node zero's namespace: ip netns exec %s curl%s %s%s/clusters -H \"Authorization: $(jq -r .tokens.userAuth %s)\"\n",
-			r.zero.ns, cacert, url, wire.APIBasePath, tokenFile)
-	}
-	switch {
-	case sum.KubeAPI != "":
-		fmt.Fprintf(o.Stdout, "kube API %s (etcd and kube-apiserver logs in %s): kubectl --kubeconfig %s get clusterversion\n", sum.KubeAPI, r.kube.cfg.Dir, sum.Kubeconfig)
-	case r.kube == nil:
-		fmt.Fprintln(o.Stdout, "kube API: none (skipped)")
-	}
-	sum.NextSteps.print(o.Stdout)
-	return nil
-}
-
-// writeSummary writes DIR/summary.json, unless sum saw no cluster and an
-// earlier run's summary is there: that one says more.
-func writeSummary(dir string, sum Summary) error {
-	p := filepath.Join(dir, "summary.json")
-	if sum.ClusterID == "" && exists(p) {
-		return nil
-	}
-	b, err := json.MarshalIndent(sum, "", "  ")
-	if err != nil {
-		return err
-	}
-	// 0600 as the install directory's auth files: it names them.
-	return atomicfile.Write(p, append(b, '\n'), 0o600)
-}
-
 // checks is what can fail beside the cluster: the kube API, and a node
 // zero that can never become one (its config image names another
 // rendezvous address than the one it stands on).
@@ -697,22 +411,4 @@ func (r *run) checks() error {
 		return fmt.Errorf("sandbox: no host can become node zero: the config image's rendezvous IP is %s, but %s, meant to be node zero, stands on %s (its root %s is from another run: give --fresh)", rv.NodeZeroIP, r.zero.Name, r.zero.Addr, r.zero.root)
 	}
 	return nil
-}
-
-// switchWriter writes to one writer at a time; set changes it.
-type switchWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (s *switchWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
-}
-
-func (s *switchWriter) set(w io.Writer) {
-	s.mu.Lock()
-	s.w = w
-	s.mu.Unlock()
 }
