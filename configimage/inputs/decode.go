@@ -52,7 +52,7 @@ func parseDocument(file string, data []byte, rep *report.Report) *yaml.Node {
 	// Only the first two documents count: a second one is an error
 	// whatever follows it.
 	if err != nil && len(docs) < 2 {
-		e := report.YAMLErrors(err)[0]
+		e := report.SyntaxError(data, err)
 		return fail(e.Line, 0, "cannot parse YAML: "+e.Message)
 	}
 	if len(docs) > 1 && !report.IsEmptyDocument(docs[1]) {

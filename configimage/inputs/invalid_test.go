@@ -67,7 +67,7 @@ var invalidCases = []struct {
 		}},
 	{name: "ic-bad-yaml", ic: []edit{sub("  name: ocp\n", "  name: ocp\n bad: indent\n")},
 		want: []string{
-			`install-config.yaml:4: cannot parse YAML: did not find expected key`,
+			`install-config.yaml:5: cannot parse YAML: did not find expected key (in the block that starts at line 4)`,
 		}},
 	{name: "ic-not-a-mapping", ic: []edit{sub(baseIC, "- apiVersion: v1\n")},
 		want: []string{

@@ -162,7 +162,8 @@ func (l *loader) single(name string, out any, want TypeMeta) *doc {
 func (l *loader) parse(file string, data []byte) ([]*yaml.Node, bool) {
 	docs, err := report.Documents(data)
 	if err != nil {
-		l.yamlError(file, nil, err)
+		e := report.SyntaxError(data, err)
+		l.errs = append(l.errs, report.Entry{File: file, Line: e.Line, Message: e.Message})
 		return nil, false
 	}
 	var out []*yaml.Node

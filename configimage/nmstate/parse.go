@@ -16,7 +16,7 @@ import (
 func Parse(doc []byte) (*State, report.Report) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(doc, &root); err != nil {
-		e := report.YAMLErrors(err)[0]
+		e := report.SyntaxError(doc, err)
 		return nil, report.Report{Entries: []report.Entry{{Line: e.Line, Message: "invalid YAML: " + e.Message}}}
 	}
 	return ParseNode(&root)

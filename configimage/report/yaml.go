@@ -155,3 +155,35 @@ func (s *seen) add(k *yaml.Node) *yaml.Node {
 	}
 	return nil
 }
+
+// maxSyntaxScan bounds how many lines past the one yaml.v3 names
+// SyntaxError looks at.
+const maxSyntaxScan = 5000
+
+// SyntaxError is the syntax error err of data with the line a person
+// must fix. yaml.v3 names the line where the enclosing block starts
+// ("line 46: did not find expected key") when the bad line is further
+// down; the bad line is the first at which the document cut after it no
+// longer parses. The message then names the block's line too.
+func SyntaxError(data []byte, err error) YAMLError {
+	e := YAMLErrors(err)[0]
+	if e.Line <= 0 {
+		return e
+	}
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	var prefix []byte
+	for k := 1; k <= len(lines) && k < e.Line+maxSyntaxScan; k++ {
+		prefix = append(prefix, lines[k-1]...)
+		if k < e.Line {
+			continue
+		}
+		if _, perr := Documents(prefix); perr != nil {
+			if k != e.Line {
+				e.Message = fmt.Sprintf("%s (in the block that starts at line %d)", e.Message, e.Line)
+				e.Line = k
+			}
+			break
+		}
+	}
+	return e
+}
