@@ -55,7 +55,10 @@ type Assembly struct {
 // 0644 for host configs, extra manifests and chrony.conf. rendezvous-host.env
 // carries the agent and user tokens: 0600, as newer installers write it.
 func (a *Assembly) Members() ([]Member, error) {
-	if a.AgentConfig == nil || a.AgentConfig.RendezvousIP == "" {
+	if a.AgentConfig == nil {
+		return nil, fmt.Errorf("%s: missing: a config image needs it, for its rendezvousIP (the address of the host that becomes node zero); its hosts and networks are optional", AgentConfigFile)
+	}
+	if a.AgentConfig.RendezvousIP == "" {
 		return nil, fmt.Errorf("%s: rendezvousIP: required for a config image: the hosts need to know which of them is node zero", AgentConfigFile)
 	}
 	rv, err := netip.ParseAddr(a.AgentConfig.RendezvousIP)

@@ -42,6 +42,9 @@ func runAgent(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
 	var missing []string
 	if *url == "" {
 		missing = append(missing, "--url")

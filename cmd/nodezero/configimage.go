@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -25,14 +24,24 @@ const stateFile = ".nodezero_state.json"
 
 // runCreateConfigImage is `nodezero create config-image --dir D`.
 func runCreateConfigImage(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("create config-image", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags(stderr, "create config-image", "the config image (agentconfig.noarch.iso, label agent_configimage) and auth/ from install-config.yaml and agent-config.yaml", "[--dir DIR] [flags]",
+		"nodezero create config-image --dir ./mycluster",
+		"nodezero create config-image --dir ./mycluster --release-image quay.io/openshift-release-dev/ocp-release:4.18.0-x86_64")
 	dir := fs.String("dir", ".", "install directory holding install-config.yaml and agent-config.yaml")
 	release := releaseFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
 	rel := release()
+	if _, err := os.Stat(filepath.Join(*dir, configimage.AgentConfigFile)); errors.Is(err, os.ErrNotExist) {
+		// Optional for the manifests, not for an image: read as a field
+		// error ("rendezvousIP: required") it sent people looking in a
+		// file that is not there.
+		return fmt.Errorf("create config-image: %s not found: a config image needs it, for its rendezvousIP (the address of the host that becomes node zero); its hosts and networks are optional (create cluster-manifests can do without it)", filepath.Join(*dir, configimage.AgentConfigFile))
+	}
 	set, ac, err := loadInstall(*dir, rel, stderr)
 	if err != nil {
 		return err

@@ -20,15 +20,36 @@ const defaultRelease = "quay.io/openshift-release-dev/ocp-release:4.18.0-x86_64"
 // runCreate is `nodezero create <asset>`.
 func runCreate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("create: which asset? cluster-manifests")
+		createUsage(stderr)
+		return errors.New("create: which asset? config-image or cluster-manifests")
 	}
 	switch args[0] {
 	case "cluster-manifests":
 		return runCreateClusterManifests(ctx, args[1:], stdout, stderr)
 	case "config-image":
 		return runCreateConfigImage(ctx, args[1:], stdout, stderr)
+	case "-h", "-help", "--help", "help":
+		createUsage(stdout)
+		return flag.ErrHelp
 	}
-	return fmt.Errorf("create: unknown asset %q: cluster-manifests or config-image", args[0])
+	return fmt.Errorf("create: unknown asset %q: config-image or cluster-manifests (nodezero create -h)", args[0])
+}
+
+// createUsage lists the assets create makes.
+func createUsage(w io.Writer) {
+	fmt.Fprint(w, `nodezero create: make an install's assets from install-config.yaml and agent-config.yaml, as openshift-install agent create does
+
+usage: nodezero create <asset> [--dir DIR] [flags]
+
+assets:
+  config-image       agentconfig.noarch.iso (label agent_configimage) and auth/: what every host loads
+  cluster-manifests  cluster-manifests/: the ZTP manifests, to read or to edit before config-image
+
+example:
+  nodezero create config-image --dir ./mycluster
+
+Run 'nodezero create <asset> -h' for an asset's flags.
+`)
 }
 
 var versionRE = regexp.MustCompile(`:(\d+\.\d+\.\d+[^-@]*)`)
@@ -80,11 +101,14 @@ func errorLines[T fmt.Stringer](es []T) string {
 }
 
 func runCreateClusterManifests(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("create cluster-manifests", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags(stderr, "create cluster-manifests", "the ZTP manifests (cluster-manifests/) from install-config.yaml and agent-config.yaml, as openshift-install agent create cluster-manifests", "[--dir DIR] [flags]",
+		"nodezero create cluster-manifests --dir ./mycluster")
 	dir := fs.String("dir", ".", "install directory holding install-config.yaml and agent-config.yaml")
 	release := releaseFlags(fs)
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := noArgs(fs); err != nil {
 		return err
 	}
 	set, err := loadInstallDir(*dir, release(), stderr)

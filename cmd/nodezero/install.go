@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -23,16 +22,17 @@ type unitManager interface {
 // factory image tree, or / on a running host) and, with --now on /, has
 // systemd reload and start the daemon.
 func runInstall(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("install", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags(stderr, "install", "lay the binary, the systemd units, the udev rule and their enablement links into a factory image tree (or this host with --root / --now)", "--root DIR [flags]",
+		"nodezero install --root /mnt/factory-image",
+		"nodezero install --root / --now")
 	root := fs.String("root", "", "root of the host's filesystem to install into (required; / for this machine)")
 	binary := fs.String("binary", "", "the nodezero executable to lay into the root (default: this one)")
 	now := fs.Bool("now", false, "with --root /: reload systemd and start "+units.DaemonUnit)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("install: unexpected arguments %q", fs.Args())
+	if err := noArgs(fs); err != nil {
+		return err
 	}
 	if *root == "" {
 		return errors.New("install: --root is required (a factory image tree, or / for this machine)")

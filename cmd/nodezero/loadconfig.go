@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -15,13 +14,22 @@ import (
 // runLoadConfigImage is `nodezero load-config-image`: what a host does
 // with an inserted config image, by hand.
 func runLoadConfigImage(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("load-config-image", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	root := fs.String("root", "/", "root of the host's filesystem to extract into")
+	fs := newFlags(stderr, "load-config-image", "extract a config image into a host's root, as a host does when one is inserted", "--root DIR (--file ISO | --device DEV|auto)",
+		"nodezero load-config-image --root /var/tmp/host0 --file agentconfig.noarch.iso")
+	root := fs.String("root", "", "root of the host's filesystem to extract into (required: / on a host booted from the factory image, as nodezero-config-image@.service passes it)")
 	device := fs.String("device", "", "block device holding the config image; \"auto\" finds it by its agent_configimage label")
 	file := fs.String("file", "", "config image file (agentconfig.noarch.iso)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	if *root == "" {
+		// Never / by default: on a workstation it would write
+		// /etc/chrony.conf, /root/.docker/config.json and NetworkManager
+		// keyfiles into the machine itself.
+		return errors.New("load-config-image: --root is required: the directory to extract into (/ only on a host booted from the factory image)")
 	}
 	src := *file
 	switch {

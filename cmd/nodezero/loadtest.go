@@ -14,8 +14,9 @@ import (
 // runLoadtest is `nodezero loadtest`: the flags of package loadtest's
 // load program, its report on stdout and its progress on stderr.
 func runLoadtest(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("loadtest", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags(stderr, "loadtest", "measure the service under real or simulated agents (starts nodezero service as a child on 127.0.0.1)", "[flags]",
+		"nodezero loadtest --agents sim --hosts 100",
+		"nodezero loadtest --agents real --hosts 5 --runs 5")
 	var o loadtest.Options
 	fs.IntVar(&o.Hosts, "hosts", 1000, "number of agents")
 	fs.StringVar(&o.Agents, "agents", "sim", "real: nodezero agent processes on the test hardware trees (at most 5); sim: simulated agents")
@@ -40,6 +41,9 @@ func runLoadtest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.DurationVar(&o.InstallPoll, "install-poll", 5*time.Second, "sim: how often the installer's waits list the cluster's hosts (the real installer's 5 s)")
 	fs.DurationVar(&o.InstallTimeout, "install-timeout", 10*time.Minute, "give up on an install whose cluster is not installed by then")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := noArgs(fs); err != nil {
 		return err
 	}
 	waitSet := false

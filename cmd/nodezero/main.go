@@ -27,18 +27,19 @@ type command struct {
 
 func commands() []command {
 	return []command{
-		{"run", "the boot sequence of a host: config, network, hostname, node zero, then service and agent (--root)", runRun},
-		{"console", "the terminal console: connectivity checks, network, rendezvous IP, install dashboard (tview)", runConsole},
-		{"install", "lay the binary, systemd units, udev rule and enablement links into a factory image tree (--root, --now on a live host)", runInstall},
-		{"service", "run the embedded assisted service alone (--dir, --listen)", runService},
-		{"agent", "run the host agent against an assisted v2 service (--url, --infra-env-id)", runAgent},
-		{"create", "create cluster-manifests --dir D: the ZTP manifests from install-config.yaml and agent-config.yaml", runCreate},
-		{"load-config-image", "extract a config image into a host root (--root, --file ISO | --device DEV|auto)", runLoadConfigImage},
-		{"sandbox", "install a whole cluster on this machine: 3 control-plane + 2 worker hosts on loopback, to installed (--masters, --workers, --dir)", runSandbox},
-		{"wait-for", "follow an install from a workstation through node zero's API: bootstrap-complete|install-complete (--url or --rendezvous-ip, --token-file)", runWaitFor},
-		{"gather", "a support bundle of this host: logs, journal, node zero's store, network state, config with secrets redacted (--root, -O FILE|-)", runGather},
-		{"loadtest", "measure the service under real or simulated agents (--agents, --hosts, --runs)", runLoadtest},
-		{"version", "print the version", func(_ context.Context, _ []string, stdout, _ io.Writer) error {
+		{"create config-image", "the config image (ISO) and auth/ from install-config.yaml + agent-config.yaml", runCreate},
+		{"create cluster-manifests", "the ZTP manifests from the same inputs", runCreate},
+		{"sandbox", "install a whole cluster on this machine, hosts as processes on loopback", runSandbox},
+		{"wait-for", "follow an install from a workstation: bootstrap-complete | install-complete", runWaitFor},
+		{"console", "the host's console: checks, network, rendezvous IP, install dashboard", runConsole},
+		{"gather", "a support bundle of this host, secrets redacted", runGather},
+		{"run", "a host's boot sequence: config image, network, node zero, service, agent", runRun},
+		{"install", "lay the binary and systemd units into a factory image tree", runInstall},
+		{"load-config-image", "extract a config image into a host's root", runLoadConfigImage},
+		{"service", "the embedded assisted service alone (v2 REST API, SQLite)", runService},
+		{"agent", "the host agent alone, against any assisted v2 service", runAgent},
+		{"loadtest", "measure the service under real or simulated agents", runLoadtest},
+		{"version", "print the version (also --version)", func(_ context.Context, _ []string, stdout, _ io.Writer) error {
 			_, err := fmt.Fprintln(stdout, "nodezero", version)
 			return err
 		}},
@@ -91,7 +92,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		args = []string{"version"}
 	}
 	for _, c := range commands() {
-		if c.name == args[0] {
+		if name, _, _ := strings.Cut(c.name, " "); name == args[0] {
 			return c.run(ctx, args[1:], stdout, stderr)
 		}
 	}
@@ -100,11 +101,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: nodezero <command> [flags]\n\ncommands:")
+	fmt.Fprintln(w, "nodezero installs a bare-metal cluster from a factory disk image and a config image.\n\nusage: nodezero <command> [flags]\n\ncommands:")
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-26s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintln(w, "\nRun 'nodezero <command> -h' for a command's flags.")
+	fmt.Fprintln(w, "\nRun 'nodezero <command> -h' for a command's purpose, examples and flags.")
 }
 
 // newLogger returns a text logger on w at the named level.

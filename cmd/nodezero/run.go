@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -24,8 +23,9 @@ const dataDirPath = node.DataDir
 // runRun is `nodezero run`: the boot sequence of a host (DESIGN §4), as
 // nodezero.service starts it on every host booted from the factory image.
 func runRun(ctx context.Context, args []string, _, stderr io.Writer) error {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags(stderr, "run", "the boot sequence of a host: config image, network, hostname, node zero, then the service and the agent (started by nodezero.service)", "[flags]",
+		"nodezero run                       # on a host booted from the factory image (the unit runs this)",
+		"nodezero run --root /var/tmp/host0 --hardware-root testdata/hw/master-0 --config-image agentconfig.noarch.iso")
 	root := fs.String("root", "/", "the host's root directory; anything but / is a test or sandbox host and leaves the live system alone")
 	stage := fs.String("stage", "all", `"all" runs the whole sequence; "network" only installs the static network keyfiles (nodezero-network.service, before NetworkManager)`)
 	images := fs.String("config-image", "", "comma-separated config image files to look for besides block devices labelled "+boot.ConfigImageLabel)
@@ -34,7 +34,7 @@ func runRun(ctx context.Context, args []string, _, stderr io.Writer) error {
 	dataDir := fs.String("data-dir", "", "node zero: the service's data directory (default ROOT"+node.DataDir+")")
 	hwRoot := fs.String("hardware-root", "", "root to read the inventory's hardware from (default: ROOT)")
 	window := fs.Duration("node-zero-window", 30*time.Second, "how long to look for the rendezvous IP among this host's addresses")
-	every := fs.Duration("node-zero-interval", 5*time.Second, "how often to look for it in that window")
+	every := fs.Duration("node-zero-interval", 5*time.Second, "how often to look for the rendezvous IP during --node-zero-window")
 	configEvery := fs.Duration("config-interval", 5*time.Second, "how often to look for a config image while unconfigured")
 	agentEvery := fs.Duration("agent-interval", 10*time.Second, "the longest wait between the agent's registration attempts")
 	disconnect := fs.Duration("disconnection-timeout", 3*time.Minute, "node zero: a host that has not checked in for this long is disconnected")
@@ -45,15 +45,23 @@ func runRun(ctx context.Context, args []string, _, stderr io.Writer) error {
 	dnsServer := fs.String("dns-server", "", "host:port of the DNS server the host checks ask (required with --host-address: loopback hosts have no resolver of their own)")
 	ntpPort := fs.Int("ntp-port", 0, "the port of the NTP sources the time check asks (default 123; a loopback sandbox's own server cannot have 123 without privileges)")
 	payload := fs.String("payload", "", "the factory image's payload directory: payload.json and the OS image (default ROOT"+diskwrite.DefaultPayloadDir+")")
-	rebootDelay := fs.Duration("reboot-delay", -1, "delay between the install and the reboot (default: the installer's, 1m for control-plane hosts and workers, none for a single node)")
+	rebootDelayText := fs.String("reboot-delay", "", "delay between the install and the reboot, e.g. 1ms (default: the installer's: 1m for control-plane hosts and workers, none for a single node)")
 	cpTimeout := fs.Duration("control-plane-timeout", 0, "how long the bootstrap host waits for the other control-plane hosts to join before it gives up without rebooting (default 60m)")
 	neverJoin := fs.Bool("fault-never-join", false, "tests: once installed, this host never reports Joined")
 	settle := fs.Duration("settle", 0, "sandbox: how long a host booted from its installed disk stays in Configuring and in Joined (the in-cluster work the sandbox simulates)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("run: unexpected argument %q", fs.Arg(0))
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	rebootDelay := time.Duration(-1) // the installer's default
+	if *rebootDelayText != "" {
+		d, err := time.ParseDuration(*rebootDelayText)
+		if err != nil || d < 0 {
+			return fmt.Errorf("run: --reboot-delay %q: want a duration of 0 or more, e.g. 1ms or 1m", *rebootDelayText)
+		}
+		rebootDelay = d
 	}
 	r, err := filepath.Abs(*root)
 	if err != nil {
@@ -86,7 +94,7 @@ func runRun(ctx context.Context, args []string, _, stderr io.Writer) error {
 		HardwareRoot: *hwRoot, Disks: *disks, Payload: *payload,
 		NodeZeroWindow: *window, NodeZeroInterval: *every, ConfigInterval: *configEvery, AgentInterval: *agentEvery,
 		DisconnectionTimeout: *disconnect, CheckInterval: *checkEvery, HostAddresses: addresses, DNSServer: *dnsServer, NTPPort: *ntpPort,
-		RebootDelay: *rebootDelay, ControlPlaneTimeout: *cpTimeout, NeverJoin: *neverJoin, Settle: *settle,
+		RebootDelay: rebootDelay, ControlPlaneTimeout: *cpTimeout, NeverJoin: *neverJoin, Settle: *settle,
 		Version: version, Logger: log,
 	})
 }

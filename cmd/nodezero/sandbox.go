@@ -73,6 +73,11 @@ func runSandbox(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if o.Workers < 0 || o.Workers > 2 || (o.Masters == 1 && o.Workers > 0) {
 		return fmt.Errorf("sandbox: --workers %d: want 0-2, and 0 with a single node", o.Workers)
 	}
+	if *sizeMiB < 3 {
+		// The OS image's partition table and Ignition partition take
+		// 2 MiB; the flag is in MiB, and so is the error.
+		return fmt.Errorf("sandbox: --image-size %d: want at least 3 (MiB)", *sizeMiB)
+	}
 	o.ImageSize = *sizeMiB << 20
 	if o.Bin == "" {
 		exe, err := os.Executable()

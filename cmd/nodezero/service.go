@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -21,8 +20,8 @@ import (
 // (node.Serve), with its key from a file, the environment or its data
 // directory.
 func runService(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("service", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags(stderr, "service", "the embedded assisted service alone: the v2 REST API over SQLite", "[flags]",
+		"nodezero service --dir out/service --listen 127.0.0.1:8090")
 	dir := fs.String("dir", "/var/lib/nodezero", "data directory: the SQLite file and auth/")
 	listen := fs.String("listen", ":8090", "address to serve the v2 API on")
 	publicKey := fs.String("public-key", "", "PEM (or base64 of PEM) P-256 public key file to verify tokens with; default: DIR/auth/public-key.pem, made with tokens when missing")
@@ -43,6 +42,9 @@ func runService(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.StringVar(&images.MustGather, "must-gather-image", "", "the release's must-gather image (default: the payload's, else none)")
 	fs.StringVar(&images.Agent, "agent-image", "", "the agent image next_step_runner_command names (default: the payload's, else the agent's own version)")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := noArgs(fs); err != nil {
 		return err
 	}
 	if *payload != "" {

@@ -6,7 +6,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -39,12 +38,9 @@ func runWaitFor(ctx context.Context, args []string, _, stderr io.Writer) error {
 // waitForOptions reads wait-for's flags; the lines go to stderr.
 func waitForOptions(args []string, stderr io.Writer) (watch.WaitOptions, error) {
 	var o watch.WaitOptions
-	fs := flag.NewFlagSet("wait-for", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: nodezero wait-for bootstrap-complete|install-complete (--dir DIR | (--url URL | --rendezvous-ip IP) (--token T | --token-file F)) [flags]")
-		fs.PrintDefaults()
-	}
+	fs := newFlags(stderr, "wait-for", "follow an install through node zero's API, then the cluster's, as openshift-install agent wait-for does", "bootstrap-complete|install-complete (--dir DIR | (--url URL | --rendezvous-ip IP) (--token T | --token-file F)) [flags]",
+		"nodezero wait-for install-complete --dir ./mycluster",
+		"nodezero wait-for bootstrap-complete --rendezvous-ip 192.168.111.80 --token-file ./mycluster/auth/watcher.token")
 	dir := fs.String("dir", "", "the install directory of 'nodezero create config-image --dir': node zero's address (DIR/"+rendezvousIPFile+"), the watcher token (DIR/"+watcherTokenFile+"), node zero's CA (DIR/tls) and, to follow the cluster once node zero has rebooted, DIR/"+kubeconfigFile+"; the other flags override it")
 	kubeconfig := fs.String("kubeconfig", "", "the installed cluster's admin kubeconfig: after the bootstrap, the install is followed through its Kubernetes API (ClusterVersion, cluster operators); default DIR/"+kubeconfigFile)
 	url := fs.String("url", "", "node zero's service, e.g. http://192.168.111.80:8090 (default: from --rendezvous-ip)")
