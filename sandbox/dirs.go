@@ -120,7 +120,7 @@ func (r *run) setDisks() error {
 		return nil
 	}
 	r.env = append(r.env, "HW_VALIDATOR_REQUIREMENTS="+sandboxRequirements)
-	r.say("disks in %s; disk-speed threshold %d ms for the sandbox (assisted's 10 ms is an etcd disk's, not a file on this machine's disk written by %d hosts at once; --disks-tmpfs keeps 10 ms)", o.Disks, sandboxDiskSpeedMs, len(r.hosts))
+	r.say("disks in %s; disk-speed threshold %d ms for the sandbox (assisted's 10 ms is an etcd disk's, not a file on this machine's disk written by %s at once; --disks-tmpfs keeps 10 ms)", o.Disks, sandboxDiskSpeedMs, count(len(r.hosts), "host"))
 	return nil
 }
 

@@ -370,7 +370,7 @@ func (r *run) startHosts(ctx context.Context, wg *sync.WaitGroup) {
 			supervise(ctx, o.Bin, h, r.say)
 		}()
 	}
-	r.say("started %d hosts (%d control plane, %d workers); node zero is %s at %s", len(r.hosts), o.Masters, o.Workers, r.zero.Name, r.zero.Addr)
+	r.say("started %s (%d control plane, %s); node zero is %s at %s", count(len(r.hosts), "host"), o.Masters, count(o.Workers, "worker"), r.zero.Name, r.zero.Addr)
 }
 
 // client is node zero's API with the user token (from inside node zero's
@@ -411,4 +411,12 @@ func (r *run) checks() error {
 		return fmt.Errorf("sandbox: no host can become node zero: the config image's rendezvous IP is %s, but %s, meant to be node zero, stands on %s (its root %s is from another run: give --fresh)", rv.NodeZeroIP, r.zero.Name, r.zero.Addr, r.zero.root)
 	}
 	return nil
+}
+
+// count is "1 host", "3 hosts".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
