@@ -266,10 +266,10 @@ func checkOutputs(t *testing.T, outs []output, secrets []secret) {
 // (install-config.yaml carries the pull secret), the hosts' Ignition
 // downloads and the logs download.
 //
-// summary.json carries the user token for the person running the sandbox,
-// as install/.nodezero_state.json does: both are the operator's own files,
-// 0600 like openshift-install's auth/ files, and are checked for their
-// mode, not for the token.
+// install/.nodezero_state.json carries the tokens for the person running
+// the sandbox: the operator's own file, 0600 like openshift-install's
+// auth/ files, checked for its mode. summary.json names that file and
+// holds no secret (it carried the user token before).
 func checkSandboxSecrets(t *testing.T, dir string, sum sandbox.Summary, sandboxOut string) {
 	t.Helper()
 	began := time.Now()
@@ -426,6 +426,11 @@ func checkSandboxSecrets(t *testing.T, dir string, sum sandbox.Summary, sandboxO
 	if logs < len(sum.Hosts) {
 		t.Fatalf("%d logs for %d hosts", logs, len(sum.Hosts))
 	}
+	summary, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs = append(outs, output{"summary.json", summary})
 	checkOutputs(t, outs, secrets)
 	t.Logf("secrets: %d values looked for in %d outputs (%d events, %d uploaded log bundles)", len(secrets), len(outs), len(evs), bundles)
 
