@@ -115,26 +115,7 @@ func (d *DNS) answer(query []byte, limit int) []byte {
 }
 
 func (d *DNS) serveUDP(ctx context.Context) {
-	buf := make([]byte, 4096)
-	wait := backoffFirst
-	for {
-		n, from, err := d.udp.ReadFrom(buf)
-		if err != nil {
-			if closed(err) {
-				return
-			}
-			var ok bool
-			if wait, ok = pause(ctx, wait); !ok {
-				return
-			}
-			continue
-		}
-		wait = backoffFirst
-		if resp := d.answer(buf[:n], maxUDPAnswer); resp != nil {
-			// A lost answer is the client's to ask again, as over any UDP.
-			_, _ = d.udp.WriteTo(resp, from)
-		}
-	}
+	serveUDP(ctx, d.udp, 4096, func(q []byte) []byte { return d.answer(q, maxUDPAnswer) }, nil)
 }
 
 func (d *DNS) serveTCP(ctx context.Context) {

@@ -62,3 +62,31 @@ func pause(ctx context.Context, d time.Duration) (time.Duration, bool) {
 // closed reports whether err comes from a listener or socket being closed,
 // the way a serve loop learns it should stop.
 func closed(err error) bool { return errors.Is(err, net.ErrClosed) }
+
+// serveUDP answers each datagram on conn with answer's reply (nil: none)
+// until conn is closed; answered, when set, counts the replies sent. A
+// read error other than the close backs off (pause) instead of spinning.
+func serveUDP(ctx context.Context, conn net.PacketConn, size int, answer func(req []byte) []byte, answered func()) {
+	buf := make([]byte, size)
+	wait := backoffFirst
+	for {
+		n, from, err := conn.ReadFrom(buf)
+		if err != nil {
+			if closed(err) {
+				return
+			}
+			var ok bool
+			if wait, ok = pause(ctx, wait); !ok {
+				return
+			}
+			continue
+		}
+		wait = backoffFirst
+		if resp := answer(buf[:n]); resp != nil {
+			// A lost answer is the client's to ask again, as over any UDP.
+			if _, err := conn.WriteTo(resp, from); err == nil && answered != nil {
+				answered()
+			}
+		}
+	}
+}

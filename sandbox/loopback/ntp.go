@@ -71,29 +71,9 @@ func (n *NTP) Close() error {
 }
 
 func (n *NTP) serve(ctx context.Context) {
-	buf := make([]byte, 512)
-	wait := backoffFirst
-	for {
-		size, from, err := n.conn.ReadFrom(buf)
-		if err != nil {
-			if closed(err) {
-				return
-			}
-			var ok bool
-			if wait, ok = pause(ctx, wait); !ok {
-				return
-			}
-			continue
-		}
-		wait = backoffFirst
-		received := n.now()
-		if resp := ntpAnswer(buf[:size], received, n.now); resp != nil {
-			// A lost answer is the client's to ask again, as over any UDP.
-			if _, err := n.conn.WriteTo(resp, from); err == nil {
-				n.answers.Add(1)
-			}
-		}
-	}
+	serveUDP(ctx, n.conn, 512, func(req []byte) []byte {
+		return ntpAnswer(req, n.now(), n.now)
+	}, func() { n.answers.Add(1) })
 }
 
 // ntpAnswer is the server packet for a client request received at
