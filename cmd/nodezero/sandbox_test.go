@@ -419,8 +419,9 @@ func TestSandboxCorruptPayload(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: a sandbox install")
 	}
-	dir := t.TempDir()
-	payload := filepath.Join(dir, "payload")
+	// The payload beside the sandbox's directory: a --dir holding
+	// anything but a sandbox is refused.
+	dir, payload := t.TempDir(), t.TempDir()
 	if err := os.MkdirAll(payload, 0o755); err != nil {
 		t.Fatal(err)
 	}
