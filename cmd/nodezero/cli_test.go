@@ -10,6 +10,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/nodezero/nodezero/configimage"
+	"github.com/nodezero/nodezero/onhost"
+	"github.com/nodezero/nodezero/units"
 )
 
 // everyCommand is each command line whose help a person can ask for: the
@@ -107,6 +112,9 @@ func TestHelpExitStatus(t *testing.T) {
 // give instead.
 func TestCommandTraps(t *testing.T) {
 	dir := t.TempDir()
+	// This machine as a workstation, whatever the test machine has.
+	defer func(r string) { liveRoot = r }(liveRoot)
+	liveRoot = t.TempDir()
 	// An install directory with install-config.yaml only.
 	ic, err := os.ReadFile(filepath.Join("..", "..", "configimage", "inputs", "testdata", "compact", "install-config.yaml"))
 	if err != nil {
@@ -142,5 +150,44 @@ func TestCommandTraps(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "agentconfig.noarch.iso")); err == nil {
 		t.Error("create config-image without agent-config.yaml wrote an image")
+	}
+}
+
+// load-config-image without --root extracts into / only on a host booted
+// from the factory image, which `nodezero install` marks with its daemon
+// unit; anywhere else it refuses and says to pass --root.
+func TestLoadConfigImageDefaultRoot(t *testing.T) {
+	img, err := configimage.Build([]configimage.Member{
+		{Path: onhost.RendezvousEnvPath, Mode: 0o644, Data: []byte("NODE_ZERO_IP=192.168.111.80\n")},
+	}, time.Unix(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	iso := filepath.Join(t.TempDir(), "agentconfig.noarch.iso")
+	if err := os.WriteFile(iso, img, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defer func(r string) { liveRoot = r }(liveRoot)
+	liveRoot = t.TempDir()
+	env := filepath.Join(liveRoot, onhost.RendezvousEnvPath)
+
+	var out bytes.Buffer
+	err = run(context.Background(), []string{"load-config-image", "--file", iso}, &out, &out)
+	if err == nil || !strings.Contains(err.Error(), "--root is required") || !strings.Contains(err.Error(), "not booted from the factory image") {
+		t.Fatalf("on a workstation: %v, want --root required, saying why", err)
+	}
+	if _, err := os.Stat(env); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("on a workstation it wrote %s (%v)", env, err)
+	}
+
+	if _, err := units.Install(liveRoot, units.Params{}, strings.NewReader("#!/bin/false\n")); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if err := run(context.Background(), []string{"load-config-image", "--file", iso}, &out, &out); err != nil {
+		t.Fatalf("on a factory host: %v\n%s", err, out.String())
+	}
+	if b, err := os.ReadFile(env); err != nil || string(b) != "NODE_ZERO_IP=192.168.111.80\n" {
+		t.Errorf("on a factory host, %s = %q, %v; want the image's", env, b, err)
 	}
 }

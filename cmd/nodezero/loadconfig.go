@@ -6,17 +6,31 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/nodezero/nodezero/configimage"
 	"github.com/nodezero/nodezero/onhost"
+	"github.com/nodezero/nodezero/units"
 )
+
+// liveRoot is the root of the machine this runs on; tests point it at a
+// directory of their own.
+var liveRoot = "/"
+
+// factoryHost reports whether root is a host booted from the factory image:
+// `nodezero install` laid its daemon unit there (it does into every factory
+// image). Nothing else on a workstation has that file.
+func factoryHost(root string) bool {
+	fi, err := os.Stat(filepath.Join(root, units.UnitDir, units.DaemonUnit))
+	return err == nil && fi.Mode().IsRegular()
+}
 
 // runLoadConfigImage is `nodezero load-config-image`: what a host does
 // with an inserted config image, by hand.
 func runLoadConfigImage(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags(stderr, "load-config-image", "extract a config image into a host's root, as a host does when one is inserted", "--root DIR (--file ISO | --device DEV|auto)",
 		"nodezero load-config-image --root /var/tmp/host0 --file agentconfig.noarch.iso")
-	root := fs.String("root", "", "root of the host's filesystem to extract into (required: / on a host booted from the factory image, as nodezero-config-image@.service passes it)")
+	root := fs.String("root", "", "root of the host's filesystem to extract into (default: / on a host booted from the factory image, that is one with "+units.DaemonUnit+" installed; required anywhere else)")
 	device := fs.String("device", "", "block device holding the config image; \"auto\" finds it by its agent_configimage label")
 	file := fs.String("file", "", "config image file (agentconfig.noarch.iso)")
 	if err := fs.Parse(args); err != nil {
@@ -26,10 +40,13 @@ func runLoadConfigImage(_ context.Context, args []string, stdout, stderr io.Writ
 		return err
 	}
 	if *root == "" {
-		// Never / by default: on a workstation it would write
-		// /etc/chrony.conf, /root/.docker/config.json and NetworkManager
-		// keyfiles into the machine itself.
-		return errors.New("load-config-image: --root is required: the directory to extract into (/ only on a host booted from the factory image)")
+		// / by default only where a config image belongs: on a workstation
+		// it would write /etc/chrony.conf, /root/.docker/config.json and
+		// NetworkManager keyfiles into the machine itself.
+		if !factoryHost(liveRoot) {
+			return fmt.Errorf("load-config-image: --root is required: this machine was not booted from the factory image (no %s), so give the directory to extract into, e.g. --root /var/tmp/host0", filepath.Join(liveRoot, units.UnitDir, units.DaemonUnit))
+		}
+		*root = liveRoot
 	}
 	src := *file
 	switch {
