@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 )
 
@@ -24,9 +25,71 @@ func newFlags(stderr io.Writer, name, purpose, usage string, examples ...string)
 			}
 		}
 		fmt.Fprintln(w, "\nflags:")
-		fs.PrintDefaults()
+		printFlags(w, fs)
 	}
 	return fs
+}
+
+// printFlags is flag.PrintDefaults with two differences: flags that set the
+// same variable are one entry ("-O, -output string"), with the longest of
+// their texts; and a text that states its default itself ("default: the
+// installer's") is not followed by the flag package's "(default -1ns)".
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	done := map[string]bool{}
+	fs.VisitAll(func(f *flag.Flag) {
+		if done[f.Name] {
+			return
+		}
+		names := []string{"-" + f.Name}
+		usage := f.Usage
+		fs.VisitAll(func(g *flag.Flag) {
+			if g.Name == f.Name || !sameVar(f.Value, g.Value) {
+				return
+			}
+			done[g.Name] = true
+			names = append(names, "-"+g.Name)
+			if len(g.Usage) > len(usage) {
+				usage = g.Usage
+			}
+		})
+		alias := *f
+		alias.Usage = usage
+		typ, text := flag.UnquoteUsage(&alias)
+		line := "  " + strings.Join(names, ", ")
+		if typ != "" {
+			line += " " + typ
+		}
+		text = strings.ReplaceAll(text, "\n", "\n    \t")
+		if !strings.Contains(text, "default") && !zeroDefault(f) {
+			if g, ok := f.Value.(flag.Getter); ok {
+				if _, isString := g.Get().(string); isString {
+					text += fmt.Sprintf(" (default %q)", f.DefValue)
+				} else {
+					text += fmt.Sprintf(" (default %v)", f.DefValue)
+				}
+			} else {
+				text += fmt.Sprintf(" (default %v)", f.DefValue)
+			}
+		}
+		fmt.Fprintf(w, "%s\n    \t%s\n", line, text)
+	})
+}
+
+// sameVar reports whether two flags' values are one variable (StringVar
+// twice on the same string gives two flags with equal pointer values).
+func sameVar(a, b flag.Value) bool {
+	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
+	return ta == tb && ta.Kind() == reflect.Pointer && a == b
+}
+
+// zeroDefault reports whether a flag's default is its type's zero value,
+// which the flag package leaves unsaid too.
+func zeroDefault(f *flag.Flag) bool {
+	switch f.DefValue {
+	case "", "0", "false", "0s", "[]":
+		return true
+	}
+	return false
 }
 
 // noArgs is the error for positional arguments a command does not take.

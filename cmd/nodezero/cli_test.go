@@ -191,3 +191,40 @@ func TestLoadConfigImageDefaultRoot(t *testing.T) {
 		t.Errorf("on a factory host, %s = %q, %v; want the image's", env, b, err)
 	}
 }
+
+// Flag texts read as written: a default is said once (never "(default
+// -1ns)" after a text that states its own), and a flag with a short form is
+// one entry, not two.
+func TestFlagTexts(t *testing.T) {
+	for _, cmd := range everyCommand() {
+		if cmd[0] == "version" || len(cmd) == 1 && cmd[0] == "create" {
+			continue
+		}
+		name := strings.Join(cmd, " ")
+		t.Run(name, func(t *testing.T) {
+			var out bytes.Buffer
+			if err := run(context.Background(), append(append([]string{}, cmd...), "-h"), &out, &out); err != nil && !errors.Is(err, flag.ErrHelp) {
+				t.Fatal(err)
+			}
+			_, flags, ok := strings.Cut(out.String(), "\nflags:\n")
+			if !ok {
+				t.Fatalf("no flags section:\n%s", out.String())
+			}
+			for _, entry := range strings.Split(flags, "\n  -")[1:] {
+				if n := strings.Count(entry, "(default"); n > 1 {
+					t.Errorf("-%s: %d defaults, want 1", entry, n)
+				}
+				if strings.Contains(entry, "(default -") {
+					t.Errorf("-%s: a negative default means nothing to a reader", entry)
+				}
+			}
+		})
+	}
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"gather", "-h"}, &out, &out); err != nil && !errors.Is(err, flag.ErrHelp) {
+		t.Fatal(err)
+	}
+	if got := strings.Count(out.String(), "output"); !strings.Contains(out.String(), "\n  -O, -output string\n") || got != 1 {
+		t.Errorf("gather -h: -O and -output are not one entry (%d mentions of output):\n%s", got, out.String())
+	}
+}
