@@ -69,6 +69,14 @@ var invalidCases = []struct {
 		want: []string{
 			`install-config.yaml:5: cannot parse YAML: did not find expected key (in the block that starts at line 4)`,
 		}},
+	// As seen: a bad line 63 deep in the platform block of line 46 was
+	// reported at line 46.
+	{name: "ic-bad-yaml-deep-in-a-block", ic: []edit{
+		sub("platform:\n", strings.Repeat("# padding\n", 25)+"platform:\n"),
+		sub("    ingressVIPs:\n    - 192.168.111.4\n", "    provisioningNetwork: Disabled\n    hosts:\n"+hostLines(4)+"    ingressVIPs: \"192.168.111.4\n")},
+		want: []string{
+			`install-config.yaml:63: cannot parse YAML: did not find expected key (in the block that starts at line 46)`,
+		}},
 	{name: "ic-not-a-mapping", ic: []edit{sub(baseIC, "- apiVersion: v1\n")},
 		want: []string{
 			`install-config.yaml:1:1: the document must be a YAML mapping of field: value pairs, found a list`,
@@ -573,4 +581,13 @@ func TestAddressRulesAllow(t *testing.T) {
 			}
 		})
 	}
+}
+
+// hostLines is n install-config hosts of three lines each.
+func hostLines(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "    - name: master-%d\n      role: master\n      bootMACAddress: 52:54:00:00:00:0%d\n", i, i)
+	}
+	return b.String()
 }
