@@ -17,15 +17,19 @@ func newFlags(stderr io.Writer, name, purpose, usage string, examples ...string)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		w := fs.Output()
-		fmt.Fprintf(w, "nodezero %s: %s\n\nusage: nodezero %s %s\n", name, purpose, name, usage)
+		fmt.Fprintf(w, "nodezero %s: %s\n\nusage: %s\n", name, purpose, strings.TrimSpace("nodezero "+name+" "+usage))
 		if len(examples) > 0 {
 			fmt.Fprintf(w, "\nexample%s:\n", plural(len(examples)))
 			for _, e := range examples {
 				fmt.Fprintf(w, "  %s\n", e)
 			}
 		}
-		fmt.Fprintln(w, "\nflags:")
-		printFlags(w, fs)
+		n := 0
+		fs.VisitAll(func(*flag.Flag) { n++ })
+		if n > 0 {
+			fmt.Fprintln(w, "\nflags:")
+			printFlags(w, fs)
+		}
 	}
 	return fs
 }

@@ -39,11 +39,21 @@ func commands() []command {
 		{"service", "the embedded assisted service alone (v2 REST API, SQLite)", runService},
 		{"agent", "the host agent alone, against any assisted v2 service", runAgent},
 		{"loadtest", "measure the service under real or simulated agents", runLoadtest},
-		{"version", "print the version (also --version)", func(_ context.Context, _ []string, stdout, _ io.Writer) error {
-			_, err := fmt.Fprintln(stdout, "nodezero", version)
-			return err
-		}},
+		{"version", "print the version (also --version)", runVersion},
 	}
+}
+
+// runVersion is `nodezero version` (and --version).
+func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags(stderr, "version", "print the version of this binary", "", "nodezero version", "nodezero --version")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(stdout, "nodezero", version)
+	return err
 }
 
 func main() {
@@ -89,7 +99,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		usage(stdout)
 		return nil
 	case "--version", "-version":
-		args = []string{"version"}
+		args[0] = "version"
 	}
 	for _, c := range commands() {
 		if name, _, _ := strings.Cut(c.name, " "); name == args[0] {
