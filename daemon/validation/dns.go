@@ -144,17 +144,7 @@ func (c *hostContext) ownAddress(r *wire.DomainResolutionResponseResolutionsItem
 	if c.inv == nil {
 		return ""
 	}
-	mine := map[string]bool{}
-	for _, i := range c.inv.Interfaces {
-		if i == nil {
-			continue
-		}
-		for _, a := range append(append([]string{}, i.IPv4Addresses...), i.IPv6Addresses...) {
-			if ip, _, err := net.ParseCIDR(a); err == nil {
-				mine[ip.String()] = true
-			}
-		}
-	}
+	mine := c.ownIPs()
 	for _, a := range append(append([]string{}, r.IPv4Addresses...), r.IPv6Addresses...) {
 		if ip := net.ParseIP(a); ip != nil && mine[ip.String()] {
 			return a

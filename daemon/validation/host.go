@@ -2,6 +2,7 @@ package validation
 
 import (
 	"fmt"
+	"net"
 	"strings"
 	"time"
 
@@ -100,6 +101,34 @@ type hostContext struct {
 	// cluster's majority groups.
 	checks *HostChecks
 	groups Reported[*Connectivity]
+	// own is the host's inventory addresses (ownIPs), made once.
+	own map[string]bool
+}
+
+// ownIPs is the set of the host's inventory addresses, in net.IP's
+// canonical text; empty without an inventory. Several validations ask
+// it, so it is made once per evaluation.
+func (c *hostContext) ownIPs() map[string]bool {
+	if c.own != nil {
+		return c.own
+	}
+	c.own = map[string]bool{}
+	if c.inv == nil {
+		return c.own
+	}
+	for _, i := range c.inv.Interfaces {
+		if i == nil {
+			continue
+		}
+		for _, list := range [][]string{i.IPv4Addresses, i.IPv6Addresses} {
+			for _, a := range list {
+				if ip, _, err := net.ParseCIDR(a); err == nil {
+					c.own[ip.String()] = true
+				}
+			}
+		}
+	}
+	return c.own
 }
 
 func (v *Validator) newHostContext(in HostInput) *hostContext {

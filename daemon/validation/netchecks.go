@@ -407,17 +407,7 @@ func hostNoIPCollisions(c *hostContext) (wire.ValidationStatus, string) {
 	case isDay2(c.cluster):
 		return wire.ValidationSuccess, fmt.Sprintf("Skipping validation for day 2 host %s", c.host.ID)
 	}
-	mine := map[string]bool{}
-	for _, i := range c.inv.Interfaces {
-		if i == nil {
-			continue
-		}
-		for _, a := range append(append([]string{}, i.IPv4Addresses...), i.IPv6Addresses...) {
-			if ip, _, err := net.ParseCIDR(a); err == nil {
-				mine[ip.String()] = true
-			}
-		}
-	}
+	mine := c.ownIPs()
 	ips := make([]string, 0, len(c.facts.collisions))
 	for ip := range c.facts.collisions {
 		if mine[ip] {
