@@ -38,11 +38,15 @@ func runAgent(ctx context.Context, args []string, _, stderr io.Writer) error {
 	disks := fs.String("disks", "", "with --root (a hardware tree): directory of files standing in for the tree's disks, which the disk speed check writes")
 	pullSecretFile := fs.String("pull-secret-file", configimage.PullSecretPath, "the pull secret container-image-availability pulls with (skipped when missing)")
 	payload := fs.String("payload", "", "with --root (a hardware tree): the payload directory (payload.json and its OS image) the built-in writer installs onto the --disks files; without it the disk speed check fails, saying so")
-	rebootDelay := fs.Duration("reboot-delay", -1, "delay between writing the disk and the reboot (default: the installer's, 1m on a multi-node cluster, none for a single node)")
+	rebootDelayArg := rebootDelayFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if err := noArgs(fs); err != nil {
+		return err
+	}
+	rebootDelay, err := rebootDelayArg()
+	if err != nil {
 		return err
 	}
 	var missing []string
@@ -93,6 +97,6 @@ func runAgent(ctx context.Context, args []string, _, stderr io.Writer) error {
 		},
 		Logger: log, Root: *root, Hostname: *hostname, Addresses: addresses,
 		DNSServer: *dnsServer, Disks: *disks, PullSecretFile: *pullSecretFile,
-		Payload: *payload, RebootDelay: *rebootDelay,
+		Payload: *payload, RebootDelay: rebootDelay,
 	})
 }

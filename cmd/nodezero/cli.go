@@ -6,6 +6,7 @@ import (
 	"io"
 	"reflect"
 	"strings"
+	"time"
 )
 
 // newFlags returns a subcommand's flag set. Its -h prints the command's
@@ -34,10 +35,11 @@ func newFlags(stderr io.Writer, name, purpose, usage string, examples ...string)
 	return fs
 }
 
-// printFlags is flag.PrintDefaults with two differences: flags that set the
-// same variable are one entry ("-O, -output string"), with the longest of
-// their texts; and a text that states its default itself ("default: the
-// installer's") is not followed by the flag package's "(default -1ns)".
+// printFlags is flag.PrintDefaults but for one difference: flags that set
+// the same variable are one entry ("-O, -output string"), with the longest
+// of their texts. (A flag whose default cannot be said as a value, like
+// --reboot-delay's "the installer's", is a string flag with no default and
+// says it in its text: see rebootDelayFlag.)
 func printFlags(w io.Writer, fs *flag.FlagSet) {
 	done := map[string]bool{}
 	fs.VisitAll(func(f *flag.Flag) {
@@ -64,7 +66,7 @@ func printFlags(w io.Writer, fs *flag.FlagSet) {
 			line += " " + typ
 		}
 		text = strings.ReplaceAll(text, "\n", "\n    \t")
-		if !strings.Contains(text, "default") && !zeroDefault(f) {
+		if !zeroDefault(f) {
 			if g, ok := f.Value.(flag.Getter); ok {
 				if _, isString := g.Get().(string); isString {
 					text += fmt.Sprintf(" (default %q)", f.DefValue)
@@ -94,6 +96,24 @@ func zeroDefault(f *flag.Flag) bool {
 		return true
 	}
 	return false
+}
+
+// rebootDelayFlag is --reboot-delay of run and agent: a duration, or
+// unset for the installer's own delay (a minute on a multi-node cluster,
+// none for a single node). It is a string flag so that the help says that
+// default in words rather than as the -1 that stands for it.
+func rebootDelayFlag(fs *flag.FlagSet) func() (time.Duration, error) {
+	text := fs.String("reboot-delay", "", "delay between the install and the reboot, e.g. 1ms (default: the installer's: 1m for control-plane hosts and workers, none for a single node)")
+	return func() (time.Duration, error) {
+		if *text == "" {
+			return -1, nil
+		}
+		d, err := time.ParseDuration(*text)
+		if err != nil || d < 0 {
+			return 0, fmt.Errorf("%s: --reboot-delay %q: want a duration of 0 or more, e.g. 1ms or 1m", fs.Name(), *text)
+		}
+		return d, nil
+	}
 }
 
 // noArgs is the error for positional arguments a command does not take.

@@ -45,7 +45,7 @@ func runRun(ctx context.Context, args []string, _, stderr io.Writer) error {
 	dnsServer := fs.String("dns-server", "", "host:port of the DNS server the host checks ask (required with --host-address: loopback hosts have no resolver of their own)")
 	ntpPort := fs.Int("ntp-port", 0, "the port of the NTP sources the time check asks (default 123; a loopback sandbox's own server cannot have 123 without privileges)")
 	payload := fs.String("payload", "", "the factory image's payload directory: payload.json and the OS image (default ROOT"+diskwrite.DefaultPayloadDir+")")
-	rebootDelayText := fs.String("reboot-delay", "", "delay between the install and the reboot, e.g. 1ms (default: the installer's: 1m for control-plane hosts and workers, none for a single node)")
+	rebootDelayArg := rebootDelayFlag(fs)
 	cpTimeout := fs.Duration("control-plane-timeout", 0, "how long the bootstrap host waits for the other control-plane hosts to join before it gives up without rebooting (default 60m)")
 	neverJoin := fs.Bool("fault-never-join", false, "tests: once installed, this host never reports Joined")
 	settle := fs.Duration("settle", 0, "sandbox: how long a host booted from its installed disk stays in Configuring and in Joined (the in-cluster work the sandbox simulates)")
@@ -55,13 +55,9 @@ func runRun(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if err := noArgs(fs); err != nil {
 		return err
 	}
-	rebootDelay := time.Duration(-1) // the installer's default
-	if *rebootDelayText != "" {
-		d, err := time.ParseDuration(*rebootDelayText)
-		if err != nil || d < 0 {
-			return fmt.Errorf("run: --reboot-delay %q: want a duration of 0 or more, e.g. 1ms or 1m", *rebootDelayText)
-		}
-		rebootDelay = d
+	rebootDelay, err := rebootDelayArg()
+	if err != nil {
+		return err
 	}
 	r, err := filepath.Abs(*root)
 	if err != nil {
