@@ -154,7 +154,7 @@ func Run(ctx context.Context, o Options) (err error) {
 			return err
 		}
 	}
-	sum, werr := watch(ctx, c, r.hosts, r.o.Timeout, r.say, r.checks, r.rebootResetHosts, r.consoleUp.Load)
+	sum, werr := r.watch(ctx, c)
 	if err := r.finish(ctx, c, url, sum, werr, consoleDone); err != nil {
 		return err
 	}

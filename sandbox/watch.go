@@ -51,11 +51,12 @@ type HostSummary struct {
 }
 
 // watch follows the install through node zero's API, printing what
-// changes, until the cluster is installed, fails (or failed says why it
-// cannot go on), or the time is up. seen, when set, gets every cluster
-// read. While hold says so (the dashboard is on screen), a failed cluster
-// does not end the watch: the person may reset it there.
-func watch(ctx context.Context, c *wire.Client, hosts []*Host, timeout time.Duration, say func(string, ...any), failed func() error, seenCluster func(*wire.Cluster), hold func() bool) (Summary, error) {
+// changes, until the cluster is installed, fails (or r.checks says why it
+// cannot go on), or the time is up. Each cluster read reboots the hosts a
+// reset left waiting (rebootResetHosts). While the dashboard is on screen
+// a failed cluster does not end the watch: the person may reset it there.
+func (r *run) watch(ctx context.Context, c *wire.Client) (Summary, error) {
+	timeout := r.o.Timeout
 	deadline := time.Now().Add(timeout)
 	var sum Summary
 	seen := map[string]string{}
@@ -67,7 +68,7 @@ func watch(ctx context.Context, c *wire.Client, hosts []*Host, timeout time.Dura
 		if time.Now().After(deadline) {
 			return sum, fmt.Errorf("sandbox: the cluster is not installed after %s: %s (%s)", timeout, sum.Status, sum.StatusInfo)
 		}
-		for _, h := range hosts {
+		for _, h := range r.hosts {
 			h.mu.Lock()
 			exit := h.exit
 			h.mu.Unlock()
@@ -75,15 +76,13 @@ func watch(ctx context.Context, c *wire.Client, hosts []*Host, timeout time.Dura
 				return sum, fmt.Errorf("sandbox: host %s stopped: %v (log %s)", h.Name, exit, h.log)
 			}
 		}
-		if err := failed(); err != nil {
+		if err := r.checks(); err != nil {
 			return sum, err
 		}
 		if cl, err := c.ListClusters(ctx); err == nil && len(cl) > 0 {
 			cluster, err := c.GetCluster(ctx, cl[0].ID)
 			if err == nil {
-				if seenCluster != nil {
-					seenCluster(cluster)
-				}
+				r.rebootResetHosts(cluster)
 				sum = summarize(cluster)
 				line := fmt.Sprintf("cluster %s: %s", cluster.Status, cluster.StatusInfo)
 				if cluster.Progress != nil && cluster.Progress.TotalPercentage > 0 {
@@ -91,7 +90,7 @@ func watch(ctx context.Context, c *wire.Client, hosts []*Host, timeout time.Dura
 				}
 				if seen["cluster"] != line {
 					seen["cluster"] = line
-					say("%s", line)
+					r.say("%s", line)
 				}
 				for _, h := range cluster.Hosts {
 					// The hostname once the inventory has one; the stage
@@ -102,7 +101,7 @@ func watch(ctx context.Context, c *wire.Client, hosts []*Host, timeout time.Dura
 					}
 					if seen[h.ID] != l {
 						seen[h.ID] = l
-						say("  %s", l)
+						r.say("  %s", l)
 					}
 				}
 				if !retryable(cluster.Status) {
@@ -115,7 +114,7 @@ func watch(ctx context.Context, c *wire.Client, hosts []*Host, timeout time.Dura
 					// Hosts still settle (logs, stage reports) for a moment.
 					if errorSince.IsZero() {
 						errorSince = time.Now()
-					} else if time.Since(errorSince) > 3*time.Second && !hold() {
+					} else if time.Since(errorSince) > 3*time.Second && !r.consoleUp.Load() {
 						return sum, fmt.Errorf("sandbox: the installation failed: %s: %s%s", cluster.Status, cluster.StatusInfo, hostReasons(cluster))
 					}
 				}
