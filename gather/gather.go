@@ -45,6 +45,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/nodezero/nodezero/onhost"
 )
 
 // DefaultMaxFile bounds one collected file or command output: a larger one
@@ -53,7 +55,7 @@ const DefaultMaxFile = 32 << 20
 
 // DataDirPath is node zero's data directory on the host (the store, the
 // uploaded logs) and the host's own state files.
-const DataDirPath = "/var/lib/nodezero"
+const DataDirPath = onhost.DataDir
 
 // Options say what to gather and from where.
 type Options struct {
@@ -203,8 +205,8 @@ func (g *gatherer) statusSection() {
 	g.tree(s, "/etc/issue.d")
 	g.tree(s, "/etc/motd.d")
 	g.tree(s, "/var/run/agent-installer")
-	g.file(s, DataDirPath+"/boot-disk.json")
-	g.file(s, DataDirPath+"/network-applied")
+	g.file(s, onhost.BootDiskPath)
+	g.file(s, onhost.NetworkAppliedPath)
 	g.dataDirListing(s + "/data-dir.txt")
 }
 

@@ -29,7 +29,7 @@ import (
 // DataDir is where a host keeps nodezero's own state under its root:
 // node zero's service data, and the disks of a host read from a hardware
 // tree.
-const DataDir = "/var/lib/nodezero"
+const DataDir = onhost.DataDir
 
 // Options are `nodezero run`'s: the boot sequence of a host (DESIGN §4).
 type Options struct {

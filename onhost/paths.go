@@ -10,7 +10,13 @@ const (
 	// Node0Path is where node zero records that it is node zero, with the
 	// bootstrap host's MAC.
 	Node0Path = "/etc/assisted/node0"
+	// DataDir is nodezero's own data on a host: node zero's store and
+	// auth/, the install journal, the records below.
+	DataDir = "/var/lib/nodezero"
 	// BootDiskPath records the disk a host boots after its install (the
 	// sandbox's stand-in for the firmware's boot order).
-	BootDiskPath = "/var/lib/nodezero/boot-disk.json"
+	BootDiskPath = DataDir + "/boot-disk.json"
+	// NetworkAppliedPath records the digest of the network keyfiles last
+	// applied.
+	NetworkAppliedPath = DataDir + "/network-applied"
 )

@@ -14,6 +14,7 @@ import (
 	"github.com/nodezero/nodezero/daemon/assisted"
 	"github.com/nodezero/nodezero/daemon/auth"
 	"github.com/nodezero/nodezero/node"
+	"github.com/nodezero/nodezero/onhost"
 )
 
 // runService is `nodezero service`: the embedded assisted service alone
@@ -22,7 +23,7 @@ import (
 func runService(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags(stderr, "service", "the embedded assisted service alone: the v2 REST API over SQLite", "[flags]",
 		"nodezero service --dir out/service --listen 127.0.0.1:8090")
-	dir := fs.String("dir", "/var/lib/nodezero", "data directory: the SQLite file and auth/")
+	dir := fs.String("dir", onhost.DataDir, "data directory: the SQLite file and auth/")
 	listen := fs.String("listen", ":8090", "address to serve the v2 API on")
 	publicKey := fs.String("public-key", "", "PEM (or base64 of PEM) P-256 public key file to verify tokens with; default: DIR/auth/public-key.pem, made with tokens when missing")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")

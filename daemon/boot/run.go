@@ -219,7 +219,7 @@ func ReadEnv(root string) (Env, error) {
 
 // NetworkAppliedPath records the digest of the keyfiles ApplyNetwork last
 // applied.
-const NetworkAppliedPath = "/var/lib/nodezero/network-applied"
+const NetworkAppliedPath = onhost.NetworkAppliedPath
 
 // applyOnce runs ApplyNetwork unless the installed keyfiles are the ones
 // applied before, and records them once applied.
