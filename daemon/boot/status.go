@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/nodezero/nodezero/daemon/issue"
+	"github.com/nodezero/nodezero/daemon/register"
 )
 
 // ShowInstallStatus puts node zero's install status on the console as
@@ -49,13 +50,8 @@ func ShowInstallStatus(ctx context.Context, b *issue.Board, status string, failu
 	return errors.Join(err, herr)
 }
 
-// notRegisteredReason is the reason agent-installer-client writes for a
-// host config no registered host matched yet (docs/reference/abi-on-host.md
-// §10, step 6): "<hostname>: Host not registered".
-const notRegisteredReason = "Host not registered"
-
 // notRegistered reports whether a failures line only says that its host
 // has not registered yet.
 func notRegistered(line string) bool {
-	return strings.HasSuffix(line, ": "+notRegisteredReason)
+	return strings.HasSuffix(line, ": "+register.NotRegisteredReason)
 }

@@ -109,7 +109,7 @@ func ApplyHostConfigs(ctx context.Context, c *wire.Client, infraEnvID, dir strin
 	}
 	for i, hc := range configs {
 		if !matched[i] {
-			res.Failures = append(res.Failures, Failure{Hostname: hc.Name, Config: hc.Name, Reason: "Host not registered", Missing: true})
+			res.Failures = append(res.Failures, Failure{Hostname: hc.Name, Config: hc.Name, Reason: NotRegisteredReason, Missing: true})
 		}
 	}
 	return res, nil
@@ -204,6 +204,11 @@ func hostName(h *wire.Host, inv *wire.Inventory, hc *manifests.HostConfig) strin
 	}
 	return hc.Name
 }
+
+// NotRegisteredReason is the reason agent-installer-client writes for a
+// host config no registered host matched yet (docs/reference/abi-on-host.md
+// §10, step 6): "<hostname>: Host not registered".
+const NotRegisteredReason = "Host not registered"
 
 // WriteFailures records res's failures where install-status reads them,
 // one "<hostname>: <reason>" line each (agent-installer-client
