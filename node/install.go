@@ -127,6 +127,9 @@ func (o InstallOptions) config(c *wire.Client, req wire.InstallCmdRequest) (inst
 		return err
 	}
 	cfg.Write = write
+	if perr == nil {
+		cfg.BootEntry = installer.BootEntry{Partition: payload.OS.EFIPartition, Loader: payload.OS.EFILoader, Label: payload.OS.EFILabel}
+	}
 	if !o.Live {
 		// A hardware-tree host has neither coreos-installer nor
 		// firmware of its own: the machine's must not be touched.

@@ -46,6 +46,14 @@ type Image struct {
 	// boot reads its Ignition config. The shipped image has that partition
 	// empty (all zeros).
 	IgnitionPartition string `json:"ignition_partition"`
+	// EFIPartition, EFILoader and EFILabel are the boot entry the
+	// installer gives efibootmgr for the written disk: the ESP's partition
+	// number, the loader's path on it (e.g. 1 and \EFI\BOOT\BOOTX64.EFI)
+	// and the entry's name. Left out, they are RHCOS's: partition 2, the
+	// shim, "Red Hat Enterprise Linux".
+	EFIPartition int    `json:"efi_partition,omitzero"`
+	EFILoader    string `json:"efi_loader,omitzero"`
+	EFILabel     string `json:"efi_label,omitzero"`
 }
 
 // ReleaseImages are the release's container images the install step names,

@@ -153,9 +153,28 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 
 func (t *tailBuffer) Bytes() []byte { return t.buf }
 
-// efiLabel and the loader path are what assisted-installer gives
-// efibootmgr for RHCOS.
-const efiLabel = "Red Hat Enterprise Linux"
+// BootEntry is the UEFI boot entry for a written disk: the ESP's
+// partition number, the loader's path on it and the entry's label. A zero
+// field is what assisted-installer gives efibootmgr for RHCOS: partition 2,
+// the shim, "Red Hat Enterprise Linux".
+type BootEntry struct {
+	Partition int
+	Loader    string
+	Label     string
+}
+
+func (e BootEntry) withDefaults() BootEntry {
+	if e.Partition == 0 {
+		e.Partition = 2
+	}
+	if e.Loader == "" {
+		e.Loader = efiLoader()
+	}
+	if e.Label == "" {
+		e.Label = "Red Hat Enterprise Linux"
+	}
+	return e
+}
 
 // efiLoader is the shim on the ESP of an RHCOS disk for this architecture.
 func efiLoader() string {
@@ -165,15 +184,15 @@ func efiLoader() string {
 	return `\EFI\redhat\shimx64.efi`
 }
 
-// setBootOrder adds a UEFI boot entry for the shim on partition 2 of
-// device, which efibootmgr puts first in the boot order:
+// setBootOrder adds a UEFI boot entry for the written disk, which
+// efibootmgr puts first in the boot order; for RHCOS:
 //
 //	efibootmgr -v -d <device> -p 2 -c -L "Red Hat Enterprise Linux" -l \EFI\redhat\shimx64.efi
 //
 // Best effort, as in assisted-installer: firmware that boots the disk
 // anyway is the common case, so a failure is logged and the install goes
 // on. Nothing runs on a BIOS host (no efiDir) or without efibootmgr.
-func setBootOrder(ctx context.Context, bin, efiDir, device string, log *slog.Logger) {
+func setBootOrder(ctx context.Context, bin, efiDir, device string, entry BootEntry, log *slog.Logger) {
 	if bin == "" {
 		log.Info("no efibootmgr; boot order left as it is")
 		return
@@ -184,7 +203,8 @@ func setBootOrder(ctx context.Context, bin, efiDir, device string, log *slog.Log
 		}
 		return
 	}
-	argv := []string{"-v", "-d", device, "-p", "2", "-c", "-L", efiLabel, "-l", efiLoader()}
+	e := entry.withDefaults()
+	argv := []string{"-v", "-d", device, "-p", strconv.Itoa(e.Partition), "-c", "-L", e.Label, "-l", e.Loader}
 	cmd := exec.CommandContext(ctx, bin, argv...)
 	cmd.WaitDelay = waitDelay
 	out, err := cmd.CombinedOutput()

@@ -79,6 +79,9 @@ type Config struct {
 	Efibootmgr string
 	// EFIDir exists on a host booted by UEFI; "" is DefaultEFIDir.
 	EFIDir string
+	// BootEntry is the UEFI boot entry efibootmgr adds for the written
+	// disk; its zero fields are RHCOS's (shim on partition 2).
+	BootEntry BootEntry
 	// Root is the host root holding opt/install-dir and the
 	// NetworkManager keyfiles; "" is "/".
 	Root   string
@@ -377,7 +380,7 @@ func (in *install) writeDisk(ctx context.Context) error {
 		return fmt.Errorf("write image to %s: %w", device, err)
 	}
 	in.log.Info("image written", slog.String(keyDevice, device), slog.Duration(keyDuration, time.Since(start)))
-	setBootOrder(ctx, in.efi, in.cfg.EFIDir, device, in.log)
+	setBootOrder(ctx, in.efi, in.cfg.EFIDir, device, in.cfg.BootEntry, in.log)
 	return nil
 }
 
