@@ -11,6 +11,8 @@ import (
 	"github.com/nodezero/nodezero/hostagent"
 	"github.com/nodezero/nodezero/hostagent/diskwrite"
 	"github.com/nodezero/nodezero/hostagent/installer"
+	"github.com/nodezero/nodezero/internal/atomicfile"
+	"github.com/nodezero/nodezero/onhost"
 	"github.com/nodezero/nodezero/wire"
 )
 
@@ -137,6 +139,13 @@ func (o InstallOptions) config(c *wire.Client, req wire.InstallCmdRequest) (inst
 		cfg.EFIDir = filepath.Join(o.Disks.HardwareRoot, "sys/firmware/efi")
 	}
 	cfg.Reboot = installer.LogindRebooter()
+	if o.Live {
+		cfg.Reboot = recordingRebooter{root: o.Root, next: cfg.Reboot, disk: onhost.BootDisk{
+			Disk: resolveDevice(req.BootDevice), BootDevice: req.BootDevice, ClusterID: req.ClusterID,
+			InfraEnvID: req.InfraEnvID, HostID: req.HostID, Role: string(req.Role),
+			ControlPlaneCount: req.ControlPlaneCount, Live: true,
+		}}
+	}
 	if o.Rebooter != nil {
 		r, err := o.Rebooter(req)
 		if err != nil {
@@ -145,4 +154,37 @@ func (o InstallOptions) config(c *wire.Client, req wire.InstallCmdRequest) (inst
 		cfg.Reboot = r
 	}
 	return cfg, nil
+}
+
+// recordingRebooter is a live host's reboot: it records who the host is on
+// the disk it just wrote (ROOT/var/lib/nodezero/boot-disk.json, Live),
+// then reboots through next. The record stays on the factory disk; the
+// installed OS's simulated in-cluster part (sim.RunInstalled) reads it
+// from there after the reboot, as a sandbox host reads its fake
+// firmware's.
+type recordingRebooter struct {
+	root string
+	disk onhost.BootDisk
+	next installer.Rebooter
+}
+
+func (r recordingRebooter) Reboot(ctx context.Context, delay time.Duration, message string) error {
+	r.disk.RebootedAt = time.Now().UTC()
+	b, err := r.disk.Marshal()
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.Write(filepath.Join(r.root, onhost.BootDiskPath), b, 0o644); err != nil {
+		return fmt.Errorf("record the boot disk before the reboot: %w", err)
+	}
+	return r.next.Reboot(ctx, delay, message)
+}
+
+// resolveDevice follows a /dev/disk/by-* link to its device node; a path
+// that does not resolve is kept as given.
+func resolveDevice(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
 }

@@ -341,6 +341,12 @@ func (rt *runtime) runInstalled(ctx context.Context, d *onhost.BootDisk) error {
 		ServiceURL: env.ServiceBaseURL, AgentToken: env.AgentToken, ServiceCACert: env.ServiceCACert,
 		NeverJoin: o.NeverJoin, Settle: o.Settle, Status: rt.sd.Status, Log: o.Logger,
 	}
+	if d.Live {
+		// A real machine booted its written disk: this process runs on
+		// the installed OS, whose Ignition applied the host's config to
+		// its own root; Root is the factory disk, mounted.
+		in.AppliedRoot = "/"
+	}
 	if wire.HostRole(d.Role) == wire.HostRoleBootstrap {
 		in.Service = func(ctx context.Context) (*wire.Client, <-chan error, error) { return rt.nz.Serve(ctx, env) }
 	}

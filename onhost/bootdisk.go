@@ -20,6 +20,11 @@ type BootDisk struct {
 	// reboot are Joined and Done only.
 	ControlPlaneCount int64     `json:"control_plane_count,omitempty"`
 	RebootedAt        time.Time `json:"rebooted_at"`
+	// Live marks a real machine's record: Disk is the block device
+	// written, and the installed OS booted from it applies its Ignition
+	// itself, so what it applied is read on the running system rather
+	// than from the disk.
+	Live bool `json:"live,omitempty"`
 }
 
 // Marshal is d as the file holds it.

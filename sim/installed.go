@@ -34,6 +34,10 @@ type Installed struct {
 	// ServiceURL, AgentToken and ServiceCACert are the host's
 	// rendezvous-host.env's SERVICE_BASE_URL, agent token and API CA file.
 	ServiceURL, AgentToken, ServiceCACert string
+	// AppliedRoot is where the installed OS's own Ignition applied the
+	// host's config (a real machine: "/"); empty, the Ignition is read
+	// back from the disk, which nothing booted (a sandbox host).
+	AppliedRoot string
 	// NeverJoin and Settle: Controller's.
 	NeverJoin bool
 	Settle    time.Duration
@@ -74,7 +78,11 @@ func RunInstalled(ctx context.Context, d *onhost.BootDisk, o Installed) error {
 			return fmt.Errorf("the installed cluster's kubeconfig: %w", err)
 		}
 	}
-	err = c.Run(ctx, d, func() error { return VerifyDisk(d, o.Root, o.Payload) })
+	verify := func() error { return VerifyDisk(d, o.Root, o.Payload) }
+	if o.AppliedRoot != "" {
+		verify = func() error { return VerifyApplied(d, o.AppliedRoot) }
+	}
+	err = c.Run(ctx, d, verify)
 	if err != nil && !errors.Is(err, ErrHeld) {
 		return err
 	}
@@ -103,23 +111,47 @@ func VerifyDisk(d *onhost.BootDisk, root, payloadDir string) error {
 	if err != nil {
 		return fmt.Errorf("the installed disk's Ignition: %w", err)
 	}
+	hostname, _ := os.ReadFile(filepath.Join(root, "etc/hostname"))
+	return checkIdentity(d, strings.TrimSpace(string(hostname)), func(p string) (string, bool) {
+		v, ok := files[p]
+		return v, ok
+	}, "the installed disk's Ignition")
+}
+
+// VerifyApplied checks what Ignition applied on a real machine's installed
+// OS under root: the files that say who the host is must be there and be
+// this host's. Its hostname is the one Ignition wrote.
+func VerifyApplied(d *onhost.BootDisk, root string) error {
+	read := func(p string) (string, bool) {
+		b, err := os.ReadFile(filepath.Join(root, p))
+		return string(b), err == nil
+	}
+	hostname, ok := read("/etc/hostname")
+	if !ok {
+		return errors.New("Ignition applied no /etc/hostname on the installed OS")
+	}
+	return checkIdentity(d, strings.TrimSpace(hostname), read, "the installed OS (as Ignition applied it)")
+}
+
+// checkIdentity checks the role, host id and hostname files read gives
+// against the host d is and its hostname; where names the source.
+func checkIdentity(d *onhost.BootDisk, hostname string, read func(string) (string, bool), where string) error {
 	wantRole := "master"
 	if wire.HostRole(d.Role) == wire.HostRoleWorker {
 		wantRole = "worker"
 	}
-	hostname, _ := os.ReadFile(filepath.Join(root, "etc/hostname"))
 	checks := []struct{ path, want string }{
 		{"/etc/nodezero/role", wantRole},
 		{"/etc/nodezero/host-id", d.HostID},
-		{"/etc/hostname", strings.TrimSpace(string(hostname))},
+		{"/etc/hostname", hostname},
 	}
 	for _, c := range checks {
-		got, ok := files[c.path]
+		got, ok := read(c.path)
 		if !ok {
-			return fmt.Errorf("the installed disk's Ignition has no %s", c.path)
+			return fmt.Errorf("%s has no %s", where, c.path)
 		}
 		if strings.TrimSpace(got) != c.want {
-			return fmt.Errorf("the installed disk's Ignition says %s is %q; this host wants %q", c.path, strings.TrimSpace(got), c.want)
+			return fmt.Errorf("%s says %s is %q; this host wants %q", where, c.path, strings.TrimSpace(got), c.want)
 		}
 	}
 	return nil

@@ -16,6 +16,36 @@ const (
 	pathBootstrapRoot = "/opt/openshift"
 )
 
+// simulatedNodeUnit is what every built-in role config enables: the
+// node's in-cluster part, which OpenShift's kubelet and the
+// assisted-installer controller play on a real cluster. The built-in
+// generator has no release behind it, so the part is simulated, by the
+// nodezero binary the installed OS of a sandbox VM carries (sim); on an
+// OS without that binary the unit does nothing. It reads who the host is
+// from the factory disk, still attached and mounted by the installed OS,
+// where the installer left its boot record and node zero its store.
+var simulatedNodeUnit = ignUnit{
+	Name:    "nodezero-node.service",
+	Enabled: true,
+	Contents: `[Unit]
+Description=the node's in-cluster part, SIMULATED by nodezero (stands for the kubelet and the assisted-installer controller)
+ConditionPathExists=/usr/local/bin/nodezero
+RequiresMountsFor=/run/nodezero/factory
+Wants=network-online.target
+After=network-online.target
+
+[Service]
+Type=notify
+NotifyAccess=main
+ExecStart=/usr/local/bin/nodezero run --root /run/nodezero/factory
+Restart=on-failure
+RestartSec=3
+
+[Install]
+WantedBy=multi-user.target
+`,
+}
+
 // builtIn makes the install files without openshift-install: Ignition
 // 3.4.0 role configs and the credentials from the source
 // (clusterCredentials).
@@ -53,7 +83,7 @@ func builtIn(in Input, p *plan) (*Files, error) {
 	}
 	for _, r := range roles {
 		list := append(commonFiles(f), file(pathRole, 0o644, []byte(r.role+"\n")))
-		b, err := renderConfig(f.sshKeys, append(list, r.extra...))
+		b, err := renderConfig(f.sshKeys, append(list, r.extra...), simulatedNodeUnit)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", r.file, err)
 		}

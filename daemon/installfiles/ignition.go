@@ -25,6 +25,17 @@ type ignConfig struct {
 	Ignition ignHeader   `json:"ignition"`
 	Passwd   *ignPasswd  `json:"passwd,omitempty"`
 	Storage  *ignStorage `json:"storage,omitempty"`
+	Systemd  *ignSystemd `json:"systemd,omitempty"`
+}
+
+type ignSystemd struct {
+	Units []ignUnit `json:"units"`
+}
+
+type ignUnit struct {
+	Name     string `json:"name"`
+	Enabled  bool   `json:"enabled"`
+	Contents string `json:"contents"`
 }
 
 type ignHeader struct {
@@ -66,9 +77,10 @@ func file(path string, mode int, content []byte) ignFile {
 	}
 }
 
-// renderConfig makes an Ignition 3.4.0 config with the core user's keys
-// and the files; a later file with the path of an earlier one replaces it.
-func renderConfig(sshKeys []string, files []ignFile) ([]byte, error) {
+// renderConfig makes an Ignition 3.4.0 config with the core user's keys,
+// the files and the units; a later file with the path of an earlier one
+// replaces it.
+func renderConfig(sshKeys []string, files []ignFile, units ...ignUnit) ([]byte, error) {
 	cfg := ignConfig{Ignition: ignHeader{Version: ignitionVersion}}
 	if len(sshKeys) > 0 {
 		cfg.Passwd = &ignPasswd{Users: []ignUser{{Name: "core", SSHAuthorizedKeys: sshKeys}}}
@@ -80,6 +92,9 @@ func renderConfig(sshKeys []string, files []ignFile) ([]byte, error) {
 	}
 	if len(kept) > 0 {
 		cfg.Storage = &ignStorage{Files: kept}
+	}
+	if len(units) > 0 {
+		cfg.Systemd = &ignSystemd{Units: units}
 	}
 	return marshalJSON(cfg)
 }
