@@ -30,26 +30,38 @@ func FreePrefix(ctx context.Context) (netip.Prefix, error) {
 // http.Transport.DialContext, so a test in the root namespace can talk to
 // a service that listens inside the bed.
 func (h *Host) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	return h.bed.dial(ctx, h.NS, h.Name, network, address)
+}
+
+// DialContext connects from the bed's switch namespace, where the bridge
+// and its gateway address are: the way in to a host that is not a
+// namespace of the bed (a virtual machine on the bridge). The same rules
+// as Host.DialContext's hold.
+func (b *Bed) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	return b.dial(ctx, b.Switch, "the switch", network, address)
+}
+
+func (b *Bed) dial(ctx context.Context, ns, from, network, address string) (net.Conn, error) {
 	host, _, err := net.SplitHostPort(address)
 	if err != nil {
-		return nil, fmt.Errorf("dial %s from %s: %w", address, h.Name, err)
+		return nil, fmt.Errorf("dial %s from %s: %w", address, from, err)
 	}
 	a, err := netip.ParseAddr(host)
 	if err != nil {
-		return nil, fmt.Errorf("dial %s from %s: want an IP address: %w", address, h.Name, err)
+		return nil, fmt.Errorf("dial %s from %s: want an IP address: %w", address, from, err)
 	}
-	if !h.bed.owns(netip.PrefixFrom(a.Unmap(), a.BitLen())) {
-		return nil, fmt.Errorf("dial %s from %s: %w (%s)", address, h.Name, ErrOutsideRange, h.bed.prefixes())
+	if !b.owns(netip.PrefixFrom(a.Unmap(), a.BitLen())) {
+		return nil, fmt.Errorf("dial %s from %s: %w (%s)", address, from, ErrOutsideRange, b.prefixes())
 	}
 	var c net.Conn
-	err = inNetns(h.NS, func() error {
+	err = inNetns(ns, func() error {
 		var d net.Dialer
 		var err error
 		c, err = d.DialContext(ctx, network, address)
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("dial %s from %s: %w", address, h.Name, err)
+		return nil, fmt.Errorf("dial %s from %s: %w", address, from, err)
 	}
 	return c, nil
 }
