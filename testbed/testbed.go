@@ -45,6 +45,8 @@ type Bed struct {
 	closed     bool
 	namespaces []string // made by this bed, in order
 	dirs       []string // made by this bed, removed by Close
+	vms        []*VM    // started by StartVM, killed by Close
+	vmNICs     int      // VM NICs so far: the next one's index (MAC, tap)
 }
 
 // Host is one machine on the bed. Its fields are read-only.
@@ -264,6 +266,11 @@ func (b *Bed) Close() error {
 	b.closed = true
 	ctx := context.Background()
 	var errs []error
+	// VMs first, waiting for each QEMU to be gone (the kills below would
+	// catch them too, in the switch namespace, without waiting).
+	for _, v := range b.vms {
+		v.kill()
+	}
 	// Kill everywhere first, then delete, hosts before the switch.
 	for _, ns := range b.namespaces {
 		if nsExists(ns) {
