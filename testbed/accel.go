@@ -75,10 +75,10 @@ func DetectAccel(ctx context.Context) (Accel, error) {
 	if accelCache.key == key {
 		return accelCache.accel, nil
 	}
-	file := accelCacheFile()
+	file := accelCachePath()
 	a, ok := readAccelCache(file, key)
 	if !ok {
-		a, err = probeAccel(ctx)
+		a, err = accelProbe(ctx)
 		if err != nil {
 			return "", fmt.Errorf("detect accelerator: %w", err)
 		}
@@ -89,6 +89,12 @@ func DetectAccel(ctx context.Context) (Accel, error) {
 	accelCache.key, accelCache.accel = key, a
 	return a, nil
 }
+
+// The probe and the cache's place, replaceable by tests.
+var (
+	accelProbe     = probeAccel
+	accelCachePath = accelCacheFile
+)
 
 // accelKey names this boot of the machine and this QEMU binary.
 func accelKey() (string, error) {
