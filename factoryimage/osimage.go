@@ -1,0 +1,178 @@
+package factoryimage
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+
+	"github.com/nodezero/nodezero/hostagent/diskwrite"
+	"github.com/nodezero/nodezero/units"
+)
+
+// The installed-OS layer: the image the install writes onto a host's disk,
+// whose first boot applies the host's Ignition config with real Ignition.
+
+//go:embed guest/*
+var guestFS embed.FS
+
+// guestFile is one file of guest/ and where it goes in the installed OS.
+type guestFile struct {
+	name string // in guest/
+	dest string // relative to the root
+	mode os.FileMode
+}
+
+var guestFiles = []guestFile{
+	{"ignition-firstboot", "usr/local/lib/nodezero/ignition-firstboot", 0o755},
+	{"nodezero-ignition.service", units.UnitDir + "/nodezero-ignition.service", 0o644},
+	{"run-nodezero-factory.mount", units.UnitDir + "/run-nodezero-factory.mount", 0o644},
+}
+
+// Where the installed OS has its programs.
+const (
+	ignitionPath = "usr/local/bin/ignition"
+	osImageFile  = "os.img.zst"
+	osImageRaw   = "os.img"
+	// OSImageLabel is the boot entry efibootmgr gives the written disk.
+	OSImageLabel = "nodezero installed OS"
+	// OSRootLabel and FactoryRootLabel are the two root filesystems'
+	// labels: the installed OS mounts the factory disk by the latter.
+	OSRootLabel      = "nzroot"
+	FactoryRootLabel = "nzfactory"
+)
+
+// guestRendered are guest/'s files with their enablement links, as
+// `systemctl enable` would make them (units.Links reads the [Install]
+// sections).
+func guestRendered() ([]units.File, []units.Link, error) {
+	var files []units.File
+	for _, g := range guestFiles {
+		b, err := guestFS.ReadFile("guest/" + g.name)
+		if err != nil {
+			return nil, nil, err
+		}
+		files = append(files, units.File{Path: g.dest, Mode: g.mode, Data: b})
+	}
+	links, err := units.Links(files)
+	if err != nil {
+		return nil, nil, err
+	}
+	return files, links, nil
+}
+
+// osImageKey hashes the installed OS's inputs.
+func osImageKey(o *resolved, rootfs string, digests inputDigests) string {
+	k := newKey("os-image")
+	k.add("rootfs", rootfs)
+	k.add("nodezero", digests.binary)
+	k.add("ignition", digests.ignition)
+	for _, g := range guestFiles {
+		b, _ := guestFS.ReadFile("guest/" + g.name)
+		k.add("guest/"+g.name, g.dest+"\x00"+strconv.FormatUint(uint64(g.mode), 8)+"\x00"+string(b))
+	}
+	k.add("epoch", strconv.FormatInt(o.SourceDateEpoch, 10))
+	return k.sum()
+}
+
+// buildOSImage makes the entry's os.img (raw) and os.img.zst, and returns
+// the payload's description of the image.
+func buildOSImage(ctx context.Context, o *resolved, rootfsTree string, e *entry) (diskwrite.Image, error) {
+	st, err := newStage(ctx, o, rootfsTree, e.path("stage"))
+	if err != nil {
+		return diskwrite.Image{}, err
+	}
+	defer st.remove()
+	if err := st.copyFile(units.DefaultBinary[1:], 0o755, o.Binary); err != nil {
+		return diskwrite.Image{}, err
+	}
+	if err := st.copyFile(ignitionPath, 0o755, o.Ignition); err != nil {
+		return diskwrite.Image{}, err
+	}
+	files, links, err := guestRendered()
+	if err != nil {
+		return diskwrite.Image{}, err
+	}
+	for _, f := range files {
+		if err := st.writeFile(f.Path, f.Mode, bytes.NewReader(f.Data)); err != nil {
+			return diskwrite.Image{}, err
+		}
+	}
+	for _, l := range links {
+		if err := st.symlink(l.Path, l.Target); err != nil {
+			return diskwrite.Image{}, err
+		}
+	}
+	if err := st.seal(); err != nil {
+		return diskwrite.Image{}, err
+	}
+	work := e.path("work")
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return diskwrite.Image{}, err
+	}
+	defer removeAll(work)
+	if _, err := makeDisk(ctx, o, diskSpec{
+		key: e.key, stage: st, rootLabel: OSRootLabel, ignition: true,
+		title: OSImageLabel + " (Debian 12)", work: work, out: e.path(osImageRaw),
+	}); err != nil {
+		return diskwrite.Image{}, err
+	}
+	img, err := compress(e.path(osImageRaw), e.path(osImageFile))
+	if err != nil {
+		return diskwrite.Image{}, err
+	}
+	img.IgnitionPartition = ignitionLabel
+	img.EFIPartition = 1
+	img.EFILoader = EFILoader
+	img.EFILabel = OSImageLabel
+	return img, nil
+}
+
+// compress writes raw as one zstd stream at dst (what the writer reads) and
+// describes it: the sha256 and size of the raw image.
+func compress(raw, dst string) (diskwrite.Image, error) {
+	in, err := os.Open(raw)
+	if err != nil {
+		return diskwrite.Image{}, err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return diskwrite.Image{}, err
+	}
+	h := sha256.New()
+	n, err := copyCompress(out, io.TeeReader(in, h))
+	if err != nil {
+		out.Close()
+		return diskwrite.Image{}, err
+	}
+	if err := out.Close(); err != nil {
+		return diskwrite.Image{}, err
+	}
+	return diskwrite.Image{File: osImageFile, SHA256: hex.EncodeToString(h.Sum(nil)), Size: n}, nil
+}
+
+// copyCompress is diskwrite.CompressZstd, counting what it read.
+func copyCompress(dst io.Writer, src io.Reader) (int64, error) {
+	c := &countReader{r: src}
+	if err := diskwrite.CompressZstd(dst, c); err != nil {
+		return c.n, fmt.Errorf("compress: %w", err)
+	}
+	return c.n, nil
+}
+
+type countReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
