@@ -34,14 +34,15 @@ var packages = []string{
 // keepModules are the kernel modules kept (with what they load): virtio
 // disks, NICs, console (the guest agent's channel), SCSI disks and CD-ROMs
 // (the config image), ISO 9660, FAT (the ESP, efibootmgr), ext4, efivarfs,
-// the bonding, VLAN and bridge drivers NetworkManager's keyfiles need, and
-// a few common emulated controllers.
+// the bonding, VLAN and bridge drivers NetworkManager's keyfiles need,
+// autofs4 (systemd loads it at boot), and a few common emulated
+// controllers.
 var keepModules = []string{
 	"virtio_pci", "virtio_blk", "virtio_scsi", "virtio_net", "virtio_console",
 	"virtio_balloon", "virtio_rng", "sd_mod", "sr_mod", "isofs", "vfat",
 	"nls_cp437", "nls_ascii", "nls_utf8", "nls_iso8859_1", "ext4",
 	"crc32c_generic", "crc32c_intel", "efivarfs", "bonding", "8021q", "bridge",
-	"e1000e", "ahci", "nvme", "qemu_fw_cfg", "loop",
+	"autofs4", "e1000e", "ahci", "nvme", "qemu_fw_cfg", "loop",
 }
 
 // dpkgExcludes keep documentation, manuals and translations out (each
