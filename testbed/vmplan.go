@@ -247,11 +247,20 @@ func (p vmPlan) argv(accel Accel) []string {
 		// OVMF drives virtio-net itself.
 		a = append(a,
 			"-netdev", "tap,id="+id+",ifname="+n.Tap+",script=no,downscript=no",
-			"-device", "virtio-net-pci,netdev="+id+",mac="+n.MAC.String()+",romfile=",
+			"-device", "virtio-net-pci,netdev="+id+",mac="+n.MAC.String()+",romfile=,addr="+fmt.Sprintf("%#x", nicSlot+i),
 		)
 	}
 	return a
 }
+
+// nicSlot is the PCI slot of a VM's first NIC on the q35 root bus; the
+// others follow. Fixed slots give the NICs the names a Linux guest's udev
+// derives from them (VMNICName), whatever other devices a VM has.
+const nicSlot = 0x10
+
+// VMNICName is the name a Linux guest with predictable interface names
+// gives a VM's NIC i: enp0s<slot>.
+func VMNICName(i int) string { return fmt.Sprintf("enp0s%d", nicSlot+i) }
 
 // ErrUserNetworking: a QEMU command line that could reach outside the bed.
 var ErrUserNetworking = errors.New("qemu networking other than a tap or none")

@@ -74,8 +74,8 @@ func TestVMArgv(t *testing.T) {
 		}
 		derived := deriveMAC(bedID, firstVMNIC+1)
 		wantDev := []string{
-			"virtio-net-pci,netdev=net0,mac=02:11:22:33:44:55,romfile=",
-			"virtio-net-pci,netdev=net1,mac=" + derived.String() + ",romfile=",
+			"virtio-net-pci,netdev=net0,mac=02:11:22:33:44:55,romfile=,addr=0x10",
+			"virtio-net-pci,netdev=net1,mac=" + derived.String() + ",romfile=,addr=0x11",
 		}
 		if got := slices.DeleteFunc(opts(argvA, "-device"), func(d string) bool { return !strings.HasPrefix(d, "virtio-net") }); !cmp.Equal(got, wantDev) {
 			t.Errorf("vm a NIC devices = %q, want %q", got, wantDev)
