@@ -33,6 +33,8 @@ func TestMain(m *testing.M) {
 		time.Sleep(24 * time.Hour)
 	case "bed":
 		bedHelper()
+	case "vm":
+		vmHelper()
 	default:
 		fmt.Fprintf(os.Stderr, "unknown helper %q\n", os.Getenv(helperEnv))
 		os.Exit(2)

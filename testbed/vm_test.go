@@ -1,10 +1,12 @@
 package testbed
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -13,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -385,4 +388,106 @@ func cleanLog(b []byte) string {
 		lines = append(lines, cleanLine(l))
 	}
 	return strings.Join(lines, "\n")
+}
+
+// vmReport is what vmHelper prints for the parent test.
+type vmReport struct {
+	Switch, Dir, Tap string
+	PID              int
+	Error            string
+}
+
+// vmHelper builds a bed with one VM, reports, and waits to be killed.
+func vmHelper() {
+	var rep vmReport
+	defer func() {
+		_ = json.NewEncoder(os.Stdout).Encode(rep)
+		_, _ = io.Copy(io.Discard, os.Stdin)
+	}()
+	ctx := context.Background()
+	b, err := New(ctx, Config{Prefix: netip.MustParsePrefix(os.Getenv("NZB_TESTBED_PREFIX"))})
+	if err != nil {
+		rep.Error = err.Error()
+		return
+	}
+	v, err := b.StartVM(ctx, VMSpec{Name: "orphan", NICs: []VMNIC{{}}, MemoryMiB: 256})
+	if err != nil {
+		rep.Error = err.Error()
+		return
+	}
+	rep = vmReport{Switch: b.Switch, Dir: b.Dir, Tap: v.NICs[0].Tap, PID: v.PID()}
+}
+
+// TestVMDiesWithCreator kills a process that started a VM: QEMU dies with
+// it (parent-death signal), and the next Reap takes the stale bed's
+// namespace, tap and directory, the VM's files with it.
+func TestVMDiesWithCreator(t *testing.T) {
+	needVMs(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := exec.Command(exe)
+	child.Env = append(os.Environ(), helperEnv+"=vm", quickRaceExit(), "NZB_TESTBED_PREFIX="+freePrefix(t).String())
+	child.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	stdin, err := child.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	stdout, err := child.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	child.Stderr = os.Stderr
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var rep vmReport
+	line, err := bufio.NewReader(stdout).ReadBytes('\n')
+	if err != nil {
+		t.Fatalf("read child's report: %v", err)
+	}
+	if err := json.Unmarshal(line, &rep); err != nil || rep.Error != "" {
+		t.Fatalf("child's report %s: %v", line, err)
+	}
+	t.Cleanup(func() { // in case the test fails before the reap
+		_ = syscall.Kill(rep.PID, syscall.SIGKILL)
+		_ = os.RemoveAll(rep.Dir)
+		if nsExists(rep.Switch) {
+			_ = deleteNetns(context.Background(), rep.Switch)
+		}
+	})
+	if !alive(rep.PID) {
+		t.Fatalf("QEMU %d is not running: the test proves nothing", rep.PID)
+	}
+
+	if err := child.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = child.Wait()
+	// The parent-death signal is delivered asynchronously; wait (boundedly)
+	// for it to land.
+	for deadline := time.Now().Add(20 * time.Second); alive(rep.PID); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("QEMU %d outlived the process that started it", rep.PID)
+		}
+	}
+	if !nsExists(rep.Switch) {
+		t.Fatalf("namespace %s vanished with its creator: the reap below proves nothing", rep.Switch)
+	}
+
+	reaped, err := Reap(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(reaped, rep.Switch) || !slices.Contains(reaped, rep.Dir) {
+		t.Errorf("Reap = %v, want it to hold %s and %s", reaped, rep.Switch, rep.Dir)
+	}
+	if nsExists(rep.Switch) {
+		t.Errorf("stale namespace %s (with tap %s) survived Reap", rep.Switch, rep.Tap)
+	}
+	if _, err := os.Stat(rep.Dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("stale bed directory %s (with the VM's files) survived Reap: %v", rep.Dir, err)
+	}
 }
