@@ -150,7 +150,7 @@ func TestCreateFactoryImageRuns(t *testing.T) {
 		t.Skipf("%v; CI=true makes this a failure", err)
 	}
 	bin := nodezeroBinary(t)
-	layer := regexp.MustCompile(`(?m)^  (rootfs|os-image|factory) +(built in [0-9.]+m?s|from the cache \(built [^)]+\)), key [0-9a-f]{16}, `)
+	layer := regexp.MustCompile(`(?m)^  (rootfs|os-image|factory) +(built in [0-9hms.]+|from the cache \(built [^)]+\)), key [0-9a-f]{16}, `)
 	for i, wantCached := range []bool{false, true} {
 		dir := t.TempDir()
 		cmd := exec.Command(bin, "create", "factory-image", "--dir", dir)
