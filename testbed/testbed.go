@@ -12,7 +12,13 @@
 // the root namespace holds. Namespaces are named nzb<pid>x<rand>-<host|sw>;
 // a bed whose creator died without Close is reaped by the next New.
 //
-// It imports no project package. It needs root and iproute2's ip command.
+// A host may also be a virtual machine (StartVM, vm.go): QEMU under UEFI
+// firmware, run inside the switch namespace with its NICs on taps on the
+// bridge, never with QEMU's user networking; Close and Reap take VMs down
+// with the namespaces.
+//
+// It imports no project package. It needs root and iproute2's ip command,
+// and for VMs QEMU (qemu-system-x86_64, qemu-img) and OVMF.
 package testbed
 
 import (
