@@ -133,8 +133,9 @@ func (a *agentConn) call(ctx context.Context, command string, args, result any) 
 }
 
 // agentSyncTry bounds one guest-sync of WaitGuestAgent: an agent that is
-// up answers at once, one that is not yet never does.
-const agentSyncTry = 5 * time.Second
+// up answers within a moment even in a loaded TCG guest, one that is not
+// yet never does.
+const agentSyncTry = 10 * time.Second
 
 // WaitGuestAgent waits until the guest agent answers guest-sync (the guest
 // has booted far enough to start qemu-guest-agent). It fails when ctx ends

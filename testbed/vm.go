@@ -32,7 +32,8 @@ type VMSpec struct {
 	// Dir holds the VM's files: the boot overlay, the install disk, the
 	// OVMF variable store, the serial log, QEMU's log and the sockets.
 	// Empty means Bed.Dir/<Name>, made new and removed by Bed.Close; a
-	// given Dir is created if needed and left in place.
+	// given Dir is created if needed and left in place by Close (StartVM
+	// replaces the VM's files in it).
 	Dir string
 	// Boot is the base disk image (qcow2 or raw). The VM boots a qcow2
 	// overlay in Dir backed onto it, so Boot is never written. Empty: no
@@ -169,7 +170,7 @@ func (b *Bed) reserveVM(s VMSpec, fw Firmware, accel Accel) (v *VM, madeDir bool
 		if other, dup := seen[n.MAC.String()]; dup {
 			return nil, false, fmt.Errorf("start vm %q: nics[%d]: MAC %s is already used by %s: %w", s.Name, i, n.MAC, other, ErrInvalid)
 		}
-		seen[n.MAC.String()] = "itself"
+		seen[n.MAC.String()] = fmt.Sprintf("its nics[%d]", i)
 	}
 	if s.Dir == "" {
 		if err := os.Mkdir(p.dir, 0o755); err != nil {
