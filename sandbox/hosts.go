@@ -16,6 +16,7 @@ import (
 	"github.com/nodezero/nodezero/internal/backoff"
 	"github.com/nodezero/nodezero/onhost"
 	"github.com/nodezero/nodezero/sim"
+	"github.com/nodezero/nodezero/testbed"
 	"github.com/nodezero/nodezero/wire"
 )
 
@@ -34,6 +35,10 @@ type Host struct {
 	// inside its namespace with NetNS).
 	command func(name string, args ...string) *exec.Cmd
 	ns      string // its network namespace, with NetNS
+	vm      *testbed.VM // the host's virtual machine, with VM
+	// Network is the host's networkConfig in agent-config.yaml (VMs:
+	// static addresses), indented for the template; "" is none.
+	Network string
 	// onReboot, when set, is called (and must return at once) each time
 	// the host reboots into its installed disk, before it starts again.
 	onReboot func()

@@ -125,7 +125,10 @@ func (r *run) startBedResponders(ctx context.Context) error {
 // trusting the API's CA with APITLS (wire.WithHTTPClient leaves
 // WithCACertFile aside).
 func (r *run) bedHTTPClient() (*http.Client, error) {
-	tr := &http.Transport{DialContext: r.bed.Hosts[0].DialContext}
+	tr := &http.Transport{DialContext: r.bed.DialContext}
+	if len(r.bed.Hosts) > 0 {
+		tr.DialContext = r.bed.Hosts[0].DialContext
+	}
 	if r.o.APITLS {
 		ca, err := os.ReadFile(APICAFile(r.installDir))
 		if err != nil {

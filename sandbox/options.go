@@ -58,6 +58,15 @@ type Options struct {
 	// bed (netns.go: root, and ip, dnsmasq and docker-registry) instead
 	// of on loopback.
 	NetNS bool
+	// VM makes every host a QEMU virtual machine booting the factory
+	// image (vm.go: root, qemu, OVMF; implies NetNS's bed). VMImage makes
+	// that image (required with VM).
+	VM      bool
+	VMImage VMImage
+	// Inspect, when set, is called with VM for each VM at each Phase:
+	// tests read a real machine through it (its serial console, the guest
+	// agent). An error ends the run with it.
+	Inspect func(ctx context.Context, phase Phase, h *Host) error
 	// KubeAPI runs the installed cluster's Kubernetes API after node
 	// zero's reboot (kube.go): "yes", "no", or "auto" (when the tools are
 	// found). "" is no.

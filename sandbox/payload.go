@@ -60,16 +60,25 @@ func MakePayload(dir string, size int64, release string) (string, error) {
 		return "", err
 	}
 	img.File = "os.raw.zst"
+	p := ReleasePayload(release)
+	p.OS = img
+	return img.SHA256, diskwrite.WritePayload(dir, &p)
+}
+
+// ReleasePayload is what a payload says of the release besides its OS
+// image: the release image, its version, and its images beside it on the
+// same registry (nothing pulls them: the sandbox's hosts install with the
+// built-in writer).
+func ReleasePayload(release string) diskwrite.Payload {
 	registry, _, ok := strings.Cut(release, "/")
 	if !ok {
 		registry = "localhost"
 	}
 	at := func(repo string) string { return registry + "/ocp/" + repo + ":4.18.0" }
-	p := &diskwrite.Payload{ReleaseImage: release, OpenshiftVersion: "4.18.0", OS: img, Images: diskwrite.ReleaseImages{
+	return diskwrite.Payload{ReleaseImage: release, OpenshiftVersion: "4.18.0", Images: diskwrite.ReleaseImages{
 		Installer: at("agent-installer-orchestrator"), Controller: at("agent-installer-csr-approver"),
 		MCO: at("machine-config-operator"), MustGather: at("must-gather"), Agent: at("agent-installer-node-agent"),
 	}}
-	return img.SHA256, diskwrite.WritePayload(dir, p)
 }
 
 // writeInputs renders the input set in testdata/ into dir for the hosts

@@ -42,6 +42,7 @@ type run struct {
 	iso        string
 	userToken  string
 	kube       *kubeAPI // nil: no kube API
+	vmImage    string   // the factory image the VMs boot, with VM
 
 	state   *State // DIR/sandbox.json: the earlier run's with Resume
 	resumed bool
@@ -111,14 +112,20 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err := respond(ctx); err != nil {
 		return err
 	}
-	if err := r.makePayload(); err != nil {
+	makePayload := r.makePayload
+	if r.o.VM {
+		makePayload = func() error { return r.makeFactoryImage(ctx) }
+	}
+	if err := makePayload(); err != nil {
 		return err
 	}
 	if err := r.makeConfigImage(ctx); err != nil {
 		return err
 	}
-	if err := r.setDisks(); err != nil {
-		return err
+	if !r.o.VM {
+		if err := r.setDisks(); err != nil {
+			return err
+		}
 	}
 	if err := r.saveState("", ""); err != nil {
 		return err
@@ -136,7 +143,13 @@ func Run(ctx context.Context, o Options) (err error) {
 		wg.Wait()
 	}()
 	started = true
-	r.startHosts(ctx, &wg)
+	if r.o.VM {
+		if err := r.startVMs(ctx, &wg); err != nil {
+			return err
+		}
+	} else {
+		r.startHosts(ctx, &wg)
+	}
 	url, c, err := r.client()
 	if err != nil {
 		return err
@@ -155,6 +168,13 @@ func Run(ctx context.Context, o Options) (err error) {
 		}
 	}
 	sum, werr := r.watch(ctx, c)
+	if werr == nil && r.o.VM {
+		for _, h := range r.hosts {
+			if werr = r.inspect(ctx, PhaseInstalled, h); werr != nil {
+				break
+			}
+		}
+	}
 	if err := r.finish(ctx, c, url, sum, werr, consoleDone); err != nil {
 		return err
 	}
@@ -181,6 +201,15 @@ func (r *run) makeHosts(ctx context.Context) error {
 		if r.prefix, err = freeBedPrefix(ctx); err != nil {
 			return err
 		}
+	}
+	if r.o.VM {
+		for i := range r.o.Masters {
+			r.hosts = append(r.hosts, &Host{Name: fmt.Sprintf("master-%d", i), Role: "master"})
+		}
+		for i := range r.o.Workers {
+			r.hosts = append(r.hosts, &Host{Name: fmt.Sprintf("worker-%d", i), Role: "worker"})
+		}
+		return r.makeVMHosts(ctx)
 	}
 	for i := range r.o.Masters {
 		r.hosts = append(r.hosts, &Host{Name: fmt.Sprintf("master-%d", i), Role: "master"})

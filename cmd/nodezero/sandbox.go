@@ -3,11 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
+	"github.com/nodezero/nodezero/factoryimage"
+	"github.com/nodezero/nodezero/hostagent/diskwrite"
 	"github.com/nodezero/nodezero/node/console"
 	"github.com/nodezero/nodezero/sandbox"
 )
@@ -40,6 +44,7 @@ func runSandbox(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.DurationVar(&o.ControlPlaneTimeout, "control-plane-timeout", 0, "how long the bootstrap host waits for the other control-plane hosts to join (default 60m)")
 	fs.BoolVar(&o.KeepRunning, "keep-running", false, "leave the hosts running after the install (node zero keeps serving the API) until interrupted")
 	fs.BoolVar(&o.NetNS, "netns", false, "run each host in a network namespace of its own on a test bed's bridge, with its hardware tree's NIC and MAC, instead of on loopback (root; ip, dnsmasq and docker-registry; no kube API)")
+	fs.BoolVar(&o.VM, "vm", false, "make every host a QEMU virtual machine booting the factory image under UEFI firmware, on a test bed's bridge: the config image is inserted as a CD, the disk written and the reboot are real (root; qemu, OVMF, and mmdebstrap for the first image build, about 5 min, cached; slow under software emulation: a single node takes several minutes; no kube API)")
 	fs.BoolVar(&o.APITLS, "api-tls", false, "serve node zero's API over HTTPS: a CA and a certificate for the rendezvous IP go into the install directory's tls/, and from there into the config image")
 	fs.StringVar(&o.Bin, "bin", "", "the nodezero binary the hosts run (default: this one)")
 	fs.StringVar(&o.LogLevel, "log-level", "info", "the hosts' log level")
@@ -86,6 +91,17 @@ func runSandbox(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		o.Bin = exe
 	}
+	if o.VM {
+		if o.Resume {
+			return fmt.Errorf("sandbox: --vm --resume: not yet; give --fresh")
+		}
+		o.NetNS, o.KubeAPI, o.VMImage = true, "no", sandboxVMImage(o.Bin)
+		timeoutSet := false
+		fs.Visit(func(f *flag.Flag) { timeoutSet = timeoutSet || f.Name == "timeout" })
+		if !timeoutSet {
+			o.Timeout = vmTimeout
+		}
+	}
 	return sandbox.Run(ctx, o)
 }
 
@@ -102,6 +118,33 @@ func runSandboxClean(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	return sandbox.Clean(sandbox.CleanOptions{Dir: *dir, Stdout: stdout})
+}
+
+// vmTimeout is a VM sandbox's default --timeout: every step runs under
+// software emulation (a single node takes several minutes, 3 + 2 tens).
+const vmTimeout = 90 * time.Minute
+
+// sandboxVMImage is `create factory-image` as a VM sandbox needs it: the
+// factory image of the binary the hosts run, its tools' output in
+// DIR/build.log.
+func sandboxVMImage(bin string) sandbox.VMImage {
+	return sandbox.VMImage{
+		Create: func(ctx context.Context, dir string, p diskwrite.Payload, _ []string) (string, error) {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return "", err
+			}
+			log, err := os.Create(filepath.Join(dir, "build.log"))
+			if err != nil {
+				return "", err
+			}
+			defer log.Close()
+			res, err := factoryimage.Build(ctx, factoryimage.Options{Dir: dir, Binary: bin, Payload: p, Log: log}) // SERVICEENV
+			if err != nil {
+				return "", fmt.Errorf("%w (the build's log: %s)", err, log.Name())
+			}
+			return res.QCOW2, nil
+		},
+	}
 }
 
 // sandboxConfigImage is `create config-image` and its state file, as the

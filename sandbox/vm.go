@@ -1,0 +1,214 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nodezero/nodezero/hostagent/diskwrite"
+	"github.com/nodezero/nodezero/testbed"
+)
+
+// The sandbox on virtual machines (Options.VM, `--vm`, root): every host
+// is a QEMU VM on the bridge of a test bed (package testbed), booting the
+// factory image under UEFI firmware. Nothing is simulated up to the
+// reboot: the config image is a CD put into each running VM over QMP, as
+// a person inserts it; udev starts the config-image unit; NetworkManager
+// applies the static keyfiles; the agent reads the VM's own (virtual)
+// hardware; the OS image is written onto the VM's install disk and
+// efibootmgr points the firmware at it; the VM reboots for real and boots
+// the written disk, whose own Ignition applies the host's config. Only
+// what OpenShift would do after that is simulated (sim), by the installed
+// OS's nodezero-node.service.
+
+// VMImage is the factory image a VM sandbox boots, made by cmd's
+// `create factory-image` code.
+type VMImage struct {
+	// Create builds (or takes from its cache) into dir the factory image
+	// whose payload says p (its OS image is the image's own), with env in
+	// the nodezero service's environment; it returns the qcow2 path.
+	Create func(ctx context.Context, dir string, p diskwrite.Payload, env []string) (string, error)
+}
+
+// Phase is a moment of a VM host's install at which Options.Inspect is
+// called.
+type Phase string
+
+const (
+	// PhaseWaiting: the VM booted the factory image and waits for its
+	// config image, which is inserted once Inspect returns.
+	PhaseWaiting Phase = "waiting for the config image"
+	// PhaseInstalled: the cluster is installed; the VM runs its installed
+	// OS. The VMs stop once Inspect returns.
+	PhaseInstalled Phase = "installed"
+)
+
+// VM is h's virtual machine (nil unless the sandbox runs VMs).
+func (h *Host) VM() *testbed.VM { return h.vm }
+
+// inspect calls Options.Inspect for h at phase.
+func (r *run) inspect(ctx context.Context, phase Phase, h *Host) error {
+	if r.o.Inspect == nil {
+		return nil
+	}
+	if err := r.o.Inspect(ctx, phase, h); err != nil {
+		return fmt.Errorf("sandbox: %s, %s: %w", h.Name, phase, err)
+	}
+	return nil
+}
+
+// vmInstallDiskSize is each VM's blank install disk: above the sandbox's
+// disk-size requirement; a qcow2 file takes only what is written.
+const vmInstallDiskSize = 32 << 30
+
+// vmRequirements is HW_VALIDATOR_REQUIREMENTS for VM hosts: one CPU and
+// 1 GiB each, as this machine can emulate five of them; a disk written
+// through an emulated controller; links through an emulated NIC.
+const vmRequirements = `[{"version":"default",` +
+	`"master":{"cpu_cores":1,"ram_mib":900,"disk_size_gb":20,"installation_disk_speed_threshold_ms":1000,"network_latency_threshold_ms":1000,"packet_loss_percentage":10},` +
+	`"arbiter":{"cpu_cores":1,"ram_mib":900,"disk_size_gb":20,"installation_disk_speed_threshold_ms":1000,"network_latency_threshold_ms":1000,"packet_loss_percentage":10},` +
+	`"worker":{"cpu_cores":1,"ram_mib":900,"disk_size_gb":20,"installation_disk_speed_threshold_ms":1000,"network_latency_threshold_ms":1000,"packet_loss_percentage":10},` +
+	`"sno":{"cpu_cores":1,"ram_mib":900,"disk_size_gb":20,"installation_disk_speed_threshold_ms":1000},` +
+	`"edge-worker":{"cpu_cores":1,"ram_mib":900,"disk_size_gb":15,"installation_disk_speed_threshold_ms":1000}}]`
+
+// vmNIC is the guest's name for a VM's first NIC (a virtio-net at a fixed
+// PCI slot of the q35 machine, testbed.VMNICName).
+func vmNIC(i int) string { return testbed.VMNICName(i) }
+
+// vmMAC is host i's first NIC's MAC: QEMU's locally administered range.
+func vmMAC(i, nic int) string { return fmt.Sprintf("52:54:00:4e:%02x:%02x", i, nic) }
+
+// makeVMHosts names the VM hosts and their addresses on the bed's /24 and
+// makes the bed, with no namespace host: the VMs come onto its bridge.
+func (r *run) makeVMHosts(ctx context.Context) error {
+	for i, h := range r.hosts {
+		h.NIC, h.MAC = vmNIC(0), vmMAC(i, 0)
+		h.Addr = r.addr(byte(10 + i))
+		hd := filepath.Join(r.o.Dir, "hosts", h.Name)
+		h.root, h.disks, h.log = hd, hd, filepath.Join(hd, "serial.log")
+		if err := os.MkdirAll(hd, 0o755); err != nil {
+			return err
+		}
+	}
+	r.zero = r.hosts[0]
+	bed, err := testbed.New(ctx, testbed.Config{Prefix: r.prefix, Dir: filepath.Join(r.o.Dir, "bed")})
+	if err != nil {
+		return fmt.Errorf("sandbox: --vm: %w", err)
+	}
+	r.bed = bed
+	for _, h := range r.hosts {
+		h.Network = strings.TrimRight(vmNetworkConfig(h, r.prefix, bed.Gateway), "\n")
+	}
+	r.closers = append(r.closers, func() {
+		if err := bed.Close(); err != nil {
+			fmt.Fprintf(r.o.stderr(), "sandbox: %v\n", err)
+		}
+	})
+	r.say("test bed %s: the bridge %s, %s, for %s", bed.ID, bed.Bridge, bed.Prefix, count(len(r.hosts), "VM"))
+	return nil
+}
+
+// makeFactoryImage builds the factory image the VMs boot: the payload
+// names the bed's release image, and node zero's service is told the VMs'
+// requirements.
+func (r *run) makeFactoryImage(ctx context.Context) error {
+	start := time.Now()
+	r.env = []string{"DISABLED_STEPS=" + disabledSteps, "HW_VALIDATOR_REQUIREMENTS=" + vmRequirements}
+	img, err := r.o.VMImage.Create(ctx, filepath.Join(r.o.Dir, "image"), ReleasePayload(r.release), r.env)
+	if err != nil {
+		return fmt.Errorf("sandbox: factory image: %w", err)
+	}
+	r.vmImage = img
+	r.say("factory image %s (%s); the VMs need 1 CPU and 900 MiB each (HW_VALIDATOR_REQUIREMENTS in its nodezero.service)", img, time.Since(start).Round(time.Second))
+	return nil
+}
+
+// waitingForConfig is what a factory-image host's console says while it
+// waits for its config image (daemon/issue's line).
+var waitingForConfig = regexp.MustCompile(`Insert or mount config image`)
+
+// startVMs powers on every VM and, once each waits for its config image,
+// inserts the config image into it, as a person would.
+func (r *run) startVMs(ctx context.Context, wg *sync.WaitGroup) error {
+	for i, h := range r.hosts {
+		mac, err := net.ParseMAC(h.MAC)
+		if err != nil {
+			return err
+		}
+		vm, err := r.bed.StartVM(ctx, testbed.VMSpec{
+			Name: h.Name, Dir: h.root, Boot: r.vmImage, InstallDiskSize: vmInstallDiskSize,
+			NICs: []testbed.VMNIC{{MAC: mac}},
+			SMBIOS: testbed.SMBIOS{
+				UUID:         fmt.Sprintf("4e5a0000-0000-4000-8000-%012x", i+1),
+				Serial:       fmt.Sprintf("NZ-VM-%04d", i+1),
+				Manufacturer: "nodezero sandbox", Product: "QEMU VM " + h.Name,
+			},
+		})
+		if err != nil {
+			return fmt.Errorf("sandbox: %s: %w", h.Name, err)
+		}
+		h.vm = vm
+		h.log = vm.SerialLog()
+	}
+	r.say("started %s (%d control plane, %s); node zero is %s at %s; serial consoles in %s",
+		count(len(r.hosts), "VM"), r.o.Masters, count(r.o.Workers, "worker"), r.zero.Name, r.zero.Addr, filepath.Join(r.o.Dir, "hosts/*/serial.log"))
+	for _, h := range r.hosts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.insertWhenWaiting(ctx, h)
+		}()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := h.vm.Wait()
+			h.mu.Lock()
+			if ctx.Err() == nil {
+				h.exit = fmt.Errorf("the VM's QEMU ended: %v", err)
+			}
+			h.mu.Unlock()
+		}()
+	}
+	return nil
+}
+
+// insertWhenWaiting inserts the config image once h's console says it
+// waits for one.
+func (r *run) insertWhenWaiting(ctx context.Context, h *Host) {
+	if _, err := h.vm.WaitSerial(ctx, waitingForConfig); err != nil {
+		return
+	}
+	if err := r.inspect(ctx, PhaseWaiting, h); err != nil {
+		h.mu.Lock()
+		h.exit = err
+		h.mu.Unlock()
+		return
+	}
+	if err := h.vm.InsertCD(ctx, r.iso); err != nil {
+		h.mu.Lock()
+		h.exit = fmt.Errorf("insert the config image: %w", err)
+		h.mu.Unlock()
+		return
+	}
+	r.say("%s waits for its config image: inserted %s", h.Name, filepath.Base(r.iso))
+}
+
+// vmInputs is the network part of a VM host's agent-config entry: a
+// static address on its first NIC, the bed's gateway as its DNS server.
+func vmNetworkConfig(h *Host, prefix netip.Prefix, gateway netip.Addr) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "    interfaces:\n")
+	fmt.Fprintf(&b, "    - name: %s\n      type: ethernet\n      state: up\n      mac-address: %s\n", h.NIC, h.MAC)
+	fmt.Fprintf(&b, "      ipv4:\n        enabled: true\n        dhcp: false\n        address:\n        - ip: %s\n          prefix-length: %d\n", h.Addr, prefix.Bits())
+	fmt.Fprintf(&b, "      ipv6:\n        enabled: false\n")
+	fmt.Fprintf(&b, "    dns-resolver:\n      config:\n        server:\n        - %s\n", gateway)
+	fmt.Fprintf(&b, "    routes:\n      config:\n      - destination: 0.0.0.0/0\n        next-hop-address: %s\n        next-hop-interface: %s\n", gateway, h.NIC)
+	return b.String()
+}
