@@ -120,8 +120,6 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 			}
 			fmt.Fprintf(o.Log, "factory image: %s: built in %s\n", name, round(l.BuildTime))
 		}
-		// Others may read it now; pruning (an exclusive try) leaves it be.
-		syscall.Flock(int(e.lock.Fd()), syscall.LOCK_SH)
 		res.Layers = append(res.Layers, l)
 		return e, nil
 	}

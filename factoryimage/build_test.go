@@ -35,7 +35,7 @@ import (
 func needBuild(t *testing.T) {
 	t.Helper()
 	testbed.NeedRoot(t)
-	for _, tool := range []string{"mmdebstrap", "mkfs.ext4", "debugfs", "dumpe2fs", "mkfs.vfat", "mcopy", "mdir", "sgdisk", "sfdisk", "blkid", "qemu-img"} {
+	for _, tool := range []string{"mmdebstrap", "mkfs.ext4", "debugfs", "dumpe2fs", "mkfs.vfat", "mcopy", "mdir", "sgdisk", "sfdisk", "blkid", "qemu-img", "zstd"} {
 		testbed.NeedTool(t, tool)
 	}
 	if _, err := FindIgnition(); err != nil {

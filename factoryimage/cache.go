@@ -18,10 +18,14 @@ import (
 	"time"
 )
 
-// recipeVersion changes whenever the recipe changes in a way no other
-// input shows (a command's flags, a layout): every key includes it, so a
-// new recipe never reuses an old layer.
-const recipeVersion = "factoryimage/1"
+// recipes name each layer's recipe; one changes whenever its layer's
+// recipe changes in a way no other input shows (a command's flags, a
+// layout, a tool), so a new recipe never reuses an old entry.
+var recipes = map[string]string{
+	LayerRootfs:  "rootfs/1",
+	LayerOSImage: "os-image/2", // 2: zstd's CLI compresses the image
+	LayerFactory: "factory/1",
+}
 
 // key is a layer's cache key: the SHA-256 of every input, each a name and
 // a value, length-prefixed so that no two input lists hash alike.
@@ -29,8 +33,8 @@ type key struct{ h hash.Hash }
 
 func newKey(layer string) *key {
 	k := &key{h: sha256.New()}
-	k.add("recipe", recipeVersion)
 	k.add("layer", layer)
+	k.add("recipe", recipes[layer])
 	return k
 }
 
@@ -80,9 +84,12 @@ type layerInfo struct {
 	Files map[string]int64 `json:"files,omitempty"`
 }
 
-// openEntry locks the layer's entry (one builder per key at a time, other
-// keys in parallel) and reports whether it is complete. The caller builds
-// it when not, and closes it.
+// openEntry opens the layer's entry for a build: shared while it is
+// complete (any number of builds read it; pruning, which needs it
+// exclusively, leaves it be), exclusive while it is not (one builder per
+// key; other keys build in parallel). It reports whether the entry is
+// complete; when not, the caller builds it and calls done. The caller
+// closes it when its build is over.
 func openEntry(cache, layer, k string) (*entry, *layerInfo, error) {
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		return nil, nil, fmt.Errorf("cache: %w", err)
@@ -92,22 +99,35 @@ func openEntry(cache, layer, k string) (*entry, *layerInfo, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("cache: %w", err)
 	}
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		lock.Close()
-		return nil, nil, fmt.Errorf("cache: lock %s: %w", lock.Name(), err)
-	}
 	e := &entry{layer: layer, key: k, dir: filepath.Join(cache, name), lock: lock}
-	info, err := e.info()
-	if err != nil {
+	for _, how := range []int{syscall.LOCK_SH, syscall.LOCK_EX} {
+		if err := syscall.Flock(int(lock.Fd()), how); err != nil {
+			e.close()
+			return nil, nil, fmt.Errorf("cache: lock %s: %w", lock.Name(), err)
+		}
+		info, err := e.info()
+		if err != nil {
+			e.close()
+			return nil, nil, err
+		}
+		if info != nil {
+			// The info file's mtime is the entry's last use, which
+			// pruning reads.
+			now := time.Now()
+			os.Chtimes(filepath.Join(e.dir, infoFile), now, now)
+			return e, info, e.shared()
+		}
+	}
+	return e, nil, nil // exclusive: build it
+}
+
+// shared turns the entry's lock shared: a complete entry is only read.
+func (e *entry) shared() error {
+	if err := syscall.Flock(int(e.lock.Fd()), syscall.LOCK_SH); err != nil {
 		e.close()
-		return nil, nil, err
+		return fmt.Errorf("cache: lock %s: %w", e.lock.Name(), err)
 	}
-	if info != nil {
-		// The info file's mtime is the entry's last use, which pruning reads.
-		now := time.Now()
-		os.Chtimes(filepath.Join(e.dir, infoFile), now, now)
-	}
-	return e, info, nil
+	return nil
 }
 
 func (e *entry) info() (*layerInfo, error) {
@@ -137,7 +157,7 @@ func (e *entry) begin() error {
 	return nil
 }
 
-// commit marks the entry complete.
+// commit marks the entry complete and lets other builds read it.
 func (e *entry) commit(info *layerInfo) error {
 	info.Layer, info.Key = e.layer, e.key
 	b, err := json.MarshalIndent(info, "", "  ")
@@ -151,7 +171,7 @@ func (e *entry) commit(info *layerInfo) error {
 	if err := os.Rename(tmp, filepath.Join(e.dir, infoFile)); err != nil {
 		return fmt.Errorf("cache: %w", err)
 	}
-	return nil
+	return e.shared()
 }
 
 func (e *entry) close() {

@@ -34,7 +34,7 @@ func factoryKey(o *resolved, rootfs, osImage string, digests inputDigests) (stri
 	if err != nil {
 		return "", err
 	}
-	k := newKey("factory")
+	k := newKey(LayerFactory)
 	k.add("rootfs", rootfs)
 	k.add("os-image", osImage)
 	k.add("nodezero", digests.binary)

@@ -87,6 +87,17 @@ func TestKeys(t *testing.T) {
 		{"output folder", func(o *resolved, _ *inputDigests) { o.Dir = "/elsewhere" }, false, false, false},
 		{"payload OS image (Build's own)", func(o *resolved, _ *inputDigests) { o.Payload.OS = diskwrite.Image{File: "x"} }, false, false, false},
 	}
+	for _, layer := range []string{LayerRootfs, LayerOSImage, LayerFactory} {
+		old := recipes[layer]
+		recipes[layer] += "+changed"
+		got := keysOf(base(), d)
+		recipes[layer] = old
+		changed := [3]bool{got.rootfs != ref.rootfs, got.os != ref.os, got.factory != ref.factory}
+		want := map[string][3]bool{LayerRootfs: {true, true, true}, LayerOSImage: {false, true, true}, LayerFactory: {false, false, true}}[layer]
+		if changed != want {
+			t.Errorf("%s's recipe changed: changed (rootfs, os-image, factory) = %v, want %v", layer, changed, want)
+		}
+	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			o, dd := base(), d

@@ -130,6 +130,8 @@ var tools = []struct{ name, pkg string }{
 	{"mmd", "mtools"},
 	{"sgdisk", "gdisk"},
 	{"qemu-img", "qemu-utils"},
+	{"zstd", "zstd"},
+	{"dumpe2fs", "e2fsprogs"},
 	{"cp", "coreutils"},
 	{"chroot", "coreutils"},
 }

@@ -75,7 +75,7 @@ func (o *resolved) sources() []string {
 // not an input (it changes with every point release): a cached rootfs is
 // kept until the cache entry is removed or an input here changes.
 func rootfsKey(o *resolved) string {
-	k := newKey("rootfs")
+	k := newKey(LayerRootfs)
 	k.add("suite", Suite)
 	k.add("sources", strings.Join(o.sources(), "\n"))
 	k.add("packages", strings.Join(packages, ","))

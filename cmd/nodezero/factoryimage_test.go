@@ -140,7 +140,7 @@ func TestBesideRelease(t *testing.T) {
 // cache.
 func TestCreateFactoryImageRuns(t *testing.T) {
 	testbed.NeedRoot(t)
-	for _, tool := range []string{"mmdebstrap", "mkfs.ext4", "debugfs", "mkfs.vfat", "mcopy", "sgdisk", "qemu-img"} {
+	for _, tool := range []string{"mmdebstrap", "mkfs.ext4", "debugfs", "mkfs.vfat", "mcopy", "sgdisk", "qemu-img", "zstd"} {
 		testbed.NeedTool(t, tool)
 	}
 	if _, err := factoryimage.FindIgnition(); err != nil {
