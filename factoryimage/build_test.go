@@ -575,3 +575,19 @@ func TestBuildCachedAndReproducible(t *testing.T) {
 		t.Errorf("a rebuild's factory.raw differs from the first build's")
 	}
 }
+
+// TestIgnitionMustRunInGuest: an ignition that cannot run inside the tree
+// (built against another release's libraries) is refused at build time,
+// not found out at a host's first boot.
+func TestIgnitionMustRunInGuest(t *testing.T) {
+	testbed.NeedRoot(t)
+	testbed.NeedTool(t, "chroot")
+	st := &stage{dir: t.TempDir()}
+	if err := st.writeFile(ignitionPath, 0o755, strings.NewReader("#!/lib/ld-linux-from-elsewhere.so.2\n")); err != nil {
+		t.Fatal(err)
+	}
+	err := runsInGuest(context.Background(), st)
+	if err == nil || !strings.Contains(err.Error(), "ignition does not run on Debian 12") || !strings.Contains(err.Error(), "tools/ignition/build.sh") {
+		t.Errorf("runsInGuest = %v, want ignition refused, naming tools/ignition/build.sh", err)
+	}
+}

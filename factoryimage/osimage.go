@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"embed"
+	"fmt"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/nodezero/nodezero/hostagent/diskwrite"
 	"github.com/nodezero/nodezero/units"
@@ -90,6 +92,9 @@ func buildOSImage(ctx context.Context, o *resolved, rootfsTree string, e *entry)
 	if err := st.copyFile(ignitionPath, 0o755, o.Ignition); err != nil {
 		return diskwrite.Image{}, err
 	}
+	if err := runsInGuest(ctx, st); err != nil {
+		return diskwrite.Image{}, err
+	}
 	files, links, err := guestRendered()
 	if err != nil {
 		return diskwrite.Image{}, err
@@ -127,6 +132,20 @@ func buildOSImage(ctx context.Context, o *resolved, rootfsTree string, e *entry)
 	img.EFILoader = EFILoader
 	img.EFILabel = OSImageLabel
 	return img, nil
+}
+
+// runsInGuest runs ignition and nodezero inside the tree (chroot): ignition
+// links the build machine's glibc and libblkid, and one built on a newer
+// release than the guest's would fail only at the first boot.
+func runsInGuest(ctx context.Context, st *stage) error {
+	out, err := output(ctx, nil, "chroot", st.dir, "/"+ignitionPath, "-version")
+	if err != nil || !strings.HasPrefix(string(out), "Ignition ") {
+		return fmt.Errorf("ignition does not run on Debian 12 (%s): %v %s; build it on Debian 12 with tools/ignition/build.sh", Suite, err, bytes.TrimSpace(out))
+	}
+	if out, err := output(ctx, nil, "chroot", st.dir, units.DefaultBinary, "version"); err != nil {
+		return fmt.Errorf("nodezero does not run in the image: %v %s", err, bytes.TrimSpace(out))
+	}
+	return nil
 }
 
 // compress writes raw as one zstd stream at dst (what the writer reads:
