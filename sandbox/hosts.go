@@ -34,11 +34,13 @@ type Host struct {
 	// command makes the host's process (nil: exec.Command, on loopback;
 	// inside its namespace with NetNS).
 	command func(name string, args ...string) *exec.Cmd
-	ns      string // its network namespace, with NetNS
+	ns      string      // its network namespace, with NetNS
 	vm      *testbed.VM // the host's virtual machine, with VM
-	// Network is the host's networkConfig in agent-config.yaml (VMs:
-	// static addresses), indented for the template; "" is none.
-	Network string
+	// Network and Interfaces are the host's networkConfig and interfaces
+	// in agent-config.yaml (VMs: static addresses, every NIC), indented for
+	// the template; "" is none, and the one NIC.
+	Network, Interfaces string
+	bond                []string // the MACs of the bond's ports (a VM host with a bond)
 	// onReboot, when set, is called (and must return at once) each time
 	// the host reboots into its installed disk, before it starts again.
 	onReboot func()

@@ -90,6 +90,11 @@ func vmMAC(i, nic int) string { return fmt.Sprintf("52:54:00:4e:%02x:%02x", i, n
 func (r *run) makeVMHosts(ctx context.Context) error {
 	for i, h := range r.hosts {
 		h.NIC, h.MAC = vmNIC(0), vmMAC(i, 0)
+		if r.o.Workers >= 2 && i == len(r.hosts)-1 {
+			// One host shows a bond and a VLAN on real NICs: two
+			// NICs in an active-backup bond, a VLAN on top.
+			h.bond = []string{h.MAC, vmMAC(i, 1)}
+		}
 		h.Addr = r.addr(byte(10 + i))
 		hd := filepath.Join(r.o.Dir, "hosts", h.Name)
 		h.root, h.disks, h.log = hd, hd, filepath.Join(hd, "serial.log")
@@ -105,6 +110,7 @@ func (r *run) makeVMHosts(ctx context.Context) error {
 	r.bed = bed
 	for _, h := range r.hosts {
 		h.Network = strings.TrimRight(vmNetworkConfig(h, r.prefix, bed.Gateway), "\n")
+		h.Interfaces = vmInterfaces(h)
 	}
 	r.closers = append(r.closers, func() {
 		if err := bed.Close(); err != nil {
@@ -138,13 +144,17 @@ var waitingForConfig = regexp.MustCompile(`Insert or mount config image`)
 // inserts the config image into it, as a person would.
 func (r *run) startVMs(ctx context.Context, wg *sync.WaitGroup) error {
 	for i, h := range r.hosts {
-		mac, err := net.ParseMAC(h.MAC)
-		if err != nil {
-			return err
+		var nics []testbed.VMNIC
+		for _, m := range append([]string{h.MAC}, h.bondPorts()...) {
+			mac, err := net.ParseMAC(m)
+			if err != nil {
+				return err
+			}
+			nics = append(nics, testbed.VMNIC{MAC: mac})
 		}
 		vm, err := r.bed.StartVM(ctx, testbed.VMSpec{
 			Name: h.Name, Dir: h.root, Boot: r.vmImage, InstallDiskSize: vmInstallDiskSize,
-			NICs: []testbed.VMNIC{{MAC: mac}},
+			NICs: nics,
 			SMBIOS: testbed.SMBIOS{
 				UUID:         fmt.Sprintf("4e5a0000-0000-4000-8000-%012x", i+1),
 				Serial:       fmt.Sprintf("NZ-VM-%04d", i+1),
@@ -200,15 +210,67 @@ func (r *run) insertWhenWaiting(ctx context.Context, h *Host) {
 	r.say("%s waits for its config image: inserted %s", h.Name, filepath.Base(r.iso))
 }
 
-// vmInputs is the network part of a VM host's agent-config entry: a
-// static address on its first NIC, the bed's gateway as its DNS server.
+// vmVLAN is the VLAN on the bond host's bond, and its subnet: only
+// tagged frames on the bed's bridge carry it (no other host has the VLAN).
+const (
+	vmVLAN       = 100
+	vmVLANPrefix = "172.31.254.0/24"
+)
+
+// bondPorts are the MACs of h's NICs besides its first (the bond host's
+// second port).
+func (h *Host) bondPorts() []string {
+	if len(h.bond) < 2 {
+		return nil
+	}
+	return h.bond[1:]
+}
+
+// vmInterfaces is a VM host's agent-config interfaces: every NIC by
+// name and MAC.
+func vmInterfaces(h *Host) string {
+	var b strings.Builder
+	for i, m := range append([]string{h.MAC}, h.bondPorts()...) {
+		fmt.Fprintf(&b, "  - name: %s\n    macAddress: %s\n", vmNIC(i), m)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// vmNetworkConfig is a VM host's networkConfig (nmstate): a static
+// address on its NIC, or, on the bond host, on an active-backup bond of
+// its two NICs with a VLAN on top; the bed's gateway as DNS server and
+// default route.
 func vmNetworkConfig(h *Host, prefix netip.Prefix, gateway netip.Addr) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "    interfaces:\n")
-	fmt.Fprintf(&b, "    - name: %s\n      type: ethernet\n      state: up\n      mac-address: %s\n", h.NIC, h.MAC)
-	fmt.Fprintf(&b, "      ipv4:\n        enabled: true\n        dhcp: false\n        address:\n        - ip: %s\n          prefix-length: %d\n", h.Addr, prefix.Bits())
-	fmt.Fprintf(&b, "      ipv6:\n        enabled: false\n")
+	static := func(addr netip.Addr, bits int) {
+		fmt.Fprintf(&b, "      ipv4:\n        enabled: true\n        dhcp: false\n        address:\n        - ip: %s\n          prefix-length: %d\n", addr, bits)
+		fmt.Fprintf(&b, "      ipv6:\n        enabled: false\n")
+	}
+	b.WriteString("    interfaces:\n")
+	dev := h.NIC
+	if len(h.bond) == 0 {
+		fmt.Fprintf(&b, "    - name: %s\n      type: ethernet\n      state: up\n      mac-address: %s\n", h.NIC, h.MAC)
+		static(h.Addr, prefix.Bits())
+	} else {
+		var ports []string
+		for i, m := range h.bond {
+			ports = append(ports, vmNIC(i))
+			fmt.Fprintf(&b, "    - name: %s\n      type: ethernet\n      state: up\n      mac-address: %s\n", vmNIC(i), m)
+		}
+		dev = "bond0"
+		fmt.Fprintf(&b, "    - name: bond0\n      type: bond\n      state: up\n      mac-address: %s\n", h.MAC)
+		static(h.Addr, prefix.Bits())
+		fmt.Fprintf(&b, "      link-aggregation:\n        mode: active-backup\n        options:\n          miimon: \"100\"\n        port:\n")
+		for _, p := range ports {
+			fmt.Fprintf(&b, "        - %s\n", p)
+		}
+		vp := netip.MustParsePrefix(vmVLANPrefix)
+		a := vp.Addr().As4()
+		a[3] = h.Addr.As4()[3]
+		fmt.Fprintf(&b, "    - name: bond0.%d\n      type: vlan\n      state: up\n      vlan:\n        base-iface: bond0\n        id: %d\n", vmVLAN, vmVLAN)
+		static(netip.AddrFrom4(a), vp.Bits())
+	}
 	fmt.Fprintf(&b, "    dns-resolver:\n      config:\n        server:\n        - %s\n", gateway)
-	fmt.Fprintf(&b, "    routes:\n      config:\n      - destination: 0.0.0.0/0\n        next-hop-address: %s\n        next-hop-interface: %s\n", gateway, h.NIC)
+	fmt.Fprintf(&b, "    routes:\n      config:\n      - destination: 0.0.0.0/0\n        next-hop-address: %s\n        next-hop-interface: %s\n", gateway, dev)
 	return b.String()
 }
