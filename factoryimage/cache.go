@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -226,19 +227,68 @@ func prune(cache, layer string, keep int, log io.Writer) {
 	}
 }
 
-// removeAll is os.RemoveAll that first makes read-only folders of a root
-// tree writable (a Debian tree has a few: its owner is root, but the build
-// may not run with CAP_DAC_OVERRIDE everywhere).
+// removeAll is os.RemoveAll for a folder of the cache, but it refuses a
+// folder with anything mounted below it (a failed mmdebstrap could leave
+// its /proc, /sys or /dev mounts behind, and removing through a bind mount
+// would remove the machine's own files). Read-only folders of a root tree
+// are made writable first.
 func removeAll(dir string) error {
-	err := os.RemoveAll(dir)
-	if err == nil {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	if m := mountsUnder(abs); len(m) > 0 {
+		return fmt.Errorf("not removing %s: %s mounted inside it (umount them first)", abs, strings.Join(m, ", "))
+	}
+	if err := os.RemoveAll(abs); err == nil {
 		return nil
 	}
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	filepath.WalkDir(abs, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && d.IsDir() {
 			os.Chmod(p, 0o755)
 		}
 		return nil
 	})
-	return os.RemoveAll(dir)
+	return os.RemoveAll(abs)
+}
+
+// mountsUnder lists the mount points inside dir (/proc/self/mountinfo's
+// fifth field, with its octal escapes).
+func mountsUnder(dir string) []string {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 {
+			continue
+		}
+		mp := unescapeMount(f[4])
+		if strings.HasPrefix(mp, dir+"/") {
+			out = append(out, mp)
+		}
+	}
+	return out
+}
+
+// unescapeMount undoes mountinfo's \ooo escapes (space, tab, newline,
+// backslash).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }

@@ -80,3 +80,20 @@ func TestCacheEntries(t *testing.T) {
 		t.Error("an entry with a damaged info file counts as complete")
 	}
 }
+
+// TestUnescapeMount: mountinfo escapes a space in a mount point as \040.
+func TestUnescapeMount(t *testing.T) {
+	for in, want := range map[string]string{
+		`/var/cache/a\040b/tree/proc`: "/var/cache/a b/tree/proc",
+		`/plain`:                      "/plain",
+		`/back\134slash`:              `/back\slash`,
+		`/short\04`:                   `/short\04`,
+	} {
+		if got := unescapeMount(in); got != want {
+			t.Errorf("unescapeMount(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if m := mountsUnder(t.TempDir()); len(m) != 0 {
+		t.Errorf("mountsUnder(a new folder) = %v", m)
+	}
+}
