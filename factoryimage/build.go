@@ -67,6 +67,9 @@ func Build(ctx context.Context, opts Options) (*Result, error) {
 	if opts.Base != "" {
 		return nil, CheckBase(ctx, opts.Base)
 	}
+	if euid := os.Geteuid(); euid != 0 {
+		return nil, fmt.Errorf("factory image: needs root (running as uid %d): mmdebstrap --mode=root builds the Debian tree, whose files root owns and only root may read", euid)
+	}
 	o, err := opts.resolve()
 	if err != nil {
 		return nil, err

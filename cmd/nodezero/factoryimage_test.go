@@ -41,6 +41,10 @@ func TestCreateFactoryImageHelp(t *testing.T) {
 		t.Errorf("create -h: %v, does not list factory-image:\n%s", err, out.String())
 	}
 
+	notStatic := "/etc/hostname" // not an executable, let alone a static one
+	if os.Geteuid() != 0 {
+		notStatic = "needs root" // said first
+	}
 	tests := []struct {
 		args []string
 		want string
@@ -48,7 +52,7 @@ func TestCreateFactoryImageHelp(t *testing.T) {
 		{[]string{"--bogus"}, "flag provided but not defined: -bogus"},
 		{[]string{"--dir"}, "flag needs an argument: -dir"},
 		{[]string{"images"}, `unexpected argument "images"`},
-		{[]string{"--binary", "/etc/hostname", "--dir", t.TempDir()}, "/etc/hostname"},
+		{[]string{"--binary", "/etc/hostname", "--dir", t.TempDir()}, notStatic},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -179,5 +183,28 @@ func TestCreateFactoryImageRuns(t *testing.T) {
 			}
 		}
 		t.Logf("run %d:\n%s", i+1, out)
+	}
+}
+
+// Not as root, the command says it needs root before it does anything.
+func TestCreateFactoryImageNeedsRoot(t *testing.T) {
+	testbed.NeedRoot(t)
+	setpriv := testbed.NeedTool(t, "setpriv")
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "nodezero")
+	b, err := os.ReadFile(nodezeroBinary(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin,
+		"create", "factory-image", "--dir", filepath.Join(dir, "images")).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "needs root (running as uid 65534)") {
+		t.Errorf("as uid 65534: %v\n%s\nwant it refused: needs root", err, out)
 	}
 }
