@@ -424,3 +424,34 @@ func TestIgnitionMustRunInGuest(t *testing.T) {
 		t.Errorf("runsInGuest = %v, want ignition refused, naming tools/ignition/build.sh", err)
 	}
 }
+
+// TestInstalledOSTakesItsConfig: nodezero's writer installs the payload's
+// image on a disk (a pre-sized file) with a role's Ignition config, and
+// the first-boot script, reading that disk's ignition partition, has
+// Ignition apply it: the writer and the image agree on the partition.
+func TestInstalledOSTakesItsConfig(t *testing.T) {
+	res := builtOnce(t)
+	pdir := t.TempDir()
+	if err := os.Symlink(res.OSImageCompressed, filepath.Join(pdir, osImageFile)); err != nil {
+		t.Fatal(err)
+	}
+	if err := diskwrite.WritePayload(pdir, &res.Payload); err != nil {
+		t.Fatal(err)
+	}
+	p, err := diskwrite.LoadPayload(pdir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	disk := filepath.Join(t.TempDir(), "disk.img")
+	if err := createSparse(disk, 2<<30); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := diskwrite.Write(context.Background(), diskwrite.Options{Device: disk, Payload: p, Ignition: []byte(roleConfig)}); err != nil {
+		t.Fatalf("diskwrite.Write: %v", err)
+	}
+	off, size, _ := part(t, readTable(t, disk), ignitionLabel)
+	console, _, _, err := firstBoot(t, readAt(t, disk, off, size))
+	if err != nil || !strings.Contains(console, "NODEZERO-IGNITION applied files=4 units=2\n") {
+		t.Errorf("first boot of the written disk: %v\n%s", err, console)
+	}
+}
