@@ -1,12 +1,15 @@
 package factoryimage
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/nodezero/nodezero/hostagent/diskwrite"
 	"github.com/nodezero/nodezero/units"
@@ -39,6 +42,7 @@ func factoryKey(o *resolved, rootfs, osImage string, digests inputDigests) (stri
 	k.add("os-image", osImage)
 	k.add("nodezero", digests.binary)
 	k.add("payload", string(b))
+	k.add("service-env", strings.Join(o.ServiceEnv, "\n"))
 	k.add("epoch", strconv.FormatInt(o.SourceDateEpoch, 10))
 	return k.sum(), nil
 }
@@ -62,6 +66,18 @@ func buildFactory(ctx context.Context, o *resolved, rootfsTree string, osEntry *
 		return err
 	}
 	fmt.Fprintf(o.Log, "factory image: nodezero install: %d files and links\n", len(res.Changed))
+	if len(o.ServiceEnv) > 0 {
+		env, dropIn, err := serviceEnvFiles(o.ServiceEnv)
+		if err != nil {
+			return err
+		}
+		if err := st.writeFile(serviceEnvFile[1:], 0o644, bytes.NewReader(env)); err != nil {
+			return err
+		}
+		if err := st.writeFile(serviceEnvDropIn[1:], 0o644, bytes.NewReader(dropIn)); err != nil {
+			return err
+		}
+	}
 	dir := diskwrite.DefaultPayloadDir[1:]
 	if err := st.linkFile(filepath.Join(dir, img.File), osEntry.path(img.File)); err != nil {
 		return err
@@ -90,3 +106,33 @@ func buildFactory(ctx context.Context, o *resolved, rootfsTree string, osEntry *
 	return run(ctx, o.Log, nil, "qemu-img", "convert", "-f", "raw", "-O", "qcow2", "-c",
 		"-o", "compression_type=zstd", e.path(RawFile), e.path(QCOW2File))
 }
+
+// Where ServiceEnv goes: an environment file and the drop-in that gives it
+// to nodezero.service.
+const (
+	serviceEnvFile   = "/etc/nodezero/service.env"
+	serviceEnvDropIn = "/etc/systemd/system/nodezero.service.d/10-environment.conf"
+)
+
+// serviceEnvFiles renders ServiceEnv: each KEY=VALUE single-quoted in the
+// environment file (systemd's EnvironmentFile= takes the value as it is,
+// JSON included), and the drop-in naming it. A key that is not a shell
+// name, or a value holding a single quote or a line break, is refused.
+func serviceEnvFiles(env []string) (file, dropIn []byte, err error) {
+	var b bytes.Buffer
+	b.WriteString("# Written by nodezero create factory-image: node zero's service environment.\n")
+	for _, kv := range env {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || !envKeyRE.MatchString(k) {
+			return nil, nil, fmt.Errorf("factory image: service environment %q: want KEY=VALUE", kv)
+		}
+		if strings.ContainsAny(v, "'\n\r") {
+			return nil, nil, fmt.Errorf("factory image: service environment %s: a value may not hold a single quote or a line break", k)
+		}
+		fmt.Fprintf(&b, "%s='%s'\n", k, v)
+	}
+	dropIn = []byte("# Written by nodezero create factory-image.\n[Service]\nEnvironmentFile=" + serviceEnvFile + "\n")
+	return b.Bytes(), dropIn, nil
+}
+
+var envKeyRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)

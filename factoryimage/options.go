@@ -36,6 +36,10 @@ type Options struct {
 	// Base is a production base disk image (RHCOS or FCOS). Build checks
 	// it and refuses it (CheckBase): only the Debian base is built yet.
 	Base string
+	// ServiceEnv is added to nodezero.service's environment, KEY=VALUE
+	// each (serviceEnvFile): what node zero's service is told on every host
+	// of this image, e.g. HW_VALIDATOR_REQUIREMENTS or DISABLED_STEPS.
+	ServiceEnv []string
 	// SourceDateEpoch is every timestamp in the images (DefaultEpoch when 0).
 	SourceDateEpoch int64
 	// Log receives the progress lines and the tools' output (io.Discard

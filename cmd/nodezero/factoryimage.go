@@ -36,6 +36,11 @@ func runCreateFactoryImage(ctx context.Context, args []string, stdout, stderr io
 	ignition := fs.String("ignition", "", "the ignition executable the installed OS runs (default: $"+factoryimage.EnvIgnition+", else the one tools/ignition/build.sh put in the tools cache)")
 	mirror := fs.String("mirror", "", "the Debian archive (default "+factoryimage.DefaultMirror+")")
 	security := fs.String("security-mirror", "", "the Debian security archive (default "+factoryimage.DefaultSecurityMirror+")")
+	var env []string
+	fs.Func("service-env", "KEY=VALUE added to nodezero.service's environment on every host of the image (repeatable), e.g. HW_VALIDATOR_REQUIREMENTS or DISABLED_STEPS for node zero's service", func(v string) error {
+		env = append(env, v)
+		return nil
+	})
 	base := fs.String("base", "", "a production base disk image (RHCOS or FCOS, raw): checked, then refused (see above)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -52,7 +57,7 @@ func runCreateFactoryImage(ctx context.Context, args []string, stdout, stderr io
 	}
 	res, err := factoryimage.Build(ctx, factoryimage.Options{
 		Dir: *dir, Cache: *cache, Binary: *binary, Ignition: *ignition,
-		Mirror: *mirror, SecurityMirror: *security, Base: *base, Log: stderr,
+		Mirror: *mirror, SecurityMirror: *security, Base: *base, ServiceEnv: env, Log: stderr,
 		Payload: diskwrite.Payload{
 			ReleaseImage: rel.Image, OpenshiftVersion: rel.Version,
 			Images: diskwrite.ReleaseImages{

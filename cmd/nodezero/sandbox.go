@@ -129,7 +129,7 @@ const vmTimeout = 90 * time.Minute
 // DIR/build.log.
 func sandboxVMImage(bin string) sandbox.VMImage {
 	return sandbox.VMImage{
-		Create: func(ctx context.Context, dir string, p diskwrite.Payload, _ []string) (string, error) {
+		Create: func(ctx context.Context, dir string, p diskwrite.Payload, env []string) (string, error) {
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return "", err
 			}
@@ -138,7 +138,7 @@ func sandboxVMImage(bin string) sandbox.VMImage {
 				return "", err
 			}
 			defer log.Close()
-			res, err := factoryimage.Build(ctx, factoryimage.Options{Dir: dir, Binary: bin, Payload: p, Log: log}) // SERVICEENV
+			res, err := factoryimage.Build(ctx, factoryimage.Options{Dir: dir, Binary: bin, Payload: p, ServiceEnv: env, Log: log})
 			if err != nil {
 				return "", fmt.Errorf("%w (the build's log: %s)", err, log.Name())
 			}
