@@ -41,8 +41,9 @@ type run struct {
 	installDir string
 	iso        string
 	userToken  string
-	kube       *kubeAPI // nil: no kube API
-	vmImage    string   // the factory image the VMs boot, with VM
+	kube       *kubeAPI         // nil: no kube API
+	vmImage    string           // the factory image the VMs boot, with VM
+	capture    *testbed.Capture // the bed's bridge, with VM
 
 	state   *State // DIR/sandbox.json: the earlier run's with Resume
 	resumed bool
@@ -173,6 +174,15 @@ func Run(ctx context.Context, o Options) (err error) {
 			if werr = r.inspect(ctx, PhaseInstalled, h); werr != nil {
 				break
 			}
+		}
+	}
+	if r.capture != nil {
+		account, err := trafficVerdict(r.capture.Stop(), r.capture.Dropped(), r.bed.Prefix)
+		if werr == nil {
+			werr = err
+		}
+		if err == nil {
+			r.say("%s", account)
 		}
 	}
 	if err := r.finish(ctx, c, url, sum, werr, consoleDone); err != nil {

@@ -96,8 +96,10 @@ func (r *run) makeVMHosts(ctx context.Context) error {
 			h.bond = []string{h.MAC, vmMAC(i, 1)}
 		}
 		h.Addr = r.addr(byte(10 + i))
+		// The VM's files (serial log, firmware variables, QEMU's log)
+		// stay in its host directory; its disks go with the others'.
 		hd := filepath.Join(r.o.Dir, "hosts", h.Name)
-		h.root, h.disks, h.log = hd, hd, filepath.Join(hd, "serial.log")
+		h.root, h.disks, h.log = hd, filepath.Join(r.o.Disks, h.Name), filepath.Join(hd, "serial.log")
 		if err := os.MkdirAll(hd, 0o755); err != nil {
 			return err
 		}
@@ -136,13 +138,21 @@ func (r *run) makeFactoryImage(ctx context.Context) error {
 	return nil
 }
 
-// waitingForConfig is what a factory-image host's console says while it
-// waits for its config image (daemon/issue's line).
+// checkConfigImageIssue is the status line a factory-image host shows
+// while it waits for its config image, and waitingForConfig its text
+// (daemon/boot's, as ABI words it).
+const checkConfigImageIssue = "/etc/issue.d/60-check-config-image.issue"
+
 var waitingForConfig = regexp.MustCompile(`Insert or mount config image`)
 
 // startVMs powers on every VM and, once each waits for its config image,
 // inserts the config image into it, as a person would.
 func (r *run) startVMs(ctx context.Context, wg *sync.WaitGroup) error {
+	c, err := r.bed.Capture(ctx)
+	if err != nil {
+		return fmt.Errorf("sandbox: capture on the bed's bridge: %w", err)
+	}
+	r.capture = c
 	for i, h := range r.hosts {
 		var nics []testbed.VMNIC
 		for _, m := range append([]string{h.MAC}, h.bondPorts()...) {
@@ -153,7 +163,7 @@ func (r *run) startVMs(ctx context.Context, wg *sync.WaitGroup) error {
 			nics = append(nics, testbed.VMNIC{MAC: mac})
 		}
 		vm, err := r.bed.StartVM(ctx, testbed.VMSpec{
-			Name: h.Name, Dir: h.root, Boot: r.vmImage, InstallDiskSize: vmInstallDiskSize,
+			Name: h.Name, Dir: h.root, DiskDir: h.disks, Boot: r.vmImage, InstallDiskSize: vmInstallDiskSize,
 			NICs: nics,
 			SMBIOS: testbed.SMBIOS{
 				UUID:         fmt.Sprintf("4e5a0000-0000-4000-8000-%012x", i+1),
@@ -178,22 +188,43 @@ func (r *run) startVMs(ctx context.Context, wg *sync.WaitGroup) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := h.vm.Wait()
-			h.mu.Lock()
-			if ctx.Err() == nil {
-				h.exit = fmt.Errorf("the VM's QEMU ended: %v", err)
+			select {
+			case <-h.vm.Exited():
+				err := h.vm.Wait()
+				h.mu.Lock()
+				h.exit = fmt.Errorf("the VM's QEMU ended: %v (its log: %s)", err, filepath.Join(h.root, "qemu.log"))
+				h.mu.Unlock()
+			case <-ctx.Done():
+				// The run ends: the VM is switched off (the bed
+				// closes after the hosts' goroutines end).
+				if err := h.vm.PowerOff(context.WithoutCancel(ctx)); err != nil {
+					fmt.Fprintf(r.o.stderr(), "sandbox: power off %s: %v\n", h.Name, err)
+				}
 			}
-			h.mu.Unlock()
 		}()
 	}
 	return nil
 }
 
-// insertWhenWaiting inserts the config image once h's console says it
-// waits for one.
+// insertWhenWaiting inserts the config image once h says it waits for
+// one: its status line (/etc/issue.d, read through the guest agent; the
+// serial line shows the console, which covers it).
 func (r *run) insertWhenWaiting(ctx context.Context, h *Host) {
-	if _, err := h.vm.WaitSerial(ctx, waitingForConfig); err != nil {
+	if err := h.vm.WaitGuestAgent(ctx); err != nil {
 		return
+	}
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		b, err := h.vm.ReadFile(ctx, checkConfigImageIssue)
+		if err == nil && waitingForConfig.Match(b) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
 	}
 	if err := r.inspect(ctx, PhaseWaiting, h); err != nil {
 		h.mu.Lock()

@@ -35,6 +35,10 @@ type VMSpec struct {
 	// given Dir is created if needed and left in place by Close (StartVM
 	// replaces the VM's files in it).
 	Dir string
+	// DiskDir is where the boot overlay and the install disk go (they
+	// are big, and a caller may drop them while keeping the logs); empty
+	// means Dir. It is created if needed and left in place.
+	DiskDir string
 	// Boot is the base disk image (qcow2 or raw). The VM boots a qcow2
 	// overlay in Dir backed onto it, so Boot is never written. Empty: no
 	// boot disk.

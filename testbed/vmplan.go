@@ -70,6 +70,7 @@ func regular(path string) bool {
 type vmPlan struct {
 	name      string
 	dir       string
+	diskDir   string // where overlay and install lie (dir unless VMSpec.DiskDir)
 	boot      string // the base image (absolute), never opened by QEMU but through overlay
 	overlay   string
 	install   string // "" without an install disk
@@ -112,6 +113,13 @@ func planVM(bedID string, s VMSpec, dir string, firstNIC int, fw Firmware) (vmPl
 		memMiB:  s.MemoryMiB, cpus: s.CPUs, noReboot: s.NoReboot,
 		installSz: s.InstallDiskSize,
 	}
+	disks := abs
+	if s.DiskDir != "" {
+		if disks, err = filepath.Abs(s.DiskDir); err != nil {
+			return vmPlan{}, fmt.Errorf("vm %q: disk dir: %w", s.Name, err)
+		}
+	}
+	p.diskDir = disks
 	if len(p.qga) > maxSocketPath || len(p.qmp) > maxSocketPath {
 		bad("dir: %s is too long for a unix socket path inside it (at most %d bytes)", abs, maxSocketPath-len("/qmp.sock"))
 	}
@@ -131,13 +139,13 @@ func planVM(bedID string, s VMSpec, dir string, firstNIC int, fw Firmware) (vmPl
 		if p.boot, err = filepath.Abs(s.Boot); err != nil {
 			bad("boot: %v", err)
 		}
-		p.overlay = filepath.Join(abs, "boot.qcow2")
+		p.overlay = filepath.Join(disks, "boot.qcow2")
 	}
 	switch {
 	case s.InstallDiskSize < 0:
 		bad("install disk size: %d, want 0 (none) or more", s.InstallDiskSize)
 	case s.InstallDiskSize > 0:
-		p.install = filepath.Join(abs, "install.qcow2")
+		p.install = filepath.Join(disks, "install.qcow2")
 	}
 	if firstNIC+len(s.NICs) > maxVMNICs {
 		bad("nics: a bed has at most %d VM NICs", maxVMNICs)
@@ -304,6 +312,9 @@ func qemuEscape(s string) string { return strings.ReplaceAll(s, ",", ",,") }
 // qcow2 overlay on the base image (which is thus never written), a blank
 // install disk, and an empty serial log.
 func (p vmPlan) prepare(ctx context.Context) error {
+	if err := os.MkdirAll(p.diskDir, 0o755); err != nil {
+		return fmt.Errorf("vm %s: %w", p.name, err)
+	}
 	if err := copyFile(p.fw.Vars, p.vars); err != nil {
 		return fmt.Errorf("vm %s: copy OVMF variables: %w", p.name, err)
 	}
