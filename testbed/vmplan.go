@@ -150,6 +150,9 @@ func planVM(bedID string, s VMSpec, dir string, firstNIC int, fw Firmware) (vmPl
 	if firstNIC+len(s.NICs) > maxVMNICs {
 		bad("nics: a bed has at most %d VM NICs", maxVMNICs)
 	}
+	if len(s.NICs) > maxNICsPerVM {
+		bad("nics: %d, at most %d (one PCI slot each, from %#x)", len(s.NICs), maxNICsPerVM, nicSlot)
+	}
 	for i, n := range s.NICs {
 		idx := firstNIC + i
 		if n.MAC == nil {
@@ -265,6 +268,9 @@ func (p vmPlan) argv(accel Accel) []string {
 // others follow. Fixed slots give the NICs the names a Linux guest's udev
 // derives from them (VMNICName), whatever other devices a VM has.
 const nicSlot = 0x10
+
+// maxNICsPerVM keeps the NICs' slots below 0x1f, the q35 chipset's.
+const maxNICsPerVM = 0x1f - nicSlot
 
 // VMNICName is the name a Linux guest with predictable interface names
 // gives a VM's NIC i: enp0s<slot>.

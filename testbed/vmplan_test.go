@@ -235,6 +235,7 @@ func TestPlanVMInvalid(t *testing.T) {
 		{"negative disk", VMSpec{Name: "a", InstallDiskSize: -1}, "/d", "install disk size: -1"},
 		{"tiny memory", VMSpec{Name: "a", MemoryMiB: 16}, "/d", "memory: 16 MiB"},
 		{"long dir", VMSpec{Name: "a"}, "/" + strings.Repeat("d", 120), "too long for a unix socket"},
+		{"too many NICs", VMSpec{Name: "a", NICs: make([]VMNIC, 16)}, "/d", "nics: 16, at most 15"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := planVM("1x2", c.spec, c.dir, 0, testFirmware)
