@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/nodezero/nodezero/hostagent"
@@ -140,6 +142,7 @@ func (o InstallOptions) config(c *wire.Client, req wire.InstallCmdRequest) (inst
 	}
 	cfg.Reboot = installer.LogindRebooter()
 	if o.Live {
+		cfg.Console = kernelConsole(o.log())
 		cfg.Reboot = recordingRebooter{root: o.Root, next: cfg.Reboot, disk: onhost.BootDisk{
 			Disk: resolveDevice(req.BootDevice), BootDevice: req.BootDevice, ClusterID: req.ClusterID,
 			InfraEnvID: req.InfraEnvID, HostID: req.HostID, Role: string(req.Role),
@@ -187,4 +190,23 @@ func resolveDevice(p string) string {
 		return r
 	}
 	return p
+}
+
+// kernelConsole writes lines to the kernel log (/dev/kmsg, at notice
+// level), which the kernel prints on the machine's consoles, the serial
+// line included: the install's milestones reach the person at the machine
+// whatever else holds the terminal. A host where /dev/kmsg cannot be
+// written logs why once and goes on.
+func kernelConsole(log *slog.Logger) func(string) {
+	var once sync.Once
+	return func(line string) {
+		f, err := os.OpenFile("/dev/kmsg", os.O_WRONLY, 0)
+		if err == nil {
+			_, err = f.WriteString("<5>nodezero: " + line + "\n")
+			f.Close()
+		}
+		if err != nil {
+			once.Do(func() { log.Info("the install's milestones stay off the console", "err", err) })
+		}
+	}
 }

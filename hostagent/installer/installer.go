@@ -100,7 +100,12 @@ type Config struct {
 	// report, the ignition download) is retried before the installation
 	// fails, as the service may be restarting; 0 is DefaultReportRetry.
 	ReportRetry time.Duration
-	Logger      *slog.Logger
+	// Console, when set, gets the installation's milestones, one line
+	// each (every stage, the control plane joined, the reboot): a live
+	// host shows them on its console, where the person at the machine
+	// looks.
+	Console func(line string)
+	Logger  *slog.Logger
 }
 
 func (c Config) withDefaults() Config {
@@ -213,6 +218,7 @@ func run(ctx context.Context, cfg Config, j *Journal, resumedAt wire.HostStage) 
 			slog.String(keyRole, string(cfg.Request.Role))),
 	}
 	in.rep = newReporter(cfg.Service, in.log, cfg.ReportRetry, stagesOf(in.flow))
+	in.rep.console = cfg.Console
 	in.rep.resumeAt(resumedAt)
 	if resumedAt == "" {
 		in.log.Info("installation starting", slog.String(keyDevice, in.req.BootDevice))

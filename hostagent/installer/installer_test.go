@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -303,5 +304,26 @@ func TestRunNeedsAWriter(t *testing.T) {
 	}
 	if got := svc.last(t); got.Stage != wire.HostStageFailed {
 		t.Errorf("last report = %v, want Failed", got)
+	}
+}
+
+// TestRunConsole: a live host's console gets every stage as a line, and
+// the bootstrap host says which control-plane hosts joined before it says
+// it reboots (the order a person at node zero's console needs).
+func TestRunConsole(t *testing.T) {
+	svc := &fakeService{hosts: joinedCluster}
+	cfg := testConfig(t, testRequest(wire.HostRoleBootstrap, 3), svc, &fakeWriter{progress: []int{0, 100}}, &fakeRebooter{})
+	var lines []string
+	cfg.Console = func(l string) { lines = append(lines, l) }
+	if err := Run(context.Background(), cfg); err != nil {
+		t.Fatalf("Run = %v, want nil", err)
+	}
+	joined := slices.IndexFunc(lines, func(l string) bool {
+		return l == "install: the control plane joined: master-1, master-2; the bootstrap host reboots next"
+	})
+	reboot := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "install: Rebooting") })
+	writing := slices.Index(lines, "install: Writing image to disk")
+	if joined < 0 || reboot < 0 || writing < 0 || !(writing < joined && joined < reboot) {
+		t.Fatalf("console lines:\n%s\nwant Writing image to disk, then the control plane joined (master-1, master-2), then Rebooting", strings.Join(lines, "\n"))
 	}
 }

@@ -77,6 +77,8 @@ type reporter struct {
 	// installation was resumed (-1: none): stages up to it were reported
 	// before the restart and are not sent again.
 	reported int
+	// console gets each stage as a line (Config.Console); nil: none.
+	console func(string)
 }
 
 func newReporter(svc Service, log *slog.Logger, window time.Duration, stages []wire.HostStage) *reporter {
@@ -110,7 +112,11 @@ func (r *reporter) stage(ctx context.Context, stage wire.HostStage, info string)
 	r.cur, r.lastPct = i, 0
 	r.mu.Unlock()
 	r.log.Info("install stage", slog.String(keyStage, string(stage)), slog.String(keyInfo, info))
-	return r.send(ctx, r.window, stage, info)
+	if err := r.send(ctx, r.window, stage, info); err != nil {
+		return err
+	}
+	r.say(stage, info)
+	return nil
 }
 
 func (r *reporter) current() wire.HostStage {
@@ -168,4 +174,16 @@ func (r *reporter) send(ctx context.Context, window time.Duration, stage wire.Ho
 		}
 		return err
 	})
+}
+
+// say writes a stage to the console, when there is one.
+func (r *reporter) say(stage wire.HostStage, info string) {
+	if r.console == nil {
+		return
+	}
+	line := "install: " + string(stage)
+	if info != "" {
+		line += ": " + info
+	}
+	r.console(line)
 }

@@ -91,6 +91,7 @@ type joinState struct {
 	need    int      // how many must join
 	joined  int      // how many have
 	missing []string // names of those that have not, sorted
+	names   []string // names of those that have, sorted
 }
 
 func (s joinState) enough() bool { return s.joined >= s.need }
@@ -107,15 +108,18 @@ func mastersJoined(hosts []*wire.Host, self string, controlPlaneCount int64) joi
 		switch stageOf(h) {
 		case wire.HostStageJoined, wire.HostStageDone:
 			s.joined++
+			s.names = append(s.names, hostName(h))
 			continue
 		}
 		if h.Status == wire.HostStatusInstalled {
 			s.joined++
+			s.names = append(s.names, hostName(h))
 			continue
 		}
 		s.missing = append(s.missing, hostName(h))
 	}
 	slices.Sort(s.missing)
+	slices.Sort(s.names)
 	return s
 }
 
@@ -167,6 +171,9 @@ func (in *install) waitMastersJoined(ctx context.Context) error {
 	})
 	switch {
 	case err == nil:
+		if in.cfg.Console != nil {
+			in.cfg.Console("install: the control plane joined: " + strings.Join(state.names, ", ") + "; the bootstrap host reboots next")
+		}
 		return nil
 	case ctx.Err() != nil:
 		return fmt.Errorf("wait for the control plane: %w", ctx.Err())

@@ -175,11 +175,11 @@ func TestMastersJoined(t *testing.T) {
 		count int64
 		want  joinState
 	}{
-		{"two of two", []*wire.Host{self, host(master1, "master-1", wire.HostRoleMaster, wire.HostStageJoined), host(master2, "master-2", wire.HostRoleMaster, wire.HostStageDone)}, 3, joinState{need: 2, joined: 2}},
-		{"installed counts", []*wire.Host{self, host(master1, "master-1", wire.HostRoleMaster, wire.HostStageJoined), installed}, 3, joinState{need: 2, joined: 2}},
+		{"two of two", []*wire.Host{self, host(master1, "master-1", wire.HostRoleMaster, wire.HostStageJoined), host(master2, "master-2", wire.HostRoleMaster, wire.HostStageDone)}, 3, joinState{need: 2, joined: 2, names: []string{"master-1", "master-2"}}},
+		{"installed counts", []*wire.Host{self, host(master1, "master-1", wire.HostRoleMaster, wire.HostStageJoined), installed}, 3, joinState{need: 2, joined: 2, names: []string{"master-1", "master-2"}}},
 		{"self does not count", []*wire.Host{self, host(master1, "master-1", wire.HostRoleMaster, wire.HostStageConfiguring)}, 3, joinState{need: 2, missing: []string{"master-1"}}},
-		{"five masters need two", []*wire.Host{host(master1, "a", wire.HostRoleMaster, wire.HostStageJoined), host(master2, "b", wire.HostRoleMaster, wire.HostStageJoined), host("m3", "c", wire.HostRoleMaster, wire.HostStageRebooting)}, 5, joinState{need: 2, joined: 2, missing: []string{"c"}}},
-		{"two-node needs one", []*wire.Host{host(master1, "a", wire.HostRoleMaster, wire.HostStageJoined)}, 2, joinState{need: 1, joined: 1}},
+		{"five masters need two", []*wire.Host{host(master1, "a", wire.HostRoleMaster, wire.HostStageJoined), host(master2, "b", wire.HostRoleMaster, wire.HostStageJoined), host("m3", "c", wire.HostRoleMaster, wire.HostStageRebooting)}, 5, joinState{need: 2, joined: 2, missing: []string{"c"}, names: []string{"a", "b"}}},
+		{"two-node needs one", []*wire.Host{host(master1, "a", wire.HostRoleMaster, wire.HostStageJoined)}, 2, joinState{need: 1, joined: 1, names: []string{"a"}}},
 		{"workers ignored", []*wire.Host{host(worker1, "w", wire.HostRoleWorker, wire.HostStageJoined)}, 3, joinState{need: 2}},
 	}
 	for _, tt := range tests {
