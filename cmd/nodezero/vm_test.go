@@ -118,17 +118,10 @@ func TestVMSingleNode(t *testing.T) {
 // systemd — ready (Type=notify), its status text, its watchdog — brought
 // back by systemd after it is killed.
 func checkWaiting(ctx context.Context, t *testing.T, h *sandbox.Host) error {
+	if err := checkWaitingIssue(ctx, h); err != nil {
+		return err
+	}
 	vm := h.VM()
-	if err := vm.WaitGuestAgent(ctx); err != nil {
-		return err
-	}
-	issue, err := guestIssue(ctx, vm)
-	if err != nil {
-		return err
-	}
-	if !strings.Contains(string(issue), "Insert or mount config image") {
-		return fmt.Errorf("/etc/issue.d before the config image: %q, want the line asking for it", issue)
-	}
 	show := func() (map[string]string, error) {
 		out, err := guest(ctx, vm, "systemctl", "show", "-p", "ActiveState,SubState,StatusText,NRestarts,WatchdogUSec,MainPID,Type", "nodezero.service")
 		if err != nil {
@@ -172,6 +165,23 @@ func checkWaiting(ctx context.Context, t *testing.T, h *sandbox.Host) error {
 	}
 }
 
+// checkWaitingIssue: before its config image, a host's status lines ask
+// for it.
+func checkWaitingIssue(ctx context.Context, h *sandbox.Host) error {
+	vm := h.VM()
+	if err := vm.WaitGuestAgent(ctx); err != nil {
+		return err
+	}
+	issue, err := guestIssue(ctx, vm)
+	if err != nil {
+		return err
+	}
+	if !strings.Contains(string(issue), "Insert or mount config image") {
+		return fmt.Errorf("/etc/issue.d before the config image: %q, want the line asking for it", issue)
+	}
+	return nil
+}
+
 // guestIssue is every /etc/issue.d file of the guest, joined.
 func guestIssue(ctx context.Context, vm *testbed.VM) ([]byte, error) {
 	out, err := guest(ctx, vm, "sh", "-c", "cat /etc/issue.d/*.issue")
@@ -197,7 +207,11 @@ func checkInstalled(ctx context.Context, t *testing.T, h *sandbox.Host) error {
 	}
 	root, err := guest(ctx, vm, "findmnt", "-n", "-o", "SOURCE,LABEL", "/")
 	check("the root is the written disk's (label nzroot)", err == nil && strings.Contains(root, "nzroot"), root+fmt.Sprint(err))
-	for path, want := range map[string]string{"/etc/nodezero/role": "master", "/etc/hostname": h.Name} {
+	role := "master"
+	if h.Role == "worker" {
+		role = "worker"
+	}
+	for path, want := range map[string]string{"/etc/nodezero/role": role, "/etc/hostname": h.Name} {
 		b, err := vm.ReadFile(ctx, path)
 		check("Ignition's "+path, err == nil && strings.TrimSpace(string(b)) == want, string(b)+fmt.Sprint(err))
 	}
