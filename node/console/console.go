@@ -67,13 +67,22 @@ type Options struct {
 // Run is the console until ctx ends or the user leaves it: the tview
 // console on a terminal, else the status lines refreshed on stdout.
 func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
+	if !IsTerminal(os.Stdout) {
+		if _, err := tuiConfig(o); err != nil {
+			return err
+		}
+		fmt.Fprintln(stderr, "console: standard output is no terminal; showing the status lines instead")
+		return plainConsole(ctx, o.Root, o.Version, stdout)
+	}
+	// A factory-image host without its configuration yet: nothing the
+	// checks or the dashboard show can work, and the one thing to do is
+	// to insert the config image, which the status lines say.
+	if err := awaitConfig(ctx, o.Root, o.Version, stdout, time.Second); err != nil || ctx.Err() != nil {
+		return err
+	}
 	cfg, err := tuiConfig(o)
 	if err != nil {
 		return err
-	}
-	if !IsTerminal(os.Stdout) {
-		fmt.Fprintln(stderr, "console: standard output is no terminal; showing the status lines instead")
-		return plainConsole(ctx, o.Root, o.Version, stdout)
 	}
 	defer switchToOwnVT()()
 	return tui.Run(ctx, cfg)
@@ -345,4 +354,40 @@ func Text(root, version string) string {
 		}
 	}
 	return b.String()
+}
+
+// awaitConfig shows the status lines (/etc/issue.d, as the login prompt
+// would) while the host under root has no configuration, that is no
+// rendezvous-host.env, and the interactive flow is off: on a factory-image
+// host before its config image. They are printed again each time they
+// change, and once more when the configuration arrives, then it returns;
+// it returns at once on a host that is configured or interactive.
+func awaitConfig(ctx context.Context, root, version string, stdout io.Writer, poll time.Duration) error {
+	configured := func() bool {
+		return exists(filepath.Join(root, onhost.RendezvousEnvPath)) || exists(filepath.Join(root, interactiveUIPath))
+	}
+	if configured() {
+		return nil
+	}
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	last := ""
+	for {
+		done := configured()
+		text := Text(root, version)
+		if text != last || done {
+			if _, err := io.WriteString(stdout, "\r\n"+strings.ReplaceAll(text, "\n", "\r\n")); err != nil {
+				return err
+			}
+			last = text
+		}
+		if done {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
 }

@@ -9,8 +9,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/nodezero/nodezero/configimage"
+	"github.com/nodezero/nodezero/daemon/issue"
 	"github.com/nodezero/nodezero/onhost"
 	"github.com/nodezero/nodezero/tui"
 )
@@ -113,5 +115,63 @@ func TestSourceToken(t *testing.T) {
 				t.Errorf("Authorization sent = %q, want the token %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// notifyWriter is a buffer that says when something was written.
+type notifyWriter struct {
+	mu    sync.Mutex
+	b     strings.Builder
+	wrote chan struct{}
+}
+
+func (w *notifyWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.b.Write(p)
+	select {
+	case w.wrote <- struct{}{}:
+	default:
+	}
+	return len(p), nil
+}
+
+func (w *notifyWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+// TestAwaitConfig: on a factory-image host before its config image, the
+// console shows the status lines (the one asking for the config image),
+// not checks that cannot pass; once the configuration is there it shows
+// them once more and hands over to the checks and the dashboard.
+func TestAwaitConfig(t *testing.T) {
+	root := t.TempDir()
+	board := issue.NewBoard(root)
+	if _, err := board.Set(context.Background(), issue.KeyCheckConfigImage, issue.LightRed, "Insert or mount config image to start cluster installation"); err != nil {
+		t.Fatal(err)
+	}
+	w := &notifyWriter{wrote: make(chan struct{}, 1)}
+	done := make(chan error, 1)
+	go func() { done <- awaitConfig(context.Background(), root, "test", w, 10*time.Millisecond) }()
+	<-w.wrote
+	if out := w.String(); !strings.Contains(out, "Insert or mount config image") {
+		t.Fatalf("before the config image the console shows:\n%s\nwant the line asking for it", out)
+	}
+	if _, err := board.Set(context.Background(), issue.KeyCheckConfigImage, issue.LightGreen, "Config image loaded"); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(root, onhost.RendezvousEnvPath), "NODE_ZERO_IP=10.0.0.10\n")
+	if err := <-done; err != nil {
+		t.Fatalf("awaitConfig = %v", err)
+	}
+	if out := w.String(); !strings.Contains(out, "Config image loaded") {
+		t.Errorf("once configured the console shows:\n%s\nwant the new status lines", out)
+	}
+	// A configured host goes straight on.
+	w2 := &notifyWriter{wrote: make(chan struct{}, 1)}
+	if err := awaitConfig(context.Background(), root, "test", w2, time.Hour); err != nil || w2.String() != "" {
+		t.Errorf("a configured host: awaitConfig = %v, wrote %q; want nil and nothing", err, w2.String())
 	}
 }
