@@ -356,12 +356,19 @@ func Text(root, version string) string {
 	return b.String()
 }
 
+// decideWait bounds how long awaitConfig goes on showing the status
+// lines once the configuration arrived: the network is applied and node
+// zero decided within it on a healthy host.
+const decideWait = 2 * time.Minute
+
 // awaitConfig shows the status lines (/etc/issue.d, as the login prompt
 // would) while the host under root has no configuration, that is no
 // rendezvous-host.env, and the interactive flow is off: on a factory-image
 // host before its config image. They are printed again each time they
-// change, and once more when the configuration arrives, then it returns;
-// it returns at once on a host that is configured or interactive.
+// change, until the host has decided whether it is node zero (its
+// rendezvous line) or decideWait after the configuration arrived; then it
+// returns. It returns at once on a host that is configured or
+// interactive.
 func awaitConfig(ctx context.Context, root, version string, stdout io.Writer, poll time.Duration) error {
 	configured := func() bool {
 		return exists(filepath.Join(root, onhost.RendezvousEnvPath)) || exists(filepath.Join(root, interactiveUIPath))
@@ -369,11 +376,18 @@ func awaitConfig(ctx context.Context, root, version string, stdout io.Writer, po
 	if configured() {
 		return nil
 	}
+	decided := func() bool {
+		return exists(filepath.Join(root, issue.IssueDir, string(issue.KeyRendezvousHost)+".issue"))
+	}
 	t := time.NewTicker(poll)
 	defer t.Stop()
 	last := ""
+	var since time.Time
 	for {
-		done := configured()
+		if since.IsZero() && configured() {
+			since = time.Now()
+		}
+		done := !since.IsZero() && (decided() || time.Since(since) > decideWait)
 		text := Text(root, version)
 		if text != last || done {
 			if _, err := io.WriteString(stdout, "\r\n"+strings.ReplaceAll(text, "\n", "\r\n")); err != nil {

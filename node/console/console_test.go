@@ -163,11 +163,23 @@ func TestAwaitConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(root, onhost.RendezvousEnvPath), "NODE_ZERO_IP=10.0.0.10\n")
+	// Configured, it goes on until the host has decided whether it is
+	// node zero.
+	select {
+	case err := <-done:
+		t.Fatalf("awaitConfig returned (%v) before the rendezvous line", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	if _, err := board.Set(context.Background(), issue.KeyRendezvousHost, issue.None, "This host (10.0.0.10) is the rendezvous host."); err != nil {
+		t.Fatal(err)
+	}
 	if err := <-done; err != nil {
 		t.Fatalf("awaitConfig = %v", err)
 	}
-	if out := w.String(); !strings.Contains(out, "Config image loaded") {
-		t.Errorf("once configured the console shows:\n%s\nwant the new status lines", out)
+	for _, want := range []string{"Config image loaded", "This host (10.0.0.10) is the rendezvous host."} {
+		if out := w.String(); !strings.Contains(out, want) {
+			t.Errorf("once configured the console shows:\n%s\nwant %q", out, want)
+		}
 	}
 	// A configured host goes straight on.
 	w2 := &notifyWriter{wrote: make(chan struct{}, 1)}
