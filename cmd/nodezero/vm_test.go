@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -179,6 +180,24 @@ func checkWaitingIssue(ctx context.Context, h *sandbox.Host) error {
 	if !strings.Contains(string(issue), "Insert or mount config image") {
 		return fmt.Errorf("/etc/issue.d before the config image: %q, want the line asking for it", issue)
 	}
+	// The serial console shows it too (the console prints the status
+	// lines until the host is configured).
+	if _, err := vm.WaitSerial(ctx, regexp.MustCompile(`Insert or mount config image`)); err != nil {
+		return fmt.Errorf("the serial console never showed the line asking for the config image: %w", err)
+	}
+	return nil
+}
+
+// checkSerialAfter: after the config image, the serial console showed the
+// host's rendezvous line (node zero or not) before the checks took over.
+func checkSerialAfter(h *sandbox.Host) error {
+	b, err := os.ReadFile(h.VM().SerialLog())
+	if err != nil {
+		return err
+	}
+	if !regexp.MustCompile(`This host (\(\S+\) is|is not) the rendezvous host`).Match(b) {
+		return fmt.Errorf("the serial console (%s) never showed the rendezvous line after the config image", h.VM().SerialLog())
+	}
 	return nil
 }
 
@@ -200,6 +219,9 @@ func checkInstalled(ctx context.Context, t *testing.T, h *sandbox.Host) error {
 		return err
 	}
 	var problems []string
+	if err := checkSerialAfter(h); err != nil {
+		problems = append(problems, err.Error())
+	}
 	check := func(what string, ok bool, got string) {
 		if !ok {
 			problems = append(problems, fmt.Sprintf("%s: got %q", what, got))
