@@ -22,6 +22,9 @@ import (
 // is built with.
 func needVMs(t *testing.T) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: a VM install takes minutes under emulation")
+	}
 	testbed.NeedRoot(t)
 	for _, tool := range []string{"qemu-system-x86_64", "qemu-img", "mmdebstrap", "mkfs.vfat", "mcopy", "sgdisk", "mkfs.ext4", "zstd", "dnsmasq", "docker-registry", "ip"} {
 		testbed.NeedTool(t, tool)
