@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/nodezero/nodezero/sandbox"
-	"github.com/nodezero/nodezero/wire"
 )
 
 // TestVMCluster installs 3 + 2 VMs to installed: every host boots the
@@ -25,44 +24,20 @@ import (
 // boots its written disk, where Ignition applied its role's config.
 func TestVMCluster(t *testing.T) {
 	needVMs(t)
-	v := &vmRun{t: t, dir: t.TempDir(), phases: map[string]time.Duration{}, start: time.Now()}
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Minute)
-	defer cancel()
-	bin := nodezeroBinary(t)
-	o := sandbox.Options{
-		Dir: v.dir, Bin: bin, LogLevel: "info", Masters: 3, Workers: 2,
-		Timeout: 90 * time.Minute, CheckInterval: 30 * time.Second,
-		VM: true, NetNS: true, KubeAPI: "no",
-		VMImage:     sandboxVMImage(bin),
-		ConfigImage: sandboxConfigImage(),
-		Stdout:      v,
-		Inspect: func(ctx context.Context, phase sandbox.Phase, h *sandbox.Host) error {
-			v.mark(h.Name + " " + string(phase))
-			switch phase {
-			case sandbox.PhaseWaiting:
-				return checkWaitingIssue(ctx, h)
-			case sandbox.PhaseInstalled:
-				if err := checkInstalled(ctx, t, h); err != nil {
-					return err
-				}
-				if h.Name == "worker-1" {
-					return checkBond(ctx, h)
-				}
+	sum := runVMSandbox(t, 3, 2, 90*time.Minute, func(ctx context.Context, phase sandbox.Phase, h *sandbox.Host) error {
+		switch phase {
+		case sandbox.PhaseWaiting:
+			return checkWaitingIssue(ctx, h)
+		case sandbox.PhaseInstalled:
+			if err := checkInstalled(ctx, t, h); err != nil {
+				return err
 			}
-			return nil
-		},
-	}
-	err := sandbox.Run(ctx, o)
-	v.mu.Lock()
-	log := v.out.String()
-	v.mu.Unlock()
-	if err != nil {
-		t.Fatalf("the VM install did not complete: %v\n%s", err, log)
-	}
-	sum := readSummary(t, v.dir)
-	if sum.Status != wire.ClusterStatusInstalled {
-		t.Fatalf("cluster %s (%s)\n%s", sum.Status, sum.StatusInfo, log)
-	}
+			if h.Name == "worker-1" {
+				return checkBond(ctx, h)
+			}
+		}
+		return nil
+	})
 	serial, err := os.ReadFile(sum.Hosts[0].Log)
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +47,6 @@ func TestVMCluster(t *testing.T) {
 	if joined < 0 || reboot < 0 || joined > reboot {
 		t.Errorf("node zero's serial console (%s): the control plane joined at %d, its reboot at %d; want both, joined first", sum.Hosts[0].Log, joined, reboot)
 	}
-	t.Logf("phases: %v\nsandbox output:\n%s", v.phases, log)
 }
 
 // checkBond: worker-1's bond and VLAN, as the kernel and NetworkManager

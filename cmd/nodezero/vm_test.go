@@ -81,26 +81,35 @@ func guest(ctx context.Context, vm *testbed.VM, argv ...string) (string, error) 
 // the reboot.
 func TestVMSingleNode(t *testing.T) {
 	needVMs(t)
+	runVMSandbox(t, 1, 0, 40*time.Minute, func(ctx context.Context, phase sandbox.Phase, h *sandbox.Host) error {
+		switch phase {
+		case sandbox.PhaseWaiting:
+			return checkWaiting(ctx, t, h)
+		case sandbox.PhaseInstalled:
+			return checkInstalled(ctx, t, h)
+		}
+		return nil
+	})
+}
+
+// runVMSandbox installs masters + workers VMs to installed within
+// timeout, inspect checking each VM at each phase, and returns the run's
+// summary; the output and the phases' times go to the test's log.
+func runVMSandbox(t *testing.T, masters, workers int, timeout time.Duration, inspect func(context.Context, sandbox.Phase, *sandbox.Host) error) sandbox.Summary {
 	v := &vmRun{t: t, dir: t.TempDir(), phases: map[string]time.Duration{}, start: time.Now()}
-	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout+5*time.Minute)
 	defer cancel()
 	bin := nodezeroBinary(t)
 	o := sandbox.Options{
-		Dir: v.dir, Bin: bin, LogLevel: "info", Masters: 1, Workers: 0,
-		Timeout: 40 * time.Minute, CheckInterval: 10 * time.Second,
+		Dir: v.dir, Bin: bin, LogLevel: "info", Masters: masters, Workers: workers,
+		Timeout: timeout, CheckInterval: 30 * time.Second,
 		VM: true, NetNS: true, KubeAPI: "no",
 		VMImage:     sandboxVMImage(bin),
 		ConfigImage: sandboxConfigImage(),
 		Stdout:      v,
 		Inspect: func(ctx context.Context, phase sandbox.Phase, h *sandbox.Host) error {
 			v.mark(h.Name + " " + string(phase))
-			switch phase {
-			case sandbox.PhaseWaiting:
-				return checkWaiting(ctx, t, h)
-			case sandbox.PhaseInstalled:
-				return checkInstalled(ctx, t, h)
-			}
-			return nil
+			return inspect(ctx, phase, h)
 		},
 	}
 	err := sandbox.Run(ctx, o)
@@ -115,6 +124,7 @@ func TestVMSingleNode(t *testing.T) {
 		t.Fatalf("cluster %s (%s)\n%s", sum.Status, sum.StatusInfo, log)
 	}
 	t.Logf("sandbox output:\n%s", log)
+	return sum
 }
 
 // checkWaiting checks the factory image's boot, before the config image:
