@@ -41,6 +41,7 @@ type Host struct {
 	// the template; "" is none, and the one NIC.
 	Network, Interfaces string
 	bond                []string // the MACs of the bond's ports (a VM host with a bond)
+	inspectedWriting    bool     // Inspect saw it at PhaseWriting
 	// onReboot, when set, is called (and must return at once) each time
 	// the host reboots into its installed disk, before it starts again.
 	onReboot func()
@@ -53,6 +54,8 @@ type Host struct {
 	// discovery: the running process is being stopped to boot the host
 	// into discovery again (RebootIntoDiscovery).
 	discovery bool
+	// cycled is open while PowerCycle switches the VM off and on.
+	cycled chan struct{}
 }
 
 // RebootIntoDiscovery does what a person does with a host that a reset

@@ -8,12 +8,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/nodezero/nodezero/hostagent/diskwrite"
 	"github.com/nodezero/nodezero/testbed"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // The sandbox on virtual machines (Options.VM, `--vm`, root): every host
@@ -45,10 +47,60 @@ const (
 	// PhaseWaiting: the VM booted the factory image and waits for its
 	// config image, which is inserted once Inspect returns.
 	PhaseWaiting Phase = "waiting for the config image"
+	// PhaseWriting: the host writes its OS image, a fifth of it done (or
+	// more): the moment to pull its plug. The install goes on meanwhile.
+	PhaseWriting Phase = "writing its disk"
 	// PhaseInstalled: the cluster is installed; the VM runs its installed
 	// OS. The VMs stop once Inspect returns.
 	PhaseInstalled Phase = "installed"
 )
+
+// PowerCycle switches h's VM off hard, as a pulled plug does, and on
+// again with the same disks and firmware variables.
+func (h *Host) PowerCycle(ctx context.Context) error {
+	h.mu.Lock()
+	h.cycled = make(chan struct{})
+	done := h.cycled
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		h.cycled = nil
+		h.mu.Unlock()
+		close(done)
+	}()
+	if err := h.vm.PowerOff(ctx); err != nil {
+		return err
+	}
+	return h.vm.Start(ctx)
+}
+
+// writingPercent matches the writing stage's progress ("Writing image to
+// disk: 35%").
+var writingPercent = regexp.MustCompile(`^` + string(wire.HostStageWritingImageToDisk) + `: ([0-9]+)%`)
+
+// inspectWriting calls Inspect with PhaseWriting, once per host, when the
+// host's progress (as the watch prints it) shows a fifth of its image
+// written.
+func (r *run) inspectWriting(ctx context.Context, name, progress string) error {
+	if r.o.Inspect == nil || !r.o.VM {
+		return nil
+	}
+	m := writingPercent.FindStringSubmatch(progress)
+	if m == nil {
+		return nil
+	}
+	if pct, _ := strconv.Atoi(m[1]); pct < 20 {
+		return nil
+	}
+	for _, h := range r.hosts {
+		if h.Name != name || h.inspectedWriting {
+			continue
+		}
+		h.inspectedWriting = true
+		return r.inspect(ctx, PhaseWriting, h)
+	}
+	return nil
+}
 
 // VM is h's virtual machine (nil unless the sandbox runs VMs).
 func (h *Host) VM() *testbed.VM { return h.vm }
@@ -188,19 +240,7 @@ func (r *run) startVMs(ctx context.Context, wg *sync.WaitGroup) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			select {
-			case <-h.vm.Exited():
-				err := h.vm.Wait()
-				h.mu.Lock()
-				h.exit = fmt.Errorf("the VM's QEMU ended: %v (its log: %s)", err, filepath.Join(h.root, "qemu.log"))
-				h.mu.Unlock()
-			case <-ctx.Done():
-				// The run ends: the VM is switched off (the bed
-				// closes after the hosts' goroutines end).
-				if err := h.vm.PowerOff(context.WithoutCancel(ctx)); err != nil {
-					fmt.Fprintf(r.o.stderr(), "sandbox: power off %s: %v\n", h.Name, err)
-				}
-			}
+			r.superviseVM(ctx, h)
 		}()
 	}
 	return nil
@@ -304,4 +344,36 @@ func vmNetworkConfig(h *Host, prefix netip.Prefix, gateway netip.Addr) string {
 	fmt.Fprintf(&b, "    dns-resolver:\n      config:\n        server:\n        - %s\n", gateway)
 	fmt.Fprintf(&b, "    routes:\n      config:\n      - destination: 0.0.0.0/0\n        next-hop-address: %s\n        next-hop-interface: %s\n", gateway, dev)
 	return b.String()
+}
+
+// superviseVM watches h's VM until ctx ends, then switches it off: a QEMU
+// that ends otherwise is the host's end, unless PowerCycle switched it
+// off (it is watched again once on).
+func (r *run) superviseVM(ctx context.Context, h *Host) {
+	for {
+		select {
+		case <-h.vm.Exited():
+			h.mu.Lock()
+			cycled := h.cycled
+			h.mu.Unlock()
+			if cycled != nil {
+				<-cycled
+				if h.vm.Running() {
+					continue
+				}
+			}
+			err := h.vm.Wait()
+			h.mu.Lock()
+			h.exit = fmt.Errorf("the VM's QEMU ended: %v (its log: %s)", err, filepath.Join(h.root, "qemu.log"))
+			h.mu.Unlock()
+			return
+		case <-ctx.Done():
+			// The run ends: the VM is switched off (the bed closes
+			// after the hosts' goroutines end).
+			if err := h.vm.PowerOff(context.WithoutCancel(ctx)); err != nil {
+				fmt.Fprintf(r.o.stderr(), "sandbox: power off %s: %v\n", h.Name, err)
+			}
+			return
+		}
+	}
 }

@@ -102,6 +102,9 @@ func (r *run) watch(ctx context.Context, c *wire.Client) (Summary, error) {
 					if seen[h.ID] != l {
 						seen[h.ID] = l
 						r.say("  %s", l)
+						if err := r.inspectWriting(ctx, tui.HostName(h), tui.ProgressText(h.Progress)); err != nil {
+							return sum, err
+						}
 					}
 				}
 				if !retryable(cluster.Status) {

@@ -85,11 +85,38 @@ func TestVMSingleNode(t *testing.T) {
 		switch phase {
 		case sandbox.PhaseWaiting:
 			return checkWaiting(ctx, t, h)
+		case sandbox.PhaseWriting:
+			// The plug pulled mid-write: the host must come back
+			// and write its disk again.
+			t.Logf("%s: powered off while writing its disk, and on again", h.Name)
+			return h.PowerCycle(ctx)
 		case sandbox.PhaseInstalled:
-			return checkInstalled(ctx, t, h)
+			if err := checkInstalled(ctx, t, h); err != nil {
+				return err
+			}
+			return checkRewritten(ctx, h)
 		}
 		return nil
 	})
+}
+
+// checkRewritten: the factory disk's journal holds two boots (before and
+// after the power cut), and in the second the installer wrote the image
+// again from the start.
+func checkRewritten(ctx context.Context, h *sandbox.Host) error {
+	const journal = "/run/nodezero/factory/var/log/journal"
+	boots, err := guest(ctx, h.VM(), "journalctl", "-D", journal, "--list-boots", "-q")
+	if err != nil {
+		return err
+	}
+	if n := len(strings.Split(strings.TrimSpace(boots), "\n")); n != 2 {
+		return fmt.Errorf("the factory disk's journal holds %d boots, want 2 (before and after the power cut):\n%s", n, boots)
+	}
+	written, err := guest(ctx, h.VM(), "journalctl", "-D", journal, "-b", "0", "-o", "cat", "-u", "nodezero.service", "-g", "image written")
+	if err != nil || !strings.Contains(written, "image written") {
+		return fmt.Errorf("after the power cut the installer did not write the image again: %q %v", written, err)
+	}
+	return nil
 }
 
 // runVMSandbox installs masters + workers VMs to installed within
