@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/nodezero/nodezero/configimage"
+	"github.com/nodezero/nodezero/configimage/manifests"
 	"github.com/nodezero/nodezero/hostagent/diskwrite"
 	"github.com/nodezero/nodezero/hostagent/imagecheck"
 	"github.com/nodezero/nodezero/tui"
@@ -165,4 +167,28 @@ func hostReleaseImage(root, payload string) (string, error) {
 		return "", fmt.Errorf("no %s, and the payload: %w", path, perr)
 	}
 	return p.ReleaseImage, nil
+}
+
+// infraEnvManifest is where a config image lays the InfraEnv manifest,
+// whose spec.additionalTrustBundle is install-config.yaml's.
+var infraEnvManifest = path.Join(configimage.ManifestsDir, manifests.InfraEnvFile)
+
+// hostTrustBundle is the cluster's additional trust bundle from the
+// InfraEnv manifest under root (nil when there is none): the registry of
+// a disconnected or sandbox install is signed by it, and the discovery
+// image trusts it as the agents' checks do.
+func hostTrustBundle(root string) []byte {
+	b, err := os.ReadFile(filepath.Join(root, infraEnvManifest))
+	if err != nil {
+		return nil
+	}
+	var ie struct {
+		Spec struct {
+			AdditionalTrustBundle string `yaml:"additionalTrustBundle"`
+		} `yaml:"spec"`
+	}
+	if yaml.Unmarshal(b, &ie) != nil || strings.TrimSpace(ie.Spec.AdditionalTrustBundle) == "" {
+		return nil
+	}
+	return []byte(ie.Spec.AdditionalTrustBundle)
 }

@@ -42,3 +42,23 @@ func writeFile(t *testing.T, path, content string) {
 		t.Fatal(err)
 	}
 }
+
+// TestHostTrustBundle: the console's checks trust the cluster's additional
+// trust bundle from the InfraEnv manifest a config image lays, as the
+// agents' image check does (found on a VM: the sandbox registry's
+// certificate was "signed by unknown authority" on the console only).
+func TestHostTrustBundle(t *testing.T) {
+	root := t.TempDir()
+	if got := hostTrustBundle(root); got != nil {
+		t.Fatalf("no manifest: got %q, want nil", got)
+	}
+	pem := "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----"
+	writeFile(t, filepath.Join(root, infraEnvManifest), "apiVersion: agent-install.openshift.io/v1beta1\nkind: InfraEnv\nspec:\n  additionalTrustBundle: |\n    "+strings.ReplaceAll(pem, "\n", "\n    ")+"\n")
+	if got := string(hostTrustBundle(root)); strings.TrimSpace(got) != pem {
+		t.Errorf("got %q, want the manifest's bundle %q", got, pem)
+	}
+	writeFile(t, filepath.Join(root, infraEnvManifest), "kind: InfraEnv\nspec: {}\n")
+	if got := hostTrustBundle(root); got != nil {
+		t.Errorf("no bundle in the manifest: got %q, want nil", got)
+	}
+}

@@ -144,6 +144,14 @@ func tuiConfig(o Options) (tui.Config, error) {
 				if co.CAs, err = caPool(o.CAFile); err != nil {
 					return cfg, fmt.Errorf("console: --ca-file: %w", err)
 				}
+			} else if bundle := hostTrustBundle(r); bundle != nil {
+				// The cluster's own trust bundle: what the agents'
+				// image check trusts too (the infra-env's).
+				co.CAs, _ = x509.SystemCertPool()
+				if co.CAs == nil {
+					co.CAs = x509.NewCertPool()
+				}
+				co.CAs.AppendCertsFromPEM(bundle)
 			}
 			cfg.ReleaseImage = co.Image
 			if cfg.Checks, err = Checks(co); err != nil {
