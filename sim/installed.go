@@ -128,7 +128,7 @@ func VerifyApplied(d *onhost.BootDisk, root string) error {
 	}
 	hostname, ok := read("/etc/hostname")
 	if !ok {
-		return errors.New("Ignition applied no /etc/hostname on the installed OS")
+		return errors.New("the installed OS has no /etc/hostname: its Ignition applied none")
 	}
 	return checkIdentity(d, strings.TrimSpace(hostname), read, "the installed OS (as Ignition applied it)")
 }
