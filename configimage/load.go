@@ -2,6 +2,7 @@ package configimage
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/nodezero/nodezero/configimage/isofs"
+	"github.com/nodezero/nodezero/onhost"
 )
 
 // ClusterImageSetPath is the manifest a host compares with the config
@@ -23,8 +25,10 @@ var ErrReleaseMismatch = errors.New("the config image's cluster-image-set.yaml d
 
 // Load reads the config image in r and extracts it under root. When root
 // already holds a cluster-image-set.yaml (the factory image's), the image's
-// must be byte-for-byte the same, as load-config-iso.sh checks; nothing is
-// written otherwise. It returns the members written.
+// must be byte-for-byte the same, as load-config-iso.sh checks; when it
+// holds none but a factory image's payload, the image's release image must
+// be the payload's (a factory image installs only its own release);
+// nothing is written otherwise. It returns the members written.
 func Load(r io.ReaderAt, size int64, root string, lim Limits) ([]Member, error) {
 	members, err := Read(r, size, lim)
 	if err != nil {
@@ -48,6 +52,10 @@ func Load(r io.ReaderAt, size int64, root string, lim Limits) ([]Member, error) 
 		}
 	case !errors.Is(err, os.ErrNotExist):
 		return nil, fmt.Errorf("configimage: load: %w", err)
+	default:
+		if err := checkPayloadRelease(members, root); err != nil {
+			return nil, err
+		}
 	}
 	if err := Extract(members, root); err != nil {
 		return nil, err
@@ -90,4 +98,35 @@ func FindByLabel(root, label string) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// checkPayloadRelease compares the image's ClusterImageSet's release image
+// with the release of the factory image's payload under root (payload.json's
+// release_image), when there is a payload.
+func checkPayloadRelease(members []Member, root string) error {
+	path := filepath.Join(root, onhost.PayloadDir, onhost.PayloadFile)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("configimage: load: %w", err)
+	}
+	var p struct {
+		ReleaseImage string `json:"release_image"`
+	}
+	if err := json.Unmarshal(b, &p); err != nil || p.ReleaseImage == "" {
+		return fmt.Errorf("configimage: load: %s: no release_image to compare the image's with (%v)", path, err)
+	}
+	img := "none"
+	for _, m := range members {
+		if m.Path == ClusterImageSetPath {
+			img = releaseImage(m.Data)
+		}
+	}
+	if img != p.ReleaseImage {
+		return fmt.Errorf("configimage: load: %s: image has release %q, this factory image installs %q (%s): %w",
+			ClusterImageSetPath, img, p.ReleaseImage, path, ErrReleaseMismatch)
+	}
+	return nil
 }

@@ -59,6 +59,42 @@ func TestLoadChecksTheRelease(t *testing.T) {
 	}
 }
 
+// TestLoadChecksThePayloadRelease: a factory image carries no
+// cluster-image-set.yaml of its own, but its payload names the release it
+// installs; a config image for another release is refused and nothing is
+// written (found on a VM: any release was taken), the same release is
+// taken.
+func TestLoadChecksThePayloadRelease(t *testing.T) {
+	const ours = "registry.example:5000/ocp/release:4.18.0-x86_64"
+	root := t.TempDir()
+	pj := filepath.Join(root, onhost.PayloadDir, onhost.PayloadFile)
+	if err := os.MkdirAll(filepath.Dir(pj), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(pj, []byte(`{"release_image":"`+ours+`","openshift_version":"4.18.0"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	other := sampleImage(t, "registry.example:5000/ocp/release:4.19.0-x86_64")
+	_, err := Load(bytes.NewReader(other), int64(len(other)), root, Limits{})
+	if !errors.Is(err, ErrReleaseMismatch) {
+		t.Fatalf("Load of another release on a factory host = %v, want ErrReleaseMismatch", err)
+	}
+	if want := `image has release "registry.example:5000/ocp/release:4.19.0-x86_64", this factory image installs "` + ours + `"`; !bytes.Contains([]byte(err.Error()), []byte(want)) {
+		t.Errorf("error %q does not name both releases", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, onhost.RendezvousEnvPath)); !os.IsNotExist(err) {
+		t.Errorf("rendezvous-host.env written despite the mismatch: %v", err)
+	}
+	same := sampleImage(t, ours)
+	if _, err := Load(bytes.NewReader(same), int64(len(same)), root, Limits{}); err != nil {
+		t.Fatalf("Load of the payload's release = %v, want it taken", err)
+	}
+	// No payload (a workstation's --root): nothing to compare with.
+	if _, err := Load(bytes.NewReader(other), int64(len(other)), t.TempDir(), Limits{}); err != nil {
+		t.Errorf("Load without a payload = %v, want it taken", err)
+	}
+}
+
 func TestFindByLabel(t *testing.T) {
 	root := t.TempDir()
 	img := sampleImage(t, "x")

@@ -19,4 +19,9 @@ const (
 	// NetworkAppliedPath records the digest of the network keyfiles last
 	// applied.
 	NetworkAppliedPath = DataDir + "/network-applied"
+	// PayloadDir is where a factory image carries its payload:
+	// PayloadFile (payload.json, hostagent/diskwrite's format) and the OS
+	// image it names.
+	PayloadDir  = "/usr/share/nodezero/payload"
+	PayloadFile = "payload.json"
 )

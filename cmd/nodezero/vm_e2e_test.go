@@ -9,6 +9,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -24,10 +26,17 @@ import (
 // boots its written disk, where Ignition applied its role's config.
 func TestVMCluster(t *testing.T) {
 	needVMs(t)
-	sum := runVMSandbox(t, 3, 2, 90*time.Minute, func(ctx context.Context, phase sandbox.Phase, h *sandbox.Host) error {
+	dir := t.TempDir()
+	sum := runVMSandbox(t, dir, 3, 2, 90*time.Minute, func(ctx context.Context, phase sandbox.Phase, h *sandbox.Host) error {
 		switch phase {
 		case sandbox.PhaseWaiting:
-			return checkWaitingIssue(ctx, h)
+			if err := checkWaitingIssue(ctx, h); err != nil {
+				return err
+			}
+			if h.Name == "worker-0" {
+				return checkOtherReleaseRefused(ctx, t, filepath.Join(dir, "install"), h)
+			}
+			return nil
 		case sandbox.PhaseInstalled:
 			if err := checkInstalled(ctx, t, h); err != nil {
 				return err
@@ -79,4 +88,36 @@ func checkBond(ctx context.Context, h *sandbox.Host) error {
 		}
 	}
 	return nil
+}
+
+// checkOtherReleaseRefused inserts a config image made from the same
+// inputs for another release: the host refuses it on its console (its
+// factory image installs its own release only) and loads nothing; the CD
+// is taken out again (the sandbox then inserts the right one).
+func checkOtherReleaseRefused(ctx context.Context, t *testing.T, installDir string, h *sandbox.Host) error {
+	other := t.TempDir()
+	for _, f := range []string{"install-config.yaml", "agent-config.yaml"} {
+		b, err := os.ReadFile(filepath.Join(installDir, f))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(other, f), b, 0o600); err != nil {
+			return err
+		}
+	}
+	if err := sandboxConfigImage().Create(ctx, other, "registry.sandbox.nodezero.test:5000/ocp/release:4.19.0-x86_64"); err != nil {
+		return err
+	}
+	vm := h.VM()
+	if err := vm.InsertCD(ctx, filepath.Join(other, "agentconfig.noarch.iso")); err != nil {
+		return err
+	}
+	if _, err := vm.WaitSerial(ctx, regexp.MustCompile(`cluster-image-set in archive does not match current release`)); err != nil {
+		return fmt.Errorf("the console never refused the config image for another release: %w", err)
+	}
+	if _, err := vm.ReadFile(ctx, "/etc/assisted/rendezvous-host.env"); err == nil {
+		return fmt.Errorf("the config image for another release was loaded (rendezvous-host.env exists)")
+	}
+	t.Logf("%s refused the config image for another release on its console", h.Name)
+	return vm.RemoveCD(ctx)
 }

@@ -81,7 +81,7 @@ func guest(ctx context.Context, vm *testbed.VM, argv ...string) (string, error) 
 // the reboot.
 func TestVMSingleNode(t *testing.T) {
 	needVMs(t)
-	runVMSandbox(t, 1, 0, 40*time.Minute, func(ctx context.Context, phase sandbox.Phase, h *sandbox.Host) error {
+	runVMSandbox(t, t.TempDir(), 1, 0, 40*time.Minute, func(ctx context.Context, phase sandbox.Phase, h *sandbox.Host) error {
 		switch phase {
 		case sandbox.PhaseWaiting:
 			return checkWaiting(ctx, t, h)
@@ -119,11 +119,11 @@ func checkRewritten(ctx context.Context, h *sandbox.Host) error {
 	return nil
 }
 
-// runVMSandbox installs masters + workers VMs to installed within
+// runVMSandbox installs masters + workers VMs (the sandbox in dir) to installed within
 // timeout, inspect checking each VM at each phase, and returns the run's
 // summary; the output and the phases' times go to the test's log.
-func runVMSandbox(t *testing.T, masters, workers int, timeout time.Duration, inspect func(context.Context, sandbox.Phase, *sandbox.Host) error) sandbox.Summary {
-	v := &vmRun{t: t, dir: t.TempDir(), phases: map[string]time.Duration{}, start: time.Now()}
+func runVMSandbox(t *testing.T, dir string, masters, workers int, timeout time.Duration, inspect func(context.Context, sandbox.Phase, *sandbox.Host) error) sandbox.Summary {
+	v := &vmRun{t: t, dir: dir, phases: map[string]time.Duration{}, start: time.Now()}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout+5*time.Minute)
 	defer cancel()
 	bin := nodezeroBinary(t)

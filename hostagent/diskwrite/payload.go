@@ -11,13 +11,14 @@ import (
 	"regexp"
 
 	"github.com/nodezero/nodezero/internal/atomicfile"
+	"github.com/nodezero/nodezero/onhost"
 )
 
 // DefaultPayloadDir is where the factory image carries its payload.
-const DefaultPayloadDir = "/usr/share/nodezero/payload"
+const DefaultPayloadDir = onhost.PayloadDir
 
 // PayloadFile is the payload's manifest, inside the payload directory.
-const PayloadFile = "payload.json"
+const PayloadFile = onhost.PayloadFile
 
 // Payload is payload.json: what the factory image installs.
 type Payload struct {
