@@ -212,20 +212,15 @@ func (r *run) makeHosts(ctx context.Context) error {
 			return err
 		}
 	}
-	if r.o.VM {
-		for i := range r.o.Masters {
-			r.hosts = append(r.hosts, &Host{Name: fmt.Sprintf("master-%d", i), Role: "master"})
-		}
-		for i := range r.o.Workers {
-			r.hosts = append(r.hosts, &Host{Name: fmt.Sprintf("worker-%d", i), Role: "worker"})
-		}
-		return r.makeVMHosts(ctx)
-	}
 	for i := range r.o.Masters {
 		r.hosts = append(r.hosts, &Host{Name: fmt.Sprintf("master-%d", i), Role: "master"})
 	}
 	for i := range r.o.Workers {
 		r.hosts = append(r.hosts, &Host{Name: fmt.Sprintf("worker-%d", i), Role: "worker"})
+	}
+	if r.o.VM {
+		// VMs have real (virtual) hardware: no trees.
+		return r.makeVMHosts(ctx)
 	}
 	if r.o.HW == "" {
 		// The trees ship in the binary, as code: written at start, the
