@@ -16,18 +16,11 @@ import (
 
 // trafficVerdict checks the frames the bridge carried: IPv4 only between
 // addresses of the bed's prefix (DHCP's unaddressed broadcasts and
-// link-local multicast aside), the VLAN's own subnet only inside its
-// tagged frames, IPv6 only on the link, ARP only about the bed's
-// addresses. It returns a one-line account, or an error naming the first
+// link-local multicast aside), IPv6 only on the link, ARP only about the
+// bed's addresses, tagged frames (the bond host's VLAN) included. It returns a one-line account, or an error naming the first
 // offenders.
 func trafficVerdict(pkts []testbed.Packet, dropped int, bed netip.Prefix) (string, error) {
-	vlan := netip.MustParsePrefix(vmVLANPrefix)
-	inside := func(p testbed.Packet, a netip.Addr) bool {
-		if p.VLAN == vmVLAN {
-			return vlan.Contains(a)
-		}
-		return bed.Contains(a)
-	}
+	inside := func(_ testbed.Packet, a netip.Addr) bool { return bed.Contains(a) }
 	multicast := netip.MustParsePrefix("224.0.0.0/4")
 	broadcast := netip.AddrFrom4([4]byte{255, 255, 255, 255})
 	var bad []string

@@ -22,7 +22,7 @@ func TestTrafficVerdict(t *testing.T) {
 		ipv4("10.231.0.11", "224.0.0.251"), // mDNS
 		{EtherType: testbed.EtherTypeARP, SenderIP: a("10.231.0.10"), TargetIP: a("10.231.0.11")},
 		{EtherType: testbed.EtherTypeIPv6, Src: a("fe80::1"), Dst: a("ff02::2")},
-		{EtherType: testbed.EtherTypeIPv4, VLAN: vmVLAN, Src: a("172.31.254.14"), Dst: a("172.31.254.255")},
+		{EtherType: testbed.EtherTypeIPv4, VLAN: vmVLAN, Src: a("10.231.0.14"), Dst: a("10.231.0.1")},
 	}
 	if _, err := trafficVerdict(good, 0, bed); err != nil {
 		t.Fatalf("the bed's own traffic: %v", err)
@@ -33,7 +33,7 @@ func TestTrafficVerdict(t *testing.T) {
 	}{
 		{"a public address", ipv4("10.231.0.10", "8.8.8.8")},
 		{"another private network", ipv4("192.168.1.5", "10.231.0.10")},
-		{"the VLAN's subnet untagged", ipv4("172.31.254.14", "10.231.0.10")},
+		{"another network on the VLAN", testbed.Packet{EtherType: testbed.EtherTypeIPv4, VLAN: vmVLAN, Src: a("172.31.254.14"), Dst: a("172.31.254.255")}},
 		{"IPv6 beyond the link", testbed.Packet{EtherType: testbed.EtherTypeIPv6, Src: a("fe80::1"), Dst: a("2001:db8::1")}},
 		{"ARP for an outside address", testbed.Packet{EtherType: testbed.EtherTypeARP, SenderIP: a("10.231.0.10"), TargetIP: a("10.0.0.1")}},
 	} {
