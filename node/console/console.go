@@ -77,8 +77,11 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 	// A factory-image host without its configuration yet: nothing the
 	// checks or the dashboard show can work, and the one thing to do is
 	// to insert the config image, which the status lines say.
-	if err := awaitConfig(ctx, o.Root, o.Version, stdout, time.Second); err != nil || ctx.Err() != nil {
-		return err
+	if o.URL == "" {
+		// Node zero's URL comes from rendezvous-host.env: wait for it.
+		if err := awaitConfig(ctx, o.Root, o.Version, stdout, time.Second); err != nil || ctx.Err() != nil {
+			return err
+		}
 	}
 	cfg, err := tuiConfig(o)
 	if err != nil {
