@@ -85,6 +85,16 @@ func (c *Client) RegisterCluster(ctx context.Context, params ClusterCreateParams
 	return &out, nil
 }
 
+// ImportCluster makes a day-2 cluster for an installed OpenShift cluster
+// (v2ImportCluster, 201): kind AddHostsCluster, status adding-hosts.
+func (c *Client) ImportCluster(ctx context.Context, params ImportClusterParams) (*Cluster, error) {
+	var out Cluster
+	if err := c.do(ctx, call{method: http.MethodPost, path: "/clusters/import", body: params, out: &out}); err != nil {
+		return nil, fmt.Errorf("import cluster: %w", err)
+	}
+	return &out, nil
+}
+
 // ListClusters lists the clusters (v2ListClusters).
 func (c *Client) ListClusters(ctx context.Context) (ClusterList, error) {
 	var out ClusterList
@@ -206,6 +216,16 @@ func (c *Client) UpdateHost(ctx context.Context, infraEnvID, hostID string, para
 	err := c.do(ctx, call{method: http.MethodPatch, path: p("/infra-envs/%s/hosts/%s", infraEnvID, hostID), body: params, out: &out})
 	if err != nil {
 		return nil, fmt.Errorf("update host: %w", err)
+	}
+	return &out, nil
+}
+
+// InstallHost installs one known day-2 host (v2InstallHost, 202; 409 when
+// the host is not known or not a day-2 host).
+func (c *Client) InstallHost(ctx context.Context, infraEnvID, hostID string) (*Host, error) {
+	var out Host
+	if err := c.do(ctx, call{method: http.MethodPost, path: p("/infra-envs/%s/hosts/%s/actions/install", infraEnvID, hostID), out: &out}); err != nil {
+		return nil, fmt.Errorf("install host: %w", err)
 	}
 	return &out, nil
 }

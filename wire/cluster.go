@@ -306,6 +306,21 @@ type LoadBalancer struct {
 	Type LoadBalancerType `json:"type,omitempty"`
 }
 
+// ImportClusterParams is import-cluster-params: the minimal data of an
+// installed OpenShift cluster that v2ImportCluster turns into a day-2
+// (AddHostsCluster) cluster, to add hosts to it.
+type ImportClusterParams struct {
+	// OpenShift cluster name (assisted takes the name from
+	// api_vip_dnsname when that is api.<name>.<domain>).
+	Name *string `json:"name"`
+	// The domain name used to reach the OpenShift cluster API.
+	APIVipDnsname *string `json:"api_vip_dnsname"`
+	// Version of the OpenShift cluster.
+	OpenshiftVersion string `json:"openshift_version,omitempty"`
+	// The id of the OCP cluster that hosts will be added to (a UUID).
+	OpenshiftClusterID *string `json:"openshift_cluster_id"`
+}
+
 type ClusterCreateParams struct {
 	// Name of the OpenShift cluster.
 	Name string `json:"name"`
