@@ -42,9 +42,13 @@ func Write(out string, names ...string) error {
 	all := hosts()
 	var hs []host
 	for _, n := range names {
+		if h, ok := extraWorkerNamed(n); ok {
+			hs = append(hs, h)
+			continue
+		}
 		i := slices.IndexFunc(all, func(h host) bool { return h.name == n })
 		if i < 0 {
-			return fmt.Errorf("hardware tree %q: no such host (have %s)", n, strings.Join(Names(), ", "))
+			return fmt.Errorf("hardware tree %q: no such host (have %s, and %s0 to %s%d)", n, strings.Join(Names(), ", "), ExtraWorkerPrefix, ExtraWorkerPrefix, maxExtraWorkers-1)
 		}
 		hs = append(hs, all[i])
 	}
