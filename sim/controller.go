@@ -74,8 +74,9 @@ type Controller struct {
 	// NeverJoin is a fault for tests: the host verifies its disk and
 	// reports Configuring, but never Joined.
 	NeverJoin bool
-	// Settle is how long the host stays in Configuring and in Joined; a
-	// real node spends minutes there, the sandbox none unless asked.
+	// Settle is how long the host stays in Configuring and in Joined,
+	// and node zero in finalizing; a real node spends minutes there, the
+	// sandbox none unless asked.
 	Settle   time.Duration
 	Status   func(string) // the host's status line; nil: none
 	Observer Observer     // nil: none
@@ -205,6 +206,7 @@ func (c *Controller) reportOnce(ctx context.Context, d *onhost.BootDisk, stage w
 // completes only once the ClusterVersion is Available.
 func (c *Controller) completeWhenFinalizing(ctx context.Context, clusterID string) error {
 	log := c.log()
+	settled := c.Settle <= 0
 	for {
 		start := time.Now()
 		var cl *wire.Cluster
@@ -227,6 +229,15 @@ func (c *Controller) completeWhenFinalizing(ctx context.Context, clusterID strin
 			case wire.ClusterStatusFinalizing:
 				if !cvReady {
 					break // the cluster version is not Available yet
+				}
+				if !settled {
+					// The controller spends a while finalizing (the
+					// operators' last steps), as in Configuring and
+					// Joined: Settle, once.
+					settled = true
+					if !backoff.Sleep(ctx, c.Settle) {
+						return ctx.Err()
+					}
 				}
 				ok := true
 				start = time.Now()
