@@ -1,7 +1,9 @@
 // Package inputs reads install-config.yaml and agent-config.yaml with the
 // schema openshift-install defines for agent-based installs, and validates
 // them with the installer's rules and messages
-// (docs/reference/abi-on-host.md §9–§10).
+// (docs/reference/abi-on-host.md §9–§10), and nodes-config.yaml, the hosts
+// day 2 adds to an installed cluster (nodesconfig.go), whose hosts follow
+// agent-config's rules.
 //
 // Loading walks the yaml.Node tree with report.Walk, so that every problem
 // carries the file, line and column of the node it is about, and a field

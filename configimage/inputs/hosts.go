@@ -76,6 +76,9 @@ type ifaceView struct {
 
 // file is the name of the file the host is in, for a host built in Go.
 func (h hostView) file() string {
+	if h.tree != nil {
+		return h.tree.File
+	}
 	if h.nameField == "name" {
 		return InstallConfigFile
 	}
@@ -94,6 +97,9 @@ func (h hostView) label() string {
 // install-config's platform.baremetal.hosts when agent-config lists none
 // (AgentHosts.Generate).
 func (v *validator) collectHosts() []hostView {
+	if v.nc != nil {
+		return hostViews(v.nc.Hosts, v.nc.tree, v.ncErr, v.ncAt)
+	}
 	var icHosts []BareMetalHost
 	if v.ic != nil && v.ic.Platform.BareMetal != nil {
 		icHosts = v.ic.Platform.BareMetal.Hosts
@@ -102,17 +108,7 @@ func (v *validator) collectHosts() []hostView {
 		if len(icHosts) > 0 {
 			v.icWarn("platform.baremetal.hosts", "hosts from install-config.yaml are ignored; agent-config.yaml lists hosts")
 		}
-		out := make([]hostView, len(v.ac.Hosts))
-		for i, h := range v.ac.Hosts {
-			path := report.Index("hosts", i)
-			hv := hostView{path: path, hostname: h.Hostname, nameField: "hostname", role: h.Role,
-				hints: &v.ac.Hosts[i].RootDeviceHints, network: h.NetworkConfig, tree: v.ac.tree, errf: v.acErr, problem: v.acAt}
-			for j, ifc := range h.Interfaces {
-				hv.interfaces = append(hv.interfaces, ifaceView{path: report.Index(path+".interfaces", j) + ".macAddress", name: ifc.Name, mac: ifc.MacAddress})
-			}
-			out[i] = hv
-		}
-		return out
+		return hostViews(v.ac.Hosts, v.ac.tree, v.acErr, v.acAt)
 	}
 	out := make([]hostView, len(icHosts))
 	for i, h := range icHosts {
@@ -123,6 +119,22 @@ func (v *validator) collectHosts() []hostView {
 			v.icErr(path+".bootMACAddress", msgRequired("host bootMACAddress is required"))
 		} else {
 			hv.interfaces = append(hv.interfaces, ifaceView{path: path + ".bootMACAddress", mac: h.BootMACAddress})
+		}
+		out[i] = hv
+	}
+	return out
+}
+
+// hostViews are the views of agent-config hosts (agent-config.yaml's or
+// nodes-config.yaml's, which tree and the two report functions place).
+func hostViews(hosts []Host, tree *report.Tree, errf func(path, msg string), problem func(string, int, int, report.Severity, string)) []hostView {
+	out := make([]hostView, len(hosts))
+	for i, h := range hosts {
+		path := report.Index("hosts", i)
+		hv := hostView{path: path, hostname: h.Hostname, nameField: "hostname", role: h.Role,
+			hints: &hosts[i].RootDeviceHints, network: h.NetworkConfig, tree: tree, errf: errf, problem: problem}
+		for j, ifc := range h.Interfaces {
+			hv.interfaces = append(hv.interfaces, ifaceView{path: report.Index(path+".interfaces", j) + ".macAddress", name: ifc.Name, mac: ifc.MacAddress})
 		}
 		out[i] = hv
 	}
@@ -163,8 +175,12 @@ func (v *validator) hosts() {
 			}
 			names[h.hostname] = true
 		}
-		if h.role != "" && !contains(supportedRoles, h.role) {
-			h.errf(h.path+".role", msgNotSupported(h.role, supportedRoles))
+		roles := supportedRoles
+		if v.nc != nil {
+			roles = NodeRoles
+		}
+		if h.role != "" && !contains(roles, h.role) {
+			h.errf(h.path+".role", msgNotSupported(h.role, roles))
 		}
 		if h.hints != nil {
 			v.rootDeviceHints(h, *h.hints)

@@ -30,6 +30,7 @@ func Validate(ic *InstallConfig, ac *AgentConfig) report.Report {
 type validator struct {
 	ic  *InstallConfig
 	ac  *AgentConfig
+	nc  *NodesConfig // day 2: its hosts alone, without ic and ac
 	rep report.Report
 }
 
