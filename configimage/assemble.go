@@ -71,11 +71,7 @@ func (a *Assembly) Members() ([]Member, error) {
 		}
 	}
 	var ms []Member
-	dirs := map[string]bool{}
 	add := func(p string, mode fs.FileMode, data []byte) {
-		for d := path.Dir(p); d != "/" && !dirs[d]; d = path.Dir(d) {
-			dirs[d] = true
-		}
 		ms = append(ms, Member{Path: p, Mode: mode, Data: data})
 	}
 	files, err := a.Manifests.Files()
@@ -93,25 +89,12 @@ func (a *Assembly) Members() ([]Member, error) {
 	if len(a.AgentConfigRaw) > 0 {
 		add(path.Join(ManifestsDir, AgentConfigFile), 0o600, a.AgentConfigRaw)
 	}
-	for i, h := range a.AgentConfig.Hosts {
-		name := h.Hostname
-		if name == "" {
-			name = fmt.Sprintf("host-%d", i)
-		}
-		hc := manifests.HostConfig{Name: name, Role: h.Role, Hints: hints(h.RootDeviceHints)}
-		for _, itf := range h.Interfaces {
-			hc.MACs = append(hc.MACs, strings.ToLower(itf.MacAddress))
-		}
-		hfs, err := manifests.HostConfigFiles(hc)
-		if err != nil {
-			return nil, err
-		}
-		for _, f := range hfs {
-			add(path.Join(HostConfigDir, name, f.Name), 0o644, f.Data)
-		}
-		if h.Hostname != "" && len(hc.MACs) > 0 {
-			add(path.Join(HostnamesDir, hc.MACs[0]), 0o600, []byte(h.Hostname))
-		}
+	hms, err := HostMembers(a.AgentConfig.Hosts)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range hms {
+		add(m.Path, m.Mode, m.Data)
 	}
 	netDirs, err := NetworkDirs(a.Manifests.NMStateConfigs)
 	if err != nil {
@@ -155,12 +138,52 @@ func (a *Assembly) Members() ([]Member, error) {
 		rendezvousEnv = onhost.RendezvousEnvHTTPS
 	}
 	add(onhost.RendezvousEnvPath, 0o600, rendezvousEnv(rv, a.State.Tokens[TokenAgent], a.State.Tokens[TokenUser], onhost.WorkflowInstall))
-	// Parent directories first, so a reader sees them before their files.
+	return WithParentDirs(ms), nil
+}
+
+// HostMembers are the per-host files of agent-config (or nodes-config)
+// hosts: hostconfig/<hostname or host-N>/{mac_addresses,role,
+// root-device-hints.yaml} (0644) and hostnames/<first MAC> (0600), in the
+// hosts' order.
+func HostMembers(hosts []inputs.Host) ([]Member, error) {
+	var ms []Member
+	for i, h := range hosts {
+		name := h.Hostname
+		if name == "" {
+			name = fmt.Sprintf("host-%d", i)
+		}
+		hc := manifests.HostConfig{Name: name, Role: h.Role, Hints: hints(h.RootDeviceHints)}
+		for _, itf := range h.Interfaces {
+			hc.MACs = append(hc.MACs, strings.ToLower(itf.MacAddress))
+		}
+		hfs, err := manifests.HostConfigFiles(hc)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range hfs {
+			ms = append(ms, Member{Path: path.Join(HostConfigDir, name, f.Name), Mode: 0o644, Data: f.Data})
+		}
+		if h.Hostname != "" && len(hc.MACs) > 0 {
+			ms = append(ms, Member{Path: path.Join(HostnamesDir, hc.MACs[0]), Mode: 0o600, Data: []byte(h.Hostname)})
+		}
+	}
+	return ms, nil
+}
+
+// WithParentDirs puts the parent directories of ms's files (0755, sorted)
+// before them, so a reader sees a directory before its files.
+func WithParentDirs(ms []Member) []Member {
+	dirs := map[string]bool{}
+	for _, m := range ms {
+		for d := path.Dir(m.Path); d != "/" && !dirs[d]; d = path.Dir(d) {
+			dirs[d] = true
+		}
+	}
 	var out []Member
 	for _, d := range sortedKeys(dirs) {
 		out = append(out, Member{Path: d, Mode: fs.ModeDir | 0o755})
 	}
-	return append(out, ms...), nil
+	return append(out, ms...)
 }
 
 // Image builds the config image with every timestamp at the state's

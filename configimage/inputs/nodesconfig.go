@@ -1,6 +1,7 @@
 package inputs
 
 import (
+	"fmt"
 	"net/url"
 
 	"github.com/nodezero/nodezero/configimage/report"
@@ -126,4 +127,28 @@ func (v *validator) nodesConfig() {
 			v.ncErr("bootArtifactsBaseURL", msgNotSupported(p.Scheme, []string{"http", "https"}))
 		}
 	}
+}
+
+// CheckArchitecture compares cpuArchitecture with the installed cluster's
+// (a control-plane Node's status.nodeInfo.architecture, Go's name) and
+// returns the architecture the added hosts have. nodezero adds hosts of the
+// cluster's own architecture only: the hosts install the release the
+// cluster runs, and a factory image carries one architecture's payload.
+// (oc adm node-image create lets cpuArchitecture override the cluster's, for
+// multi-architecture clusters.) Either may be empty; both empty is an
+// error, as the installer's "unable to determine target cluster
+// architecture".
+func (nc *NodesConfig) CheckArchitecture(cluster string) (string, report.Report) {
+	v := &validator{nc: nc}
+	own := GoArch(nc.CPUArchitecture)
+	switch {
+	case own == "" && cluster == "":
+		v.ncErr("cpuArchitecture", msgRequired("the cluster's architecture is unknown (no control-plane Node, labelled node-role.kubernetes.io/master, reports status.nodeInfo.architecture); name it here"))
+	case own == "":
+		return GoArch(cluster), v.rep
+	case cluster != "" && own != GoArch(cluster):
+		v.ncErr("cpuArchitecture", msgInvalid(nc.CPUArchitecture, fmt.Sprintf(
+			"the cluster's control-plane Nodes are %s (status.nodeInfo.architecture); hosts added to it must be %s too", GoArch(cluster), GoArch(cluster))))
+	}
+	return own, v.rep
 }

@@ -196,3 +196,40 @@ func applyNoT(base string, edits []edit) string {
 	}
 	return s
 }
+
+func TestNodesConfigCheckArchitecture(t *testing.T) {
+	for _, tc := range []struct {
+		name, own, cluster, want string
+		report                   []string
+	}{
+		{name: "both the same, RPM name", own: "x86_64", cluster: "amd64", want: "amd64"},
+		{name: "cluster's only", own: "", cluster: "arm64", want: "arm64"},
+		{name: "nodes-config's only", own: "aarch64", cluster: "", want: "arm64"},
+		{name: "differ", own: "arm64", cluster: "amd64", want: "arm64",
+			report: []string{`nodes-config.yaml:24:18: cpuArchitecture: Invalid value: "arm64": the cluster's control-plane Nodes are amd64 (status.nodeInfo.architecture); hosts added to it must be amd64 too`}},
+		{name: "neither", own: "", cluster: "", want: "",
+			report: []string{`nodes-config.yaml:1:1: cpuArchitecture: Required value: the cluster's architecture is unknown (no control-plane Node, labelled node-role.kubernetes.io/master, reports status.nodeInfo.architecture); name it here`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			text := baseNC
+			if tc.own != "x86_64" {
+				repl := ""
+				if tc.own != "" {
+					repl = "cpuArchitecture: " + tc.own + "\n"
+				}
+				text = strings.Replace(text, "cpuArchitecture: x86_64\n", repl, 1)
+			}
+			nc, rep := LoadNodesConfig(NodesConfigFile, []byte(text))
+			if rep.HasErrors() {
+				t.Fatal(rep.String())
+			}
+			got, rep := nc.CheckArchitecture(tc.cluster)
+			if got != tc.want {
+				t.Errorf("CheckArchitecture(%q) = %q, want %q", tc.cluster, got, tc.want)
+			}
+			if diff := cmp.Diff(tc.report, rep.Lines()); diff != "" {
+				t.Errorf("report (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
