@@ -88,13 +88,9 @@ func Create(ctx context.Context, o Options) (*Result, error) {
 	if o.TokenTTL < time.Second {
 		return nil, fmt.Errorf("create node config image: token lifetime %s: want at least a second", o.TokenTTL)
 	}
-	nc, err := loadNodesConfig(o.Dir, o.Warnings)
+	nc, arch, err := loadNodesConfig(o.Dir, o.Cluster.Architecture, o.Warnings)
 	if err != nil {
 		return nil, err
-	}
-	arch, rep := nc.CheckArchitecture(o.Cluster.Architecture)
-	if err := rep.Err(); err != nil {
-		return nil, fmt.Errorf("create node config image: %s: %w", filepath.Join(o.Dir, inputs.NodesConfigFile), err)
 	}
 	if err := checkCluster(o.Cluster); err != nil {
 		return nil, fmt.Errorf("create node config image: %w", err)
@@ -131,19 +127,24 @@ func Create(ctx context.Context, o Options) (*Result, error) {
 	return res, nil
 }
 
-// loadNodesConfig reads and validates dir/nodes-config.yaml.
-func loadNodesConfig(dir string, warnings io.Writer) (*inputs.NodesConfig, error) {
+// loadNodesConfig reads and validates dir/nodes-config.yaml, and returns
+// it with the added hosts' architecture (clusterArch unless it names one).
+func loadNodesConfig(dir, clusterArch string, warnings io.Writer) (*inputs.NodesConfig, string, error) {
 	p := filepath.Join(dir, inputs.NodesConfigFile)
 	data, err := os.ReadFile(p)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("create node config image: %s not found: it lists the hosts to add (hosts[] with hostname, interfaces[] {name, macAddress}, optional rootDeviceHints and networkConfig; role worker)", p)
+		return nil, "", fmt.Errorf("create node config image: %s not found: it lists the hosts to add (hosts[] with hostname, interfaces[] {name, macAddress}, optional rootDeviceHints and networkConfig; role worker)", p)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("create node config image: %w", err)
+		return nil, "", fmt.Errorf("create node config image: %w", err)
 	}
 	nc, rep := inputs.LoadNodesConfig(inputs.NodesConfigFile, data)
+	var arch string
 	if nc != nil {
 		rep.Merge(inputs.ValidateNodesConfig(nc))
+		var r report.Report
+		arch, r = nc.CheckArchitecture(clusterArch)
+		rep.Merge(r)
 	}
 	if warnings != nil {
 		for _, w := range rep.Warnings() {
@@ -151,9 +152,9 @@ func loadNodesConfig(dir string, warnings io.Writer) (*inputs.NodesConfig, error
 		}
 	}
 	if err := rep.Err(); err != nil {
-		return nil, fmt.Errorf("create node config image: %s has errors: %w", p, err)
+		return nil, "", fmt.Errorf("create node config image: %s has errors:\n%w", p, err)
 	}
-	return nc, nil
+	return nc, arch, nil
 }
 
 // checkCluster names every piece the image needs that c lacks, with the
