@@ -140,7 +140,7 @@ func TestNodesConfigInvalid(t *testing.T) {
 // FuzzNodesConfig checks that no nodes-config.yaml makes loading or
 // validation panic, that every entry names the file and a line inside it,
 // and that an accepted file has at least one host, each with a worker (or
-// empty) role. Run it with
+// empty) role and an interface, and the cluster's architecture. Run it with
 //
 //	go test ./configimage/inputs -fuzz FuzzNodesConfig -fuzztime 30s
 func FuzzNodesConfig(f *testing.F) {
@@ -160,9 +160,14 @@ func FuzzNodesConfig(f *testing.F) {
 			return
 		}
 		rep.Merge(ValidateNodesConfig(nc))
+		arch, r := nc.CheckArchitecture("amd64")
+		rep.Merge(r)
 		checkEntries(t, rep, NodesConfigFile, data)
 		if rep.HasErrors() {
 			return
+		}
+		if arch != "amd64" {
+			t.Fatalf("accepted architecture %q for an amd64 cluster", arch)
 		}
 		if len(nc.Hosts) == 0 {
 			t.Fatalf("accepted a nodes-config.yaml without hosts:\n%s", data)
