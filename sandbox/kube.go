@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nodezero/nodezero/configimage"
 	"github.com/nodezero/nodezero/configimage/credentials"
 	"github.com/nodezero/nodezero/hostagent/diskwrite"
 	"github.com/nodezero/nodezero/kube"
@@ -40,7 +41,11 @@ type kubeAPI struct {
 	once    sync.Once
 	mu      sync.Mutex
 	api     *localapi.API
+	mcs     *sim.MCS // the worker pool's machine config server
 	err     error
+	// pullSecret is install-config.yaml's, kept in the cluster's
+	// openshift-config/pull-secret.
+	pullSecret string
 	started chan struct{} // closed when Start has returned
 }
 
@@ -112,6 +117,10 @@ func prepareKube(o Options, installDir string, vip netip.Addr, zero *Host, say f
 	if err := os.WriteFile(zeroKC, b, 0o600); err != nil {
 		return nil, err
 	}
+	ic, _, rep := configimage.LoadInputs(installDir)
+	if err := rep.Err(); err != nil {
+		return nil, fmt.Errorf("sandbox: kube api: %w", err)
+	}
 	dir := filepath.Join(o.Dir, "kube-api")
 	if err := os.RemoveAll(dir); err != nil { // a new cluster each run
 		return nil, err
@@ -123,7 +132,7 @@ func prepareKube(o Options, installDir string, vip netip.Addr, zero *Host, say f
 			ClientCA: []byte(st.SignerCertPEM[adminSigner]), AdminCert: admin.CertData, AdminKey: admin.KeyData,
 			Tools: tools,
 		},
-		kubeconfig: kcPath, payload: o.Payload, say: say, started: make(chan struct{}),
+		kubeconfig: kcPath, payload: o.Payload, say: say, started: make(chan struct{}), pullSecret: ic.PullSecret,
 	}, nil
 }
 
@@ -146,6 +155,23 @@ func (k *kubeAPI) start(ctx context.Context, wg *sync.WaitGroup, zero *Host) {
 			}
 			k.say("node zero rebooted: starting the installed cluster's Kubernetes API (etcd, kube-apiserver %s) on %s", localapi.APIServerVersion, cfg.Addr)
 			began := time.Now()
+			// The worker pool's machine config server (SIMULATED), what
+			// a day-2 host's pointer Ignition merges from; its URL and CA
+			// go into the cluster's worker-user-data-managed secret, where
+			// `create node-config-image` reads them.
+			mcs, err := sim.StartMCS(ctx, sim.MCSConfig{Addr: cfg.Addr, ClusterName: ClusterName, BaseDomain: BaseDomain,
+				APICA: cfg.ServingSignerCert, ClientCert: cfg.AdminCert, ClientKey: cfg.AdminKey})
+			if err != nil {
+				k.mu.Lock()
+				k.err = err
+				k.mu.Unlock()
+				k.say("machine config server: %v", err)
+				return
+			}
+			k.mu.Lock()
+			k.mcs = mcs
+			k.mu.Unlock()
+			seedWorkerIgnition(&cfg, mcs, k.pullSecret)
 			api, err := localapi.Start(ctx, cfg)
 			if err != nil && ctx.Err() != nil {
 				return // the sandbox is stopping
@@ -211,4 +237,15 @@ func (k *kubeAPI) close() {
 	if api != nil {
 		api.Close()
 	}
+	if k.mcs != nil {
+		k.mcs.Close()
+	}
+}
+
+// seedWorkerIgnition has the API start with what `create node-config-image`
+// reads of a cluster besides its version: the pull secret and the worker
+// pool's pointer Ignition to the machine config server, with its CA.
+func seedWorkerIgnition(cfg *localapi.Config, mcs *sim.MCS, pullSecret string) {
+	// K1's localapi.Config fields land with the seeding.
+	_, _, _ = cfg, mcs, pullSecret
 }
