@@ -38,15 +38,15 @@ type kubeAPI struct {
 	payload    string
 	say        func(string, ...any)
 
-	once    sync.Once
-	mu      sync.Mutex
-	api     *localapi.API
-	mcs     *sim.MCS // the worker pool's machine config server
-	err     error
+	once sync.Once
+	mu   sync.Mutex
+	api  *localapi.API
+	mcs  *sim.MCS // the worker pool's machine config server
+	err  error
 	// pullSecret is install-config.yaml's, kept in the cluster's
 	// openshift-config/pull-secret.
 	pullSecret string
-	started chan struct{} // closed when Start has returned
+	started    chan struct{} // closed when Start has returned
 }
 
 // prepareKube points the user's auth/kubeconfig at the API VIP
