@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -40,8 +41,14 @@ type NodeZero struct {
 	Status                              func(string) // systemd's STATUS
 	Logger                              *slog.Logger
 
-	images assisted.InstallImages      // from the payload (Run); zero: assisted's defaults
-	client atomic.Pointer[wire.Client] // set once the service listens; read by Healthy
+	// Now is the clock the add-nodes token watch reads (nil: time.Now).
+	Now func() time.Time
+
+	images            assisted.InstallImages      // from the payload (Run); zero: assisted's defaults
+	client            atomic.Pointer[wire.Client] // set once the service listens; read by Healthy
+	base              atomic.Pointer[string]      // the service's own URL, once it listens (URL)
+	up                chan struct{}               // closed once base is set
+	upOnce, closeOnce sync.Once
 }
 
 // Run is node zero's part of the boot sequence (boot.Sequence.Service):
@@ -67,6 +74,9 @@ func (nz *NodeZero) Run(ctx context.Context, env boot.Env) error {
 	c, served, err := nz.Serve(ctx, env)
 	if err != nil {
 		return err
+	}
+	if env.AddNodes != nil {
+		return nz.addNodes(ctx, c, served, env)
 	}
 	set, err := manifests.LoadFrom(filepath.Join(nz.Root, configimage.ManifestsDir), filepath.Join(nz.Root, configimage.ExtraManifestsDir))
 	if err != nil {
@@ -100,6 +110,68 @@ func (nz *NodeZero) Run(ctx context.Context, env boot.Env) error {
 			registered = nil
 		}
 	}
+}
+
+// addNodes is node zero's part on a host booted from a node config image
+// (day 2): beside the service, the add-nodes flow (boot.AddNodes) imports
+// the installed cluster and installs this host into it. The service goes
+// on when the flow stops (an expired token, manifests it cannot register):
+// the console and the API say why.
+func (nz *NodeZero) addNodes(ctx context.Context, c *wire.Client, served <-chan error, env boot.Env) error {
+	set, err := manifests.LoadAddNodes(filepath.Join(nz.Root, configimage.ManifestsDir))
+	if err != nil {
+		return fmt.Errorf("node zero: %w", err)
+	}
+	failures := filepath.Join(nz.Root, failuresFilePath)
+	flow := boot.AddNodes{
+		Register: register.AddNodeConfig{
+			Client: c, Set: set, Env: *env.AddNodes,
+			ClusterConfigDir: filepath.Join(nz.Root, onhost.ClusterConfigDir),
+			HostConfigDir:    filepath.Join(nz.Root, configimage.HostConfigDir),
+			FailuresFile:     failures, LocalMACs: env.MACs,
+			Logger: nz.Logger.With("subsystem", "register"),
+		},
+		Token: boot.TokenWatch{Expiry: env.AddNodes.TokenExpiry, Now: nz.Now},
+		Board: nz.Board, Status: nz.Status, Logger: nz.Logger,
+	}
+	done := make(chan error, 1)
+	go func() { done <- flow.Run(ctx) }()
+	for {
+		select {
+		case err := <-served:
+			return err
+		case err := <-done:
+			switch {
+			case errors.Is(err, boot.ErrTokenExpired):
+				// 65_token says it; nothing else is to happen.
+			case err != nil && ctx.Err() == nil:
+				nz.Logger.Error("add-nodes flow stopped", "err", err, "stage", "service")
+				nz.setIssue(ctx, issue.KeyAddNode, issue.LightRed, "Installation cannot proceed: "+err.Error())
+			}
+			done = nil
+		}
+	}
+}
+
+// URL is where this host's own service answers, once it listens: the
+// agent's SERVICE_BASE_URL when the rendezvous address is a loopback one
+// (boot.Env.OwnService), as the sandbox gives each added host its own
+// --listen address on the shared loopback.
+func (nz *NodeZero) URL(ctx context.Context) (string, error) {
+	nz.upOnce.Do(func() { nz.up = make(chan struct{}) })
+	select {
+	case <-nz.up:
+		return *nz.base.Load(), nil
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// listeningAt records the service's own URL and wakes URL's callers.
+func (nz *NodeZero) listeningAt(u string) {
+	nz.upOnce.Do(func() { nz.up = make(chan struct{}) })
+	nz.base.Store(&u)
+	nz.closeOnce.Do(func() { close(nz.up) })
 }
 
 // Serve starts node zero's service and returns a client with the user
@@ -182,6 +254,7 @@ func (nz *NodeZero) Serve(ctx context.Context, env boot.Env) (*wire.Client, <-ch
 		return nil, nil, err
 	}
 	nz.client.Store(c)
+	nz.listeningAt(local)
 	nz.Logger.Info("service listening", "addr", addr.String(), "stage", "service")
 	return c, served, nil
 }

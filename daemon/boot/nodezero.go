@@ -95,10 +95,15 @@ func (d Decision) Status() string {
 // DecideNodeZero polls the host's addresses every interval for up to
 // window (ABI: 5 s and 30 s after network-online) and decides whether this
 // host holds ip. A host whose addresses arrive late (DHCP) is still found
-// within the window.
+// within the window. A loopback ip (127.0.0.1, ::1: a node config image,
+// day 2) is every host's own: the host is its own node zero at once, with
+// no bootstrap MAC (a day-2 host is never the bootstrap host).
 func DecideNodeZero(ctx context.Context, src Links, ip netip.Addr, window, interval time.Duration) (Decision, error) {
 	if !ip.IsValid() {
 		return Decision{}, errors.New("node zero: no rendezvous IP")
+	}
+	if ip.IsLoopback() {
+		return Decision{NodeZero: true, IP: ip}, nil
 	}
 	deadline := time.Now().Add(window)
 	for {

@@ -33,7 +33,19 @@ type Env struct {
 	// SERVICE_BASE_URL is https:// and the config image carried one
 	// (configimage.APICAPath under Root); "" otherwise.
 	ServiceCACert string
+	// Workflow is WORKFLOW_TYPE; AddNodes is add-nodes.env when the host
+	// was booted from a node config image (day 2), nil otherwise.
+	Workflow string
+	AddNodes *onhost.AddNodesEnv
+	// MACs are this host's NICs' (lower case), as the links listed them.
+	MACs []string
 }
+
+// OwnService reports whether the rendezvous address is a loopback one
+// (ABI day 2: NODE_ZERO_IP=127.0.0.1): every host holds it, so this host is
+// its own node zero, and its agent, registration and status talk to the
+// service it runs itself, wherever that listens.
+func (e Env) OwnService() bool { return e.NodeZeroIP.IsLoopback() }
 
 // Sequence is the boot sequence of one host. The service and the agent
 // are given as functions so that this package does not import the host
@@ -103,6 +115,11 @@ func (s *Sequence) Run(ctx context.Context) error {
 	links, err := s.Links.Links()
 	if err != nil {
 		return err
+	}
+	for _, l := range links {
+		if l.MAC != "" && l.MAC != "00:00:00:00:00:00" {
+			env.MACs = append(env.MACs, l.MAC)
+		}
 	}
 	// A static network that cannot be installed does not stop the host:
 	// it may still reach node zero over DHCP, and the console says what is
@@ -207,7 +224,16 @@ func ReadEnv(root string) (Env, error) {
 		return Env{}, fmt.Errorf("config: %w", err)
 	}
 	env := Env{Root: root, NodeZeroIP: rv.NodeZeroIP, ServiceBaseURL: rv.ServiceBaseURL,
-		AgentToken: rv.AgentToken, UserToken: rv.UserToken}
+		AgentToken: rv.AgentToken, UserToken: rv.UserToken, Workflow: rv.Workflow}
+	an, ok, err := ReadAddNodesEnv(root)
+	switch {
+	case err != nil:
+		return Env{}, err
+	case ok:
+		env.AddNodes = &an
+	case rv.Workflow == onhost.WorkflowAddNodes:
+		return Env{}, fmt.Errorf("config: %s: WORKFLOW_TYPE is %s but %s is missing", path, onhost.WorkflowAddNodes, filepath.Join(root, onhost.AddNodesEnvPath))
+	}
 	if strings.HasPrefix(strings.ToLower(env.ServiceBaseURL), "https:") {
 		ca := filepath.Join(root, configimage.APICAPath)
 		if _, err := os.Stat(ca); err == nil {

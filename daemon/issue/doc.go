@@ -8,8 +8,8 @@
 // after every change when it is installed.
 //
 // The keys are ABI's (50_release-image, 60-rendezvous-host,
-// 60-check-config-image, 70_agent-services, 80_host-config,
-// 90_start-install, 95_load_config_image); the console (#7) reads the same
+// 60-check-config-image, 65_token, 70_agent-services, 80_host-config,
+// 90_start-install, 90_add-node, 95_load_config_image); the console (#7) reads the same
 // status model through the daemon, never these files.
 //
 // It imports only daemon/atomicfile of this module.

@@ -30,6 +30,7 @@ const (
 	KeyAgentServices    Key = "70_agent-services"
 	KeyHostConfig       Key = "80_host-config"
 	KeyStartInstall     Key = "90_start-install"
+	KeyAddNode          Key = "90_add-node" // day 2: the added host's own install (add-node.sh)
 	KeyLoadConfigImage  Key = "95_load_config_image"
 )
 

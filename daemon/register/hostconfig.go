@@ -73,11 +73,42 @@ func (f Failure) String() string { return f.Hostname + ": " + f.Reason }
 // with a backoff until Result.Done. Errors are for what a retry cannot
 // mend by waiting: unreadable configs, an unreachable service.
 func ApplyHostConfigs(ctx context.Context, c *wire.Client, infraEnvID, dir string) (Result, error) {
-	var res Result
 	configs, err := manifests.LoadHostConfigs(dir)
 	if err != nil {
-		return res, err
+		return Result{}, err
 	}
+	return applyConfigs(ctx, c, infraEnvID, configs)
+}
+
+// ApplyLocalHostConfigs is ApplyHostConfigs as apply-host-config runs in
+// the add-nodes workflow (docs/reference/abi-on-host.md §3.7): only the
+// host configs whose mac_addresses name one of macs, this host's NICs,
+// are applied; the others belong to the other hosts the node config image
+// adds, each its own node zero, and are neither applied nor waited for.
+func ApplyLocalHostConfigs(ctx context.Context, c *wire.Client, infraEnvID, dir string, macs []string) (Result, error) {
+	configs, err := manifests.LoadHostConfigs(dir)
+	if err != nil {
+		return Result{}, err
+	}
+	local := map[string]bool{}
+	for _, m := range macs {
+		local[strings.ToLower(m)] = true
+	}
+	var mine []manifests.HostConfig
+	for _, hc := range configs {
+		for _, m := range hc.MACs {
+			if local[m] {
+				mine = append(mine, hc)
+				break
+			}
+		}
+	}
+	return applyConfigs(ctx, c, infraEnvID, mine)
+}
+
+// applyConfigs is one pass of ApplyHostConfigs over configs.
+func applyConfigs(ctx context.Context, c *wire.Client, infraEnvID string, configs []manifests.HostConfig) (Result, error) {
+	var res Result
 	hosts, err := c.ListHosts(ctx, infraEnvID)
 	if err != nil {
 		return res, fmt.Errorf("apply host configs: %w", err)

@@ -15,6 +15,12 @@ import (
 // registerInfraEnv). clusterID binds it to the cluster; "" registers it
 // unbound (late binding), as the client does when there is no cluster.
 func RegisterInfraEnv(ctx context.Context, c *wire.Client, set *manifests.Set, clusterID string) (*wire.InfraEnv, error) {
+	return registerInfraEnv(ctx, c, func() (*wire.InfraEnvCreateParams, error) { return InfraEnvParams(set, clusterID) })
+}
+
+// registerInfraEnv returns the service's one infra-env, registering it
+// with params when there is none yet.
+func registerInfraEnv(ctx context.Context, c *wire.Client, params func() (*wire.InfraEnvCreateParams, error)) (*wire.InfraEnv, error) {
 	list, err := c.ListInfraEnvs(ctx, "")
 	if err != nil {
 		return nil, err
@@ -26,7 +32,7 @@ func RegisterInfraEnv(ctx context.Context, c *wire.Client, set *manifests.Set, c
 	default:
 		return nil, fmt.Errorf("register infra-env: found %d infra-envs: %w", len(list), ErrMultiple)
 	}
-	p, err := InfraEnvParams(set, clusterID)
+	p, err := params()
 	if err != nil {
 		return nil, err
 	}
@@ -46,6 +52,12 @@ func InfraEnvParams(set *manifests.Set, clusterID string) (*wire.InfraEnvCreateP
 	if err := complete(set); err != nil {
 		return nil, err
 	}
+	return infraEnvParams(set, clusterID)
+}
+
+// infraEnvParams is InfraEnvParams for a set known to hold an InfraEnv
+// and a pull secret.
+func infraEnvParams(set *manifests.Set, clusterID string) (*wire.InfraEnvCreateParams, error) {
 	ie := set.InfraEnv
 	sp := ie.Spec
 	p := &wire.InfraEnvCreateParams{
