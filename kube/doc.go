@@ -4,7 +4,11 @@
 // key), and speaks HTTPS with those credentials to get, list, create and
 // update the status of OpenShift's config.openshift.io/v1 ClusterVersion and
 // ClusterOperator objects, whose status conditions (Available, Progressing,
-// Degraded, Failing) it shapes as OpenShift's API does.
+// Degraded, Failing) it shapes as OpenShift's API does. For adding nodes
+// to an installed cluster it also reads and writes core/v1 Namespaces,
+// Secrets and Nodes, certificates.k8s.io/v1 CertificateSigningRequests
+// (approve, sign) and config.openshift.io/v1 Infrastructure, and
+// ReadClusterInfo makes the node-joiner's reads.
 //
 // It is plain net/http and encoding/json: the main module never imports
 // k8s.io/* or sigs.k8s.io/* (docs/architecture.md). It never uses a proxy from the

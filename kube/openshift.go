@@ -131,7 +131,9 @@ func SetCondition(cs *[]Condition, c Condition) bool {
 // ObjectMeta is the part of Kubernetes' object metadata the installer reads
 // and writes.
 type ObjectMeta struct {
-	Name              string            `json:"name"`
+	Name string `json:"name"`
+	// Namespace is empty for cluster-scoped objects.
+	Namespace         string            `json:"namespace,omitempty"`
 	UID               string            `json:"uid,omitempty"`
 	ResourceVersion   string            `json:"resourceVersion,omitempty"`
 	Generation        int64             `json:"generation,omitempty"`
