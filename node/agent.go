@@ -175,7 +175,7 @@ func RunAgent(ctx context.Context, o AgentOptions) error {
 		return fmt.Errorf("the host rebooted, but its boot disk record is unreadable: %v", err)
 	}
 	in := sim.Installed{Root: install.Root, Payload: o.Payload, ServiceURL: cfg.URL, AgentToken: cfg.Token, ServiceCACert: cfg.CACert,
-		Status: func(s string) { log.Info(s, "stage", "installed") }, Log: log}
+		Status: func(s string) { log.Info(s, "stage", "installed") }, Log: log, DNSServer: o.DNSServer, Addresses: o.Addresses}
 	if wire.HostRole(bd.Role) == wire.HostRoleBootstrap {
 		in.Service = func(context.Context) (*wire.Client, <-chan error, error) {
 			c, err := wire.NewClient(cfg.URL, wire.WithAgentToken(cfg.Token), wire.WithCACertFile(cfg.CACert), wire.WithInsecure(cfg.Insecure))

@@ -250,6 +250,17 @@ func (rt *runtime) install(end context.CancelCauseFunc) InstallOptions {
 func (rt *runtime) runAgent(ctx context.Context, env boot.Env, install InstallOptions) error {
 	status, log := rt.sd.Status, rt.o.Logger
 	base := strings.TrimSuffix(env.ServiceBaseURL, "/")
+	if env.NodeZero && env.OwnService() {
+		// A loopback rendezvous means this host's own service, wherever
+		// it listens (Options.Listen), not what SERVICE_BASE_URL's
+		// loopback port happens to hold.
+		own, err := rt.nz.URL(ctx)
+		if err != nil {
+			return err
+		}
+		log.Info("the rendezvous address is a loopback one: the agent uses this host's own service", "url", own, "stage", "agent")
+		base = own
+	}
 	if _, err := url.Parse(base); err != nil {
 		return fmt.Errorf("agent: SERVICE_BASE_URL: %w", err)
 	}
@@ -340,6 +351,7 @@ func (rt *runtime) runInstalled(ctx context.Context, d *onhost.BootDisk) error {
 		Root: o.Root, Payload: o.Payload,
 		ServiceURL: env.ServiceBaseURL, AgentToken: env.AgentToken, ServiceCACert: env.ServiceCACert,
 		NeverJoin: o.NeverJoin, Settle: o.Settle, Status: rt.sd.Status, Log: o.Logger,
+		DNSServer: o.DNSServer, Addresses: o.HostAddresses, // a day-2 host resolves and names itself with them
 	}
 	if d.Live {
 		// A real machine booted its written disk: this process runs on

@@ -84,6 +84,8 @@ type StatusWriter struct {
 	log       *slog.Logger
 	waiting   bool // the API has not answered yet (logged once)
 	lastAvail int
+	// nodesReady are the day-1 hosts whose Node is Ready (nodes.go).
+	nodesReady map[string]bool
 }
 
 // NewStatusWriter writes through c, logging to log.
@@ -123,6 +125,10 @@ func (w *StatusWriter) Sync(ctx context.Context, cl *wire.Cluster) (bool, error)
 	if w.waiting {
 		w.waiting = false
 		w.log.Info("SIMULATED: the installed cluster's kube API answers; writing its operators' status", "server", w.c.Server())
+	}
+	if err := w.syncNodes(ctx, cl.Hosts); err != nil {
+		// The Nodes are for adding nodes later; the install goes on.
+		w.log.Warn("SIMULATED: the hosts' Nodes could not be written", "err", err)
 	}
 	version := cv.Status.Desired.Version
 	if version == "" {

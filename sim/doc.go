@@ -13,6 +13,17 @@
 //   - The cluster version operator and the cluster operators (StatusWriter):
 //     their status written into the sandbox's Kubernetes API as the hosts
 //     join; node zero completes only once the ClusterVersion is Available.
+//   - The cluster's Nodes (nodes.go): each day-1 host's once it joined,
+//     written by node zero's StatusWriter, so adding nodes finds the
+//     architecture on a control-plane Node.
+//   - Day 2 (sandbox add-nodes): the installed cluster's machine config
+//     server (MCS, mcs.go: the worker pool's Ignition with the kubelet's
+//     bootstrap kubeconfig, over TLS), and a day-2 host booted from its
+//     installed disk (day2.go): its disk's pointer Ignition is fetched as
+//     Ignition would (ignitionfetch.go), then a kubelet (kubelet.go) asks
+//     for its client certificate, registers its Node, asks for its serving
+//     certificate, each CSR waiting for someone's approval; the kubelet
+//     plays the CSR signer too (kube-controller-manager does not run).
 //
 // One controller serves both simulations: a sandbox host's `nodezero run`
 // on its booted disk (RunInstalled, called by the node runtime) and each of

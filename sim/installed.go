@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,6 +39,13 @@ type Installed struct {
 	// host's config (a real machine: "/"); empty, the Ignition is read
 	// back from the disk, which nothing booted (a sandbox host).
 	AppliedRoot string
+	// DNSServer, "host:port", is the host's resolver ("": the system's):
+	// a day-2 host resolves its machine config server and the cluster's
+	// API through it.
+	DNSServer string
+	// Addresses are the host's own (a sandbox host's, on loopback): a
+	// day-2 host's Node lists them.
+	Addresses []netip.Prefix
 	// NeverJoin and Settle: Controller's.
 	NeverJoin bool
 	Settle    time.Duration
@@ -51,7 +59,25 @@ type Installed struct {
 // RunInstalled is a host booted from its installed disk d. Once its part
 // is done it keeps running (node zero keeps serving the API) until ctx
 // ends or the service stops.
+//
+// A disk whose Ignition is a pointer config to the cluster's machine
+// config server is a day-2 host's: it reports to no service, and joins
+// the cluster as a kubelet would (runDay2).
 func RunInstalled(ctx context.Context, d *onhost.BootDisk, o Installed) error {
+	var ign []byte
+	var readErr error
+	if o.AppliedRoot == "" {
+		ign, readErr = diskIgnition(d, o.Payload)
+		if readErr == nil {
+			p, err := ParsePointer(ign)
+			if err == nil && p != nil {
+				return runDay2(ctx, d, p, o)
+			}
+		} else if isDay2Root(o.Root) {
+			logDay2Held(o.Log.With("stage", "installed", "day2", true), o.Status, readErr)
+			return hold(ctx)
+		}
+	}
 	log := o.Log.With("stage", "installed")
 	// Said at info: it is how every sandbox install goes on, not a
 	// problem (a healthy install logs no warning).
@@ -78,7 +104,12 @@ func RunInstalled(ctx context.Context, d *onhost.BootDisk, o Installed) error {
 			return fmt.Errorf("the installed cluster's kubeconfig: %w", err)
 		}
 	}
-	verify := func() error { return VerifyDisk(d, o.Root, o.Payload) }
+	verify := func() error {
+		if readErr != nil {
+			return readErr
+		}
+		return verifyIgnition(d, o.Root, ign)
+	}
 	if o.AppliedRoot != "" {
 		verify = func() error { return VerifyApplied(d, o.AppliedRoot) }
 	}
@@ -99,14 +130,27 @@ func RunInstalled(ctx context.Context, d *onhost.BootDisk, o Installed) error {
 // partition) and the Ignition the first boot would apply, which must be
 // this host's (under root): its role, hostname and host id.
 func VerifyDisk(d *onhost.BootDisk, root, payloadDir string) error {
+	ign, err := diskIgnition(d, payloadDir)
+	if err != nil {
+		return err
+	}
+	return verifyIgnition(d, root, ign)
+}
+
+// diskIgnition reads the disk back: the image digest (outside the
+// Ignition partition) must be the payload's; it returns the Ignition the
+// first boot would apply.
+func diskIgnition(d *onhost.BootDisk, payloadDir string) ([]byte, error) {
 	p, err := diskwrite.LoadPayload(payloadDir)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	ign, err := diskwrite.Verify(d.Disk, p.OS)
-	if err != nil {
-		return err
-	}
+	return diskwrite.Verify(d.Disk, p.OS)
+}
+
+// verifyIgnition checks that the disk's Ignition is this host's (under
+// root): its role, hostname and host id.
+func verifyIgnition(d *onhost.BootDisk, root string, ign []byte) error {
 	files, err := IgnitionFiles(ign)
 	if err != nil {
 		return fmt.Errorf("the installed disk's Ignition: %w", err)

@@ -3,7 +3,6 @@ package sim
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -346,9 +345,4 @@ func BootstrapKubeconfig(server string, ca, cert, key []byte, token string) []by
 		"users:\n- name: kubelet\n  user:\n" + user +
 		"contexts:\n- name: kubelet\n  context:\n    cluster: local\n    user: kubelet\n" +
 		"current-context: kubelet\npreferences: {}\n")
-}
-
-// pkixName is a certificate subject with a common name and organizations.
-func pkixName(cn string, org ...string) pkix.Name {
-	return pkix.Name{CommonName: cn, Organization: org}
 }
