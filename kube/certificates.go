@@ -182,8 +182,7 @@ func (c *Client) ApproveCSR(ctx context.Context, name, reason, message string) (
 }
 
 // UpdateCSRStatus writes csr's status through the /status subresource, as
-// a signer writes the certificate (the API takes one only on an approved
-// CSR).
+// a signer writes the certificate once the CSR is approved.
 func (c *Client) UpdateCSRStatus(ctx context.Context, csr *CertificateSigningRequest) (*CertificateSigningRequest, error) {
 	csr.APIVersion, csr.Kind = CertificatesAPIVersion, "CertificateSigningRequest"
 	var out CertificateSigningRequest

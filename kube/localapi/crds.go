@@ -13,8 +13,9 @@ import (
 )
 
 // The CRDs are nodezero's own, for the simulated cluster: the fields of
-// OpenShift's config.openshift.io/v1 ClusterVersion and ClusterOperator the
-// installer reads (status conditions, history, versions), typed and
+// OpenShift's config.openshift.io/v1 ClusterVersion, ClusterOperator and
+// Infrastructure the installer reads (status conditions, history,
+// versions, the platform and the API's URLs), typed and
 // validated by the API server; anything else is kept as sent. The printer
 // columns are OpenShift's, so `kubectl get clusterversion` reads as `oc get`
 // does.

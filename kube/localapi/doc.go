@@ -6,8 +6,11 @@
 // cluster's API name and that address, trusts the admin-kubeconfig-signer
 // for clients (so auth/kubeconfig's system:admin, in system:masters, is
 // the cluster's admin), authorizes with RBAC, and carries OpenShift's
-// ClusterVersion and ClusterOperator CRDs with `version` and a cluster's
-// operators created in the Progressing state. The sandbox runs it as the
+// ClusterVersion, ClusterOperator and Infrastructure CRDs with `version`
+// and a cluster's operators created in the Progressing state. It seeds
+// what adding nodes reads (the node-joiner's reads): the openshift-config
+// and openshift-machine-api namespaces, Infrastructure `cluster`, the pull
+// secret and the worker pool's pointer Ignition (worker-user-data-managed). The sandbox runs it as the
 // installed cluster (docs/architecture.md); its simulated controller writes the
 // objects' status through package kube.
 //

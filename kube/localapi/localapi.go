@@ -55,10 +55,28 @@ type Config struct {
 	Log                       *slog.Logger
 }
 
-// Cluster is what the ClusterVersion says at the start: the cluster's id
-// and the release it is installing.
+// Cluster is what the ClusterVersion says at the start (the cluster's id
+// and the release it is installing) and what the other seeded objects
+// carry.
 type Cluster struct {
 	ID, Version, Image string
+	// Name and BaseDomain make Infrastructure cluster's API URLs
+	// (https://api.<Name>.<BaseDomain>:6443, api-int); when empty they
+	// come from the first api.<cluster>.<domain> in Config.Names.
+	Name, BaseDomain string
+	// Platform is Infrastructure cluster's platform type (None when
+	// empty).
+	Platform string
+	// PullSecret is openshift-config/pull-secret's .dockerconfigjson; no
+	// secret when empty.
+	PullSecret []byte
+	// WorkerIgnitionURL is the worker pool's machine config server
+	// (https://api-int.<cluster>.<domain>:22623/config/worker) and
+	// WorkerIgnitionCA its CA (PEM): openshift-machine-api/
+	// worker-user-data-managed holds a pointer Ignition to them. No
+	// secret when the URL is empty.
+	WorkerIgnitionURL string
+	WorkerIgnitionCA  []byte
 }
 
 // DefaultOperators are the cluster operators the local API creates: a short
@@ -89,8 +107,10 @@ type API struct {
 }
 
 // Start runs etcd and kube-apiserver, waits until the API is ready,
-// installs the CRDs and creates the ClusterVersion and ClusterOperators
-// (in the Progressing state; existing ones are left as they are).
+// installs the CRDs, seeds what adding nodes reads (namespaces,
+// Infrastructure, the pull secret, the worker pool's pointer Ignition) and
+// creates the ClusterVersion and ClusterOperators (in the Progressing
+// state; existing objects are left as they are).
 func Start(ctx context.Context, cfg Config) (a *API, err error) {
 	if !cfg.Addr.Is4() || !cfg.Addr.IsLoopback() {
 		return nil, fmt.Errorf("local api: address %v: want a 127.x address", cfg.Addr)
@@ -199,6 +219,9 @@ func Start(ctx context.Context, cfg Config) (a *API, err error) {
 	log.Info("kube-apiserver ready", "url", a.URL, "after", time.Since(started).Round(time.Millisecond))
 
 	if err := installCRDs(ctx, a.client, cfg.StartTimeout); err != nil {
+		return nil, fmt.Errorf("local api: %w", err)
+	}
+	if err := seed(ctx, a.client, cfg.Cluster, cfg.Names); err != nil {
 		return nil, fmt.Errorf("local api: %w", err)
 	}
 	if err := createObjects(ctx, a.client, cfg.Cluster, cfg.Operators); err != nil {

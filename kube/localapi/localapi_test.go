@@ -172,7 +172,11 @@ func TestLocalAPI(t *testing.T) {
 
 	addr := randomAddr()
 	dir := t.TempDir()
-	cl := Cluster{ID: "0f8f3b8e-9a3c-4e55-a0b4-6c8d9d6d8a11", Version: "4.18.0", Image: "127.0.0.1:5000/ocp/release:4.18.0-x86_64"}
+	mcsCA, mcsCAKey, mcsCAPEM, _ := rsaCA(t, "machine-config-server-ca")
+	cl := Cluster{ID: "0f8f3b8e-9a3c-4e55-a0b4-6c8d9d6d8a11", Version: "4.18.0", Image: "127.0.0.1:5000/ocp/release:4.18.0-x86_64",
+		// Name and BaseDomain come from the names.
+		PullSecret:        []byte(`{"auths":{"127.0.0.1:5000":{"auth":"ZmFrZTpmYWtl"}}}`),
+		WorkerIgnitionURL: "https://api-int.sandbox.nodezero.test:22623/config/worker", WorkerIgnitionCA: mcsCAPEM}
 	api, err := Start(ctx, Config{
 		Dir: dir, Addr: addr, Names: []string{"api.sandbox.nodezero.test", "api-int.sandbox.nodezero.test"},
 		ServingSignerCert: lbPEM, ServingSignerKey: lbKeyPEM, ClientCA: adminCAPEM, AdminCert: adminCert, AdminKey: adminKey,
@@ -253,6 +257,10 @@ func TestLocalAPI(t *testing.T) {
 		if _, err := c.UpdateClusterOperatorStatus(ctx, got); !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusUnprocessableEntity {
 			t.Errorf("status Maybe = %v, want 422 from the schema", err)
 		}
+	})
+
+	t.Run("day 2", func(t *testing.T) {
+		testDay2(t, ctx, c, day2Cluster{cl: cl, caPEM: mcsCAPEM, signer: mcsCA, signerKey: mcsCAKey})
 	})
 
 	t.Run("a certificate of another CA is refused", func(t *testing.T) {
