@@ -55,7 +55,13 @@ func runDay2(ctx context.Context, d *onhost.BootDisk, p *Pointer, o Installed) e
 		logDay2Held(log, o.Status, err)
 		return hold(ctx)
 	}
-	// What Ignition would write on the real root: the fetched files.
+	// What Ignition would write on the real root: the pointer config's own
+	// files (the hostname) and the fetched ones.
+	for path, content := range p.Files {
+		if _, ok := files[path]; !ok {
+			files[path] = content
+		}
+	}
 	for path, content := range files {
 		if err := writeUnder(o.Root, path, []byte(content)); err != nil {
 			return err
@@ -63,10 +69,12 @@ func runDay2(ctx context.Context, d *onhost.BootDisk, p *Pointer, o Installed) e
 	}
 	log.Info("Ignition: the worker config applied (SIMULATED: its files written under the host's root)", "files", len(files))
 
+	// Its name: the hostname Ignition wrote (assisted's pointer config
+	// carries it), else the one the host had.
 	hostname, _ := os.ReadFile(filepath.Join(o.Root, "etc/hostname"))
 	name := strings.TrimSpace(string(hostname))
 	if name == "" {
-		logDay2Held(log, o.Status, errors.New("the host has no hostname (etc/hostname under its root): its Node would have no name"))
+		logDay2Held(log, o.Status, errors.New("the host has no hostname (neither its Ignition nor etc/hostname under its root gives one): its Node would have no name"))
 		return hold(ctx)
 	}
 	cfg, err := kube.ParseKubeconfig([]byte(kc), BootstrapKubeconfigPath)

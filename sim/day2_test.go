@@ -244,14 +244,9 @@ func TestDay2Host(t *testing.T) {
 	defer cancel()
 	cl := startCluster(t, ctx)
 	const node = "extra-worker-0"
-	payload, disk := writeDisk(t, pointerConfig(t, cl.mcs.WorkerURL(), cl.mcs.CACert))
+	// The hostname comes from the pointer config, as assisted writes it.
+	payload, disk := writeDisk(t, pointerConfig(t, cl.mcs.WorkerURL(), cl.mcs.CACert, node))
 	root := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(root, "etc"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(root, "etc/hostname"), []byte(node+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	hostAddr := randomLoopback()
 	status := newStatusLines()
 	d := &onhost.BootDisk{Disk: disk, ClusterID: "5b1e8f0a-0000-4000-8000-000000000001", InfraEnvID: "5b1e8f0a-0000-4000-8000-000000000002",

@@ -26,30 +26,33 @@ import (
 // server, and parse what came back.
 
 // Pointer is a pointer Ignition's remote config: the URL it merges and the
-// certificate authorities (PEM) that URL's server must chain to.
+// certificate authorities (PEM) that URL's server must chain to; and the
+// files it writes itself (assisted's day-2 pointer config writes
+// /etc/hostname), by path.
 type Pointer struct {
 	Source string
 	CAs    [][]byte
+	Files  map[string]string
 }
 
 // ParsePointer reads an Ignition config: a pointer config (one
-// ignition.config.merge source over https, nothing inline) gives its
-// Pointer; any other config gives nil. Inline certificate authorities
-// (data URLs) are decoded; a config that does not parse is an error.
+// ignition.config.merge source over https) gives its Pointer; any other
+// config gives nil. Inline certificate authorities and files (data URLs)
+// are decoded; a config that does not parse is an error.
 func ParsePointer(ign []byte) (*Pointer, error) {
 	cfg, rpt, err := v3_5.ParseCompatibleVersion(ign)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s", err, rpt.String())
 	}
 	merge := cfg.Ignition.Config.Merge
-	if len(merge) != 1 || merge[0].Source == nil || len(cfg.Storage.Files) > 0 {
+	if len(merge) != 1 || merge[0].Source == nil {
 		return nil, nil
 	}
 	u, err := url.Parse(*merge[0].Source)
 	if err != nil || u.Scheme != "https" {
 		return nil, nil
 	}
-	p := &Pointer{Source: *merge[0].Source}
+	p := &Pointer{Source: *merge[0].Source, Files: map[string]string{}}
 	for i, ca := range cfg.Ignition.Security.TLS.CertificateAuthorities {
 		if ca.Source == nil {
 			continue
@@ -59,6 +62,16 @@ func ParsePointer(ign []byte) (*Pointer, error) {
 			return nil, fmt.Errorf("ignition.security.tls.certificateAuthorities[%d].source: only data URLs are read here: %w", i, err)
 		}
 		p.CAs = append(p.CAs, d.Data)
+	}
+	for i, f := range cfg.Storage.Files {
+		if f.Contents.Source == nil {
+			continue
+		}
+		d, err := dataurl.DecodeString(*f.Contents.Source)
+		if err != nil {
+			return nil, fmt.Errorf("storage.files[%d] (%s): only data URLs are read here: %w", i, f.Path, err)
+		}
+		p.Files[f.Path] = string(d.Data)
 	}
 	return p, nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/coreos/ignition/v2/config/v3_2"
 	"github.com/coreos/ignition/v2/config/v3_2/types"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/nodezero/nodezero/internal/pki"
 	"github.com/nodezero/nodezero/kube"
@@ -73,12 +74,17 @@ func testAPICA(t *testing.T) (caPEM, certPEM, keyPEM []byte) {
 
 // pointerConfig is the pointer Ignition the cluster hands a new worker
 // (worker-user-data-managed; assisted's day-2 host ignition).
-func pointerConfig(t *testing.T, source string, ca []byte) []byte {
+// With a hostname, it writes /etc/hostname too, as assisted's does.
+func pointerConfig(t *testing.T, source string, ca []byte, hostname ...string) []byte {
 	t.Helper()
 	caSrc := "data:text/plain;charset=utf-8;base64," + base64.StdEncoding.EncodeToString(ca)
 	c := types.Config{Ignition: types.Ignition{Version: "3.2.0"}}
 	c.Ignition.Config.Merge = []types.Resource{{Source: &source}}
 	c.Ignition.Security.TLS.CertificateAuthorities = []types.Resource{{Source: &caSrc}}
+	for _, h := range hostname {
+		src := "data:," + h
+		c.Storage.Files = append(c.Storage.Files, types.File{Node: types.Node{Path: "/etc/hostname"}, FileEmbedded1: types.FileEmbedded1{Contents: types.Resource{Source: &src}}})
+	}
 	b, err := json.Marshal(c)
 	if err != nil {
 		t.Fatal(err)
@@ -183,6 +189,43 @@ func TestMCS(t *testing.T) {
 				if len(cfg.Storage.Files) != 1 || cfg.Storage.Files[0].Path != BootstrapKubeconfigPath || *cfg.Storage.Files[0].Mode != 0o600 {
 					t.Errorf("files %+v, want only %s, mode 0600", cfg.Storage.Files, BootstrapKubeconfigPath)
 				}
+			}
+		})
+	}
+}
+
+// TestParsePointer: only a config merging one https source is a day-2
+// host's pointer; its CA and its own files (the hostname) are read.
+func TestParsePointer(t *testing.T) {
+	ca := []byte("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")
+	day1 := `{"ignition":{"version":"3.2.0"},"storage":{"files":[{"path":"/etc/nodezero/role","contents":{"source":"data:,worker"}}]}}`
+	for _, tc := range []struct {
+		name    string
+		ign     []byte
+		want    *Pointer
+		wantErr string
+	}{
+		{"assisted's day-2 pointer", pointerConfig(t, "https://api-int.c.test:22623/config/worker", ca, "extra-worker-0"),
+			&Pointer{Source: "https://api-int.c.test:22623/config/worker", CAs: [][]byte{ca}, Files: map[string]string{"/etc/hostname": "extra-worker-0"}}, ""},
+		{"a day-1 host's config", []byte(day1), nil, ""},
+		{"plain http", []byte(`{"ignition":{"version":"3.2.0","config":{"merge":[{"source":"http://api-int.c.test:22624/config/worker"}]}}}`), nil, ""},
+		{"a CA by URL", []byte(`{"ignition":{"version":"3.2.0","config":{"merge":[{"source":"https://a.test/config/worker"}]},"security":{"tls":{"certificateAuthorities":[{"source":"https://a.test/ca.pem"}]}}}}`),
+			nil, "certificateAuthorities[0].source: only data URLs"},
+		{"not Ignition", []byte(`{"ignition":{"version":"9.9.9"}}`), nil, "unsupported config version"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParsePointer(tc.ign)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("got %v, want an error containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("ParsePointer (-want +got):\n%s", d)
 			}
 		})
 	}
