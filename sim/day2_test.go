@@ -365,6 +365,31 @@ func TestDay2Host(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Fatalf("the stopped host returned %v", err)
 	}
+
+	t.Run("a denied CSR ends the join", func(t *testing.T) {
+		st := newStatusLines()
+		k := &Kubelet{Client: cl.admin, NodeName: "denied-worker", PKIDir: t.TempDir(), Status: st.add, Log: testLog(t)}
+		done := make(chan error, 1)
+		go func() { done <- k.Join(ctx) }()
+		st.waitCount(t, waitClient, 1)
+		csrs := csrsFor(t, ctx, cl.admin, "denied-worker")
+		if len(csrs) != 1 {
+			t.Fatalf("%d CSRs, want 1", len(csrs))
+		}
+		csr := csrs[0]
+		csr.Status.Conditions = append(csr.Status.Conditions, kube.CSRCondition{Type: kube.CSRConditionDenied, Status: kube.True,
+			Reason: "NotThisOne", Message: "denied by the sim test", LastUpdateTime: kube.Now()})
+		if err := cl.admin.Do(ctx, "PUT", "/apis/certificates.k8s.io/v1/certificatesigningrequests/"+csr.Metadata.Name+"/approval", &csr, nil); err != nil {
+			t.Fatal(err)
+		}
+		err := <-done
+		if err == nil || !strings.Contains(err.Error(), "was denied: Denied: NotThisOne denied by the sim test") {
+			t.Errorf("Join = %v, want the denial with its reason", err)
+		}
+		if _, err := cl.admin.GetNode(ctx, "denied-worker"); !errors.Is(err, kube.ErrNotFound) {
+			t.Errorf("a denied kubelet's Node: %v, want none", err)
+		}
+	})
 }
 
 // TestDay1Nodes: node zero's simulated controller writes the day-1 hosts'

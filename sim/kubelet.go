@@ -217,6 +217,7 @@ func (k *Kubelet) certificate(ctx context.Context, kind certKind) (*x509.Certifi
 		case kube.CSRApproved(got):
 			if err := k.sign(ctx, got, kind); err != nil {
 				log.Debug("sign CSR", "csr", name, "err", err)
+				break // wait, then read it again
 			}
 			continue // read it back at once
 		}
