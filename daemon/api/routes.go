@@ -29,6 +29,7 @@ func (s *server) table() []Route {
 		{"GET", Base + "/health", "health", nil, 200, s.health},
 
 		{"POST", Base + "/clusters", "v2RegisterCluster", user, 201, s.registerCluster},
+		{"POST", Base + "/clusters/import", "v2ImportCluster", user, 201, s.importCluster},
 		{"GET", Base + "/clusters", "v2ListClusters", userWatcher, 200, s.listClusters},
 		{"GET", cl, "v2GetCluster", userAgentWatch, 200, s.getCluster},
 		{"PATCH", cl, "V2UpdateCluster", user, 201, s.updateCluster},
@@ -62,6 +63,7 @@ func (s *server) table() []Route {
 		{"PATCH", host, "v2UpdateHost", user, 201, s.updateHost},
 		{"DELETE", host, "v2DeregisterHost", user, 204, s.deregisterHost},
 		{"PATCH", host + "/actions/reset-validation/{validation_id}", "v2ResetHostValidation", user, 200, s.resetHostValidation},
+		{"POST", host + "/actions/install", "v2InstallHost", user, 202, s.installHost},
 		{"GET", host + "/instructions", "v2GetNextSteps", agent, 200, s.nextSteps},
 		{"POST", host + "/instructions", "v2PostStepReply", agent, 204, s.postStepReply},
 		{"PUT", host + "/progress", "v2UpdateHostInstallProgress", agent, 200, s.updateProgress},
@@ -87,6 +89,16 @@ func (s *server) registerCluster(r *request) (any, error) {
 		return nil, err
 	}
 	return s.svc().RegisterCluster(r.Context(), &p)
+}
+
+// importCluster makes a day-2 cluster for an installed one
+// (v2ImportCluster), as ABI's agent-import-cluster asks.
+func (s *server) importCluster(r *request) (any, error) {
+	var p wire.ImportClusterParams
+	if err := r.decode(&p); err != nil {
+		return nil, err
+	}
+	return s.svc().ImportCluster(r.Context(), &p)
 }
 
 func (s *server) listClusters(*request) (any, error) { return s.svc().ListClusters(), nil }
@@ -228,6 +240,12 @@ func (s *server) updateHost(r *request) (any, error) {
 
 func (s *server) resetHostValidation(r *request) (any, error) {
 	return s.svc().ResetHostValidation(r.Context(), r.param("infra_env_id"), r.param("host_id"), r.param("validation_id"))
+}
+
+// installHost installs one known day-2 host (v2InstallHost), as ABI's
+// agent-add-node asks once its host is known.
+func (s *server) installHost(r *request) (any, error) {
+	return s.svc().InstallHost(r.Context(), r.param("infra_env_id"), r.param("host_id"))
 }
 
 func (s *server) deregisterHost(r *request) (any, error) {

@@ -230,7 +230,8 @@ func applyClusterUpdate(c *clusterRec, p *wire.V2ClusterUpdateParams) (wire.Clus
 		next.DiskEncryption = p.DiskEncryption
 	}
 	if p.IgnitionEndpoint != nil {
-		next.IgnitionEndpoint = p.IgnitionEndpoint
+		probs = append(probs, checkIgnitionEndpoint(p.IgnitionEndpoint)...)
+		next.IgnitionEndpoint = mergeIgnitionEndpoint(next.IgnitionEndpoint, p.IgnitionEndpoint)
 	}
 	if len(probs) > 0 {
 		return wire.Cluster{}, "", badRequest("invalid cluster update: %s", strings.Join(probs, "; "))

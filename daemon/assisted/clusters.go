@@ -61,6 +61,7 @@ func (s *Service) newCluster(p *wire.ClusterCreateParams) (*clusterRec, error) {
 	if p.BaseDNSDomain != "" {
 		probs = append(probs, checkDomain("base_dns_domain", p.BaseDNSDomain)...)
 	}
+	probs = append(probs, checkIgnitionEndpoint(p.IgnitionEndpoint)...)
 	now := s.cfg.Now().UTC()
 	id := uuid.NewString()
 	c := wire.Cluster{

@@ -32,6 +32,7 @@ const (
 	evHostImageStatus      = "image_status_updated"
 	evHostDiskSpeed        = "disk_speed_slower_than_supported"
 	evHostValidationReset  = "host_validation_reset"
+	evHostInstallStarted   = "host_installation_started"
 )
 
 // Severities.

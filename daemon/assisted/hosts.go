@@ -152,9 +152,16 @@ func newHost(infraEnvID string, p *wire.HostCreateParams, c *clusterRec, now tim
 	if c != nil {
 		id := c.c.ID
 		h.ClusterID = &id
-		// assisted-service makes a single-node cluster's host master and
-		// bootstrap at once, for its stricter validations.
-		if c.c.ControlPlaneCount == 1 {
+		// assisted-service makes a host of an imported cluster a day-2
+		// host, always a worker of the worker pool, and a single-node
+		// cluster's host master and bootstrap at once, for its stricter
+		// validations.
+		switch {
+		case isDay2Cluster(c):
+			h.Kind = wire.HostKindAddToExistingClusterHost
+			h.Role, h.SuggestedRole = wire.HostRoleWorker, wire.HostRoleWorker
+			h.MachineConfigPoolName = string(wire.HostRoleWorker)
+		case c.c.ControlPlaneCount == 1:
 			h.Role, h.SuggestedRole, h.Bootstrap = wire.HostRoleMaster, wire.HostRoleMaster, true
 		}
 	}

@@ -91,6 +91,11 @@ func (s *Service) installArgs(h *hostRec) ([]string, bool) {
 	if role == wire.HostRoleWorker {
 		req.ControlPlaneCount = 0 // assisted-installer forces it for workers
 	}
+	if isDay2Cluster(c) {
+		// A day-2 host joins a running cluster: assisted names no MCO
+		// or must-gather image for it.
+		req.McoImage, req.MustGatherImage = "", ""
+	}
 	req.EnableSkipMcoReboot = c.c.CPUArchitecture != "s390x" && versionAtLeast(c.c.OpenshiftVersion, minSkipMCORebootVersion) &&
 		!strings.HasPrefix(strings.TrimPrefix(installationDisk(h).Path, "/dev/"), "dm-")
 	req.SkipInstallationDiskCleanup = strings.Contains(req.InstallerArgs, "--save-partlabel") || strings.Contains(req.InstallerArgs, "--save-partindex")

@@ -159,7 +159,16 @@ func (s *Service) HostIgnition(ctx context.Context, infraEnvID, hostID string) (
 			return
 		}
 		clusterID = h.clusterID()
-		if c := s.clusters[clusterID]; c != nil {
+		c := s.clusters[clusterID]
+		switch {
+		case isDay2Cluster(c):
+			// A day-2 host's pointer Ignition is made when it is
+			// installed (InstallHost), before it leaves known.
+			if formingHost(h.h.Status) {
+				err = conflict("host %s has no ignition yet: it is made when the host's installation starts", hostID)
+			}
+			ready = true
+		case c != nil:
 			p := c.c.LastInstallationPreparation
 			ready = p != nil && p.Status == wire.LastInstallationPreparationStatusSuccess
 		}

@@ -39,9 +39,16 @@ func (s *Service) UpdateHostProgress(ctx context.Context, infraEnvID, hostID str
 			}
 			return badRequest("current_stage: %v (stages of this host: %v)", err, stages)
 		}
+		// A day-2 host that reboots is done as far as the service can
+		// tell: nothing reports after its reboot. assisted (outside
+		// kube-api mode) stores Done for its Rebooting.
+		stage := p.CurrentStage
+		if stage == wire.HostStageRebooting && h.h.Kind == wire.HostKindAddToExistingClusterHost {
+			stage = wire.HostStageDone
+		}
 		f := t.hostFacts(h, c)
 		f.Validations = conditions(h.results)
-		f.Stage, f.ProgressInfo = p.CurrentStage, p.ProgressInfo
+		f.Stage, f.ProgressInfo = stage, p.ProgressInfo
 		tr, err := machine.NextHost(h.h.Status, machine.TriggerHostProgressChanged, f)
 		if err != nil {
 			return conflict("host %s is %s: progress %q is not possible: %v", h.name(), h.h.Status, p.CurrentStage, err)
@@ -50,16 +57,16 @@ func (s *Service) UpdateHostProgress(ctx context.Context, infraEnvID, hostID str
 		if h.h.Progress == nil {
 			h.h.Progress = &wire.HostProgressInfo{}
 		}
-		if p.CurrentStage != cur {
+		if stage != cur {
 			h.h.Progress.StageStartedAt, h.h.StageStartedAt = now, now
 		}
-		h.h.Progress.CurrentStage, h.h.Progress.ProgressInfo = p.CurrentStage, p.ProgressInfo
+		h.h.Progress.CurrentStage, h.h.Progress.ProgressInfo = stage, p.ProgressInfo
 		h.h.Progress.StageUpdatedAt, h.h.StageUpdatedAt = now, now
 		if pct := machine.InstallationPercentage(stages, p.CurrentStage); pct > 0 {
 			h.h.Progress.InstallationPercentage = pct
 		}
 		t.applyHost(h, tr)
-		msg := fmt.Sprintf("Host: %s, reached installation stage %s", h.name(), p.CurrentStage)
+		msg := fmt.Sprintf("Host: %s, reached installation stage %s", h.name(), stage)
 		if p.ProgressInfo != "" {
 			msg += ": " + p.ProgressInfo
 		}
