@@ -13,6 +13,7 @@ import (
 
 	"github.com/nodezero/nodezero/internal/pki"
 	"github.com/nodezero/nodezero/kube"
+	"github.com/nodezero/nodezero/kube/localapi"
 	"github.com/nodezero/nodezero/wire"
 )
 
@@ -24,8 +25,8 @@ import (
 // reads the cluster's architecture from a control-plane Node.
 
 // simKubeletVersion is the Nodes' kubelet version: the sandbox API's
-// Kubernetes (kube/localapi's pin).
-const simKubeletVersion = "v1.36.3"
+// Kubernetes.
+const simKubeletVersion = localapi.APIServerVersion
 
 // NewNode is the Node a host's kubelet registers: its labels (roles,
 // hostname, arch, os), addresses (each InternalIP, then the Hostname),
