@@ -246,6 +246,7 @@ func (k *kubeAPI) close() {
 // reads of a cluster besides its version: the pull secret and the worker
 // pool's pointer Ignition to the machine config server, with its CA.
 func seedWorkerIgnition(cfg *localapi.Config, mcs *sim.MCS, pullSecret string) {
-	// K1's localapi.Config fields land with the seeding.
-	_, _, _ = cfg, mcs, pullSecret
+	cfg.Cluster.Name, cfg.Cluster.BaseDomain, cfg.Cluster.Platform = ClusterName, BaseDomain, "None"
+	cfg.Cluster.PullSecret = []byte(pullSecret)
+	cfg.Cluster.WorkerIgnitionURL, cfg.Cluster.WorkerIgnitionCA = mcs.WorkerURL(), mcs.CACert
 }

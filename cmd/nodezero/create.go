@@ -21,20 +21,22 @@ const defaultRelease = "quay.io/openshift-release-dev/ocp-release:4.18.0-x86_64"
 func runCreate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		createUsage(stderr)
-		return errors.New("create: which asset? config-image, cluster-manifests or factory-image")
+		return errors.New("create: which asset? config-image, cluster-manifests, factory-image or node-config-image")
 	}
 	switch args[0] {
 	case "cluster-manifests":
 		return runCreateClusterManifests(ctx, args[1:], stdout, stderr)
 	case "config-image":
 		return runCreateConfigImage(ctx, args[1:], stdout, stderr)
+	case "node-config-image":
+		return runCreateNodeConfigImage(ctx, args[1:], stdout, stderr)
 	case "factory-image":
 		return runCreateFactoryImage(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		createUsage(stdout)
 		return flag.ErrHelp
 	}
-	return fmt.Errorf("create: unknown asset %q: config-image, cluster-manifests or factory-image (nodezero create -h)", args[0])
+	return fmt.Errorf("create: unknown asset %q: config-image, cluster-manifests, factory-image or node-config-image (nodezero create -h)", args[0])
 }
 
 // createUsage lists the assets create makes.
@@ -47,6 +49,7 @@ assets:
   config-image       agentconfig.noarch.iso (label agent_configimage) and auth/: what every host loads
   cluster-manifests  cluster-manifests/: the ZTP manifests, to read or to edit before config-image
   factory-image      factory.raw and factory.qcow2: the disk every host boots, nodezero and the payload on Debian 12
+  node-config-image  node-config.noarch.iso: day 2, the hosts of nodes-config.yaml added to an installed cluster (--kubeconfig)
 
 example:
   nodezero create config-image --dir ./mycluster

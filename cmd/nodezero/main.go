@@ -29,6 +29,7 @@ func commands() []command {
 	return []command{
 		{"create config-image", "the config image (ISO) and auth/ from install-config.yaml + agent-config.yaml", runCreate},
 		{"create cluster-manifests", "the ZTP manifests from the same inputs", runCreate},
+		{"create node-config-image", "day 2: the image that adds nodes-config.yaml's hosts to an installed cluster", runCreate},
 		{"create factory-image", "the factory disk image every host boots (Debian 12, nodezero, the payload)", runCreate},
 		{"sandbox", "install a whole cluster on this machine, hosts as processes on loopback", runSandbox},
 		{"wait-for", "follow an install from a workstation: bootstrap-complete | install-complete", runWaitFor},

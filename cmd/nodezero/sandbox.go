@@ -22,10 +22,15 @@ func runSandbox(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if len(args) > 0 && args[0] == "clean" {
 		return runSandboxClean(args[1:], stdout, stderr)
 	}
-	fs := newFlags(stderr, "sandbox", "install a whole cluster on this machine, every host a process on loopback, to installed; `nodezero sandbox clean` removes leftover disks", "[flags] | clean [--dir D]",
+	if len(args) > 0 && args[0] == "add-nodes" {
+		return runSandboxAddNodes(ctx, args[1:], stdout, stderr)
+	}
+	fs := newFlags(stderr, "sandbox", "install a whole cluster on this machine, every host a process on loopback, to installed; `nodezero sandbox add-nodes` adds workers to it on day 2; `nodezero sandbox clean` removes leftover disks", "[flags] | add-nodes --dir D [--workers N] | clean [--dir D]",
 		"nodezero sandbox --dir /var/tmp/my-sandbox",
 		"nodezero sandbox --dir /var/tmp/my-sandbox --resume",
 		"nodezero sandbox --masters 1 --workers 0 --disks-tmpfs",
+		"nodezero sandbox --dir /var/tmp/my-sandbox --masters 3 --workers 0 --keep-running   (then, from another terminal:)",
+		"nodezero sandbox add-nodes --dir /var/tmp/my-sandbox --workers 2",
 		"nodezero sandbox clean --dir /var/tmp/my-sandbox")
 	o := sandbox.Options{Stdout: stdout, Stderr: stderr, ConfigImage: sandboxConfigImage()}
 	fs.StringVar(&o.Dir, "dir", "", "work directory, kept afterwards (default: a new directory under /var/tmp); one an earlier run used needs --resume or --fresh")

@@ -27,7 +27,10 @@ const (
 // nodeZeroPort is the port of node zero's service.
 const nodeZeroPort = "8090"
 
-func runWaitFor(ctx context.Context, args []string, _, stderr io.Writer) error {
+func runWaitFor(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "add-nodes" {
+		return runWaitForAddNodes(ctx, args[1:], stdout, stderr)
+	}
 	o, err := waitForOptions(args, stderr)
 	if err != nil {
 		return err
