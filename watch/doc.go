@@ -18,6 +18,9 @@
 //     bootstrap failed, 6: the install failed), and ReadInstallDir
 //     (installdir.go) reads what `nodezero create config-image --dir`
 //     leaves for it.
+//   - AddNodes (addnodes.go) is `nodezero wait-for add-nodes`, like
+//     `oc adm node-image monitor`: each added host through its own node
+//     zero, then the cluster's CSRs (approved on request) and its Node.
 //
 // The load program (package loadtest) follows its cluster through a
 // Watcher reading host counts from the cluster list; the sandbox's
