@@ -35,12 +35,13 @@ var specs = map[string]routeSpec{
 	"GET /health":                 {noBody, "", http.StatusOK},
 	"GET " + api.Base + "/health": {noBody, "", http.StatusOK},
 
-	"POST " + api.Base + "/clusters": {constBody(`{"name":"other","openshift_version":"4.18","pull_secret":` + jsonString(pullSecret) + `}`), "", http.StatusCreated},
-	"GET " + api.Base + "/clusters":  {noBody, "", http.StatusOK},
-	"GET " + clusterPat:              {noBody, "", http.StatusOK},
-	"PATCH " + clusterPat:            {constBody(`{"name":"renamed"}`), "", http.StatusCreated},
-	"DELETE " + clusterPat:           {noBody, "", http.StatusNoContent},
-	"GET " + clusterPat + "/hosts":   {noBody, "", http.StatusOK},
+	"POST " + api.Base + "/clusters":        {constBody(`{"name":"other","openshift_version":"4.18","pull_secret":` + jsonString(pullSecret) + `}`), "", http.StatusCreated},
+	"GET " + api.Base + "/clusters":         {noBody, "", http.StatusOK},
+	"POST " + api.Base + "/clusters/import": {constBody(`{"name":"ostest","api_vip_dnsname":"api.ostest.example.com","openshift_cluster_id":"` + importedOCPID + `"}`), "", http.StatusCreated},
+	"GET " + clusterPat:                     {noBody, "", http.StatusOK},
+	"PATCH " + clusterPat:                   {constBody(`{"name":"renamed"}`), "", http.StatusCreated},
+	"DELETE " + clusterPat:                  {noBody, "", http.StatusNoContent},
+	"GET " + clusterPat + "/hosts":          {noBody, "", http.StatusOK},
 	// The fixture's cluster is insufficient: the actions are refused by the
 	// state machine, after authentication.
 	"POST " + clusterPat + "/actions/install": {noBody, "", http.StatusConflict},
@@ -69,9 +70,12 @@ var specs = map[string]routeSpec{
 	// that name can be reset, refused after authentication.
 	"PATCH " + hostPat + "/actions/reset-validation/{validation_id}": {noBody, "", http.StatusBadRequest},
 	"GET " + hostPat + "/instructions":                               {noBody, "timestamp=1700000000", http.StatusOK},
-	"POST " + hostPat + "/instructions":                              {func(fixture) string { return inventoryReply() }, "", http.StatusNoContent},
-	"PUT " + hostPat + "/progress":                                   {constBody(`{"current_stage":"Installing"}`), "", http.StatusConflict}, // host is discovering
-	"PUT " + hostPat + "/logs-progress":                              {constBody(`{"logs_state":"requested"}`), "", http.StatusNoContent},
+	// The fixture's host is a day-1 host: installing it alone is refused
+	// after authentication.
+	"POST " + hostPat + "/actions/install": {noBody, "", http.StatusConflict},
+	"POST " + hostPat + "/instructions":    {func(fixture) string { return inventoryReply() }, "", http.StatusNoContent},
+	"PUT " + hostPat + "/progress":         {constBody(`{"current_stage":"Installing"}`), "", http.StatusConflict}, // host is discovering
+	"PUT " + hostPat + "/logs-progress":    {constBody(`{"logs_state":"requested"}`), "", http.StatusNoContent},
 	// The matrix sends JSON: the upload is refused after authentication,
 	// for not being multipart. Nothing is uploaded, so nothing downloads.
 	"POST " + clusterPat + "/logs": {constBody(`{}`), "logs_type=controller", http.StatusBadRequest},
@@ -91,9 +95,11 @@ var specs = map[string]routeSpec{
 }
 
 const (
-	clusterPat  = api.Base + "/clusters/{cluster_id}"
-	infraEnvPat = api.Base + "/infra-envs/{infra_env_id}"
-	hostPat     = infraEnvPat + "/hosts/{host_id}"
+	// importedOCPID is the OpenShift cluster id the tests import.
+	importedOCPID = "1b5ba46b-7e56-47b1-a326-a9eebddfb38c"
+	clusterPat    = api.Base + "/clusters/{cluster_id}"
+	infraEnvPat   = api.Base + "/infra-envs/{infra_env_id}"
+	hostPat       = infraEnvPat + "/hosts/{host_id}"
 )
 
 func jsonString(s string) string { return fmt.Sprintf("%q", s) }
@@ -491,7 +497,9 @@ func TestAuthPinned(t *testing.T) {
 // /api/assisted-install; an operation without its own list has the
 // document's default, userAuth).
 var swaggerSecurity = map[string]string{
-	"POST /v2/clusters":                                                                            "userAuth",
+	"POST /v2/clusters":        "userAuth",
+	"POST /v2/clusters/import": "userAuth",
+	"POST /v2/infra-envs/{infra_env_id}/hosts/{host_id}/actions/install": "userAuth",
 	"GET /v2/clusters":                                                                             "userAuth watcherAuth",
 	"GET /v2/clusters/{cluster_id}":                                                                "userAuth agentAuth watcherAuth",
 	"PATCH /v2/clusters/{cluster_id}":                                                              "userAuth",

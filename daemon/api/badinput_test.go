@@ -148,6 +148,27 @@ var badCases = []badCase{
 	{"update preparing host", "PATCH", b + "/infra-envs/{sno_infra_env_id}/hosts/{sno_host_id}", `{"host_name":"late"}`, false, 409, nil},
 	{"progress of preparing host", "PUT", b + "/infra-envs/{sno_infra_env_id}/hosts/{sno_host_id}/progress", `{"current_stage":"Installing"}`, true, 409, nil},
 
+	// Day 2: the import and the install of one host.
+	{"import empty", "POST", b + "/clusters/import", `{}`, false, 400, []string{"name: required", "api_vip_dnsname: required", "openshift_cluster_id: required"}},
+	{"import no body", "POST", b + "/clusters/import", ``, false, 400, []string{"empty"}},
+	{"import number for name", "POST", b + "/clusters/import", `{"name":5,"api_vip_dnsname":"api.a.example.com","openshift_cluster_id":"` + importedOCPID + `"}`, false, 400, []string{"name"}},
+	{"import object for api name", "POST", b + "/clusters/import", `{"name":"a","api_vip_dnsname":{},"openshift_cluster_id":"` + importedOCPID + `"}`, false, 400, []string{"api_vip_dnsname"}},
+	{"import cluster id not a uuid", "POST", b + "/clusters/import", `{"name":"a","api_vip_dnsname":"api.a.example.com","openshift_cluster_id":"cluster-1"}`, false, 400,
+		[]string{`openshift_cluster_id: "cluster-1" is not a UUID`}},
+	{"import bad name", "POST", b + "/clusters/import", `{"name":"Bad_Name","api_vip_dnsname":"10.0.0.5","openshift_cluster_id":"` + importedOCPID + `"}`, false, 400,
+		[]string{`name: cluster name format is not valid: "Bad_Name"`}},
+	{"import bad api name", "POST", b + "/clusters/import", `{"name":"a","api_vip_dnsname":"api..example.com","openshift_cluster_id":"` + importedOCPID + `"}`, false, 400, []string{"api_vip_dnsname"}},
+	{"ignition endpoint not http", "PATCH", b + "/clusters/{cluster_id}", `{"ignition_endpoint":{"url":"ftp://x:22623/config/worker"}}`, false, 400,
+		[]string{"ignition_endpoint.url", "http or https"}},
+	{"ignition endpoint ca not pem", "PATCH", b + "/clusters/{cluster_id}", `{"ignition_endpoint":{"ca_certificate":"aGVsbG8="}}`, false, 400,
+		[]string{"ignition_endpoint.ca_certificate", "no PEM certificate"}},
+	{"ignition endpoint wrong type", "PATCH", b + "/clusters/{cluster_id}", `{"ignition_endpoint":{"url":22623}}`, false, 400, []string{"ignition_endpoint.url"}},
+	{"install unknown host", "POST", b + "/infra-envs/{infra_env_id}/hosts/{unknown}/actions/install", ``, false, 404, []string{"{unknown}"}},
+	{"install host in unknown infra-env", "POST", b + "/infra-envs/{unknown}/hosts/{host_id}/actions/install", ``, false, 404, nil},
+	{"install host id not a uuid", "POST", b + "/infra-envs/{infra_env_id}/hosts/xyz/actions/install", ``, false, 400, []string{"host_id"}},
+	{"install day-1 host", "POST", b + "/infra-envs/{infra_env_id}/hosts/{host_id}/actions/install", ``, false, 409,
+		[]string{"method only allowed when adding hosts to an existing cluster"}},
+
 	// Install-config overrides: a JSON string holding a JSON object.
 	{"install-config not a string", "PATCH", b + "/clusters/{cluster_id}/install-config", `{"fips":true}`, false, 400, []string{"(document)", "string"}},
 	{"install-config null", "PATCH", b + "/clusters/{cluster_id}/install-config", `null`, false, 400, []string{"JSON string"}},

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -20,14 +21,16 @@ import (
 	"github.com/nodezero/nodezero/daemon/assisted"
 	"github.com/nodezero/nodezero/daemon/assisted/assistedtest"
 	"github.com/nodezero/nodezero/daemon/validation"
+	"github.com/nodezero/nodezero/internal/pki"
 	"github.com/nodezero/nodezero/wire"
 )
 
 // TestSwaggerConformance drives a real service over HTTP the way agents,
 // the installer, ABI's scripts and wait-for do: a cluster of three masters
 // and two workers from registration to installed, a single-node cluster
-// cancelled while it prepares, and a host of a cluster whose VIPs come from
-// DHCP. Every answer the service gave is then judged by the swagger:
+// cancelled while it prepares, a host of a cluster whose VIPs come from
+// DHCP, and a host added to an installed cluster (day 2: import, install
+// of the one host, added-to-existing-cluster). Every answer the service gave is then judged by the swagger:
 // each body against the response schema of its route and status, each
 // instructions answer against "steps", and each step's JSON-in-JSON args
 // against the request definition of its step type, with the checks the
@@ -52,6 +55,7 @@ func TestSwaggerConformance(t *testing.T) {
 	d.installMultiNode()
 	d.cancelSingleNode()
 	d.dhcpVIPs()
+	d.addHostsToInstalled()
 
 	var probs []string
 	ops := map[string]bool{}
@@ -101,6 +105,10 @@ func TestSwaggerConformance(t *testing.T) {
 			t.Errorf("%s: disks_to_format %q, want %q", name, req.DisksToFormat, wantFormat)
 		}
 	}
+	if d.day2Install.Role != wire.HostRoleWorker || d.day2Install.McoImage != "" || d.day2Install.MustGatherImage != "" ||
+		d.day2Install.InstallerImage != conformanceImages.Installer || d.day2Install.BootDevice == "" {
+		t.Errorf("day-2 install request %+v: want a worker's, the payload's installer, no MCO or must-gather image, a disk", d.day2Install)
+	}
 	if len(d.installs) != 6 {
 		t.Errorf("install steps for %v, want the five hosts and the single node", sortedKeys(d.installs))
 	}
@@ -120,6 +128,7 @@ var conformanceOps = []string{
 	"v2RegisterHost", "v2ListHosts", "v2GetHost", "v2UpdateHost",
 	"v2GetNextSteps", "v2PostStepReply", "v2UpdateHostInstallProgress", "v2UpdateHostLogsProgress",
 	"v2ListEvents",
+	"v2ImportCluster", "v2InstallHost",
 }
 
 // conformanceSteps are the steps each host status must have handed out in
@@ -420,7 +429,8 @@ type conformanceDriver struct {
 	ctx                 context.Context
 	seen                map[wire.HostStatus][]wire.StepType
 	roles               map[wire.HostRole]bool
-	installs            map[string]wire.InstallCmdRequest // by host name
+	installs            map[string]wire.InstallCmdRequest // by host name, day 1
+	day2Install         wire.InstallCmdRequest
 	releaseHostResolved bool
 }
 
@@ -733,6 +743,81 @@ func (d *conformanceDriver) dhcpVIPs() {
 	d.checkIn(ie.ID, hh, 0)
 	d.reply(ie.ID, hh, wire.StepTypeInventory, "inventory-00000001", hh.inv)
 	d.checkIn(ie.ID, hh, 0)
+}
+
+// addHostsToInstalled adds a host to an installed cluster as ABI's
+// add-nodes workflow does: agent-import-cluster imports the cluster and
+// patches its worker ignition endpoint and networking, the host
+// registers into an infra-env bound to it, becomes known, agent-add-node
+// installs it, and its installer reports up to Rebooting, which leaves it
+// added-to-existing-cluster.
+func (d *conformanceDriver) addHostsToInstalled() {
+	d.t.Helper()
+	c := d.h.client
+	name, apiName, ocpID := "ignored", "api.day2.example.com", "1b5ba46b-7e56-47b1-a326-a9eebddfb38c"
+	cl, err := c.ImportCluster(d.ctx, wire.ImportClusterParams{Name: &name, APIVipDnsname: &apiName, OpenshiftClusterID: &ocpID})
+	if err != nil {
+		d.fatalf("ImportCluster: %v", err)
+	}
+	if cl.Kind != wire.ClusterKindAddHostsCluster || cl.Status != wire.ClusterStatusAddingHosts || cl.Name != "day2" {
+		d.fatalf("imported cluster: kind %s status %s name %q, want AddHostsCluster adding-hosts day2", cl.Kind, cl.Status, cl.Name)
+	}
+	now := time.Now()
+	ca, _, _, err := pki.NewServer("machine-config-server-ca", nil, []string{"api-int.day2.example.com"}, now, now.Add(time.Hour))
+	if err != nil {
+		d.fatalf("pki.NewServer: %v", err)
+	}
+	caB64 := base64.StdEncoding.EncodeToString(pki.CertPEM(ca.Cert))
+	f := fixture{clusterID: cl.ID}
+	d.user("PATCH", f.path(clusterPat), fmt.Sprintf(`{"user_managed_networking":false,"ignition_endpoint":{"url":"https://api-int.day2.example.com:22623/config/worker","ca_certificate":%q}}`, caB64), http.StatusCreated)
+	ie, err := c.RegisterInfraEnv(d.ctx, wire.InfraEnvCreateParams{Name: "day2", PullSecret: pullSecret, ClusterID: &cl.ID})
+	if err != nil {
+		d.fatalf("RegisterInfraEnv: %v", err)
+	}
+	f.infraEnvID = ie.ID
+	hh := &cHost{id: uuid.NewString(), name: "conform-day2", inv: conformanceInventory(7)}
+	hh.inv.Hostname = hh.name
+	if _, err := c.RegisterHost(d.ctx, ie.ID, wire.HostCreateParams{HostID: hh.id, DiscoveryAgentVersion: agentImage}); err != nil {
+		d.fatalf("RegisterHost: %v", err)
+	}
+	f.hostID = hh.id
+	d.checkIn(ie.ID, hh, 0) // discovering: inventory
+	d.reply(ie.ID, hh, wire.StepTypeInventory, "inventory-00000001", hh.inv)
+	d.checkIn(ie.ID, hh, 0)
+	if err := assistedtest.AnswerChecks(d.ctx, c, c, ie.ID, d.getCluster(cl.ID)); err != nil {
+		d.fatalf("AnswerChecks: %v", err)
+	}
+	d.checkIn(ie.ID, hh, 0)
+	host, err := c.GetHost(d.ctx, ie.ID, hh.id)
+	if err != nil {
+		d.fatalf("GetHost: %v", err)
+	}
+	if host.Kind != wire.HostKindAddToExistingClusterHost || host.Status != wire.HostStatusKnown {
+		d.fatalf("day-2 host: kind %s status %s (%s), want AddToExistingClusterHost known", host.Kind, host.Status, host.StatusInfo)
+	}
+	d.user("POST", f.path(hostPat+"/actions/install"), "", http.StatusAccepted)
+	d.user("POST", f.path(hostPat+"/actions/install"), "", http.StatusConflict) // installing already
+	steps := d.checkIn(ie.ID, hh, 0)
+	if !slices.ContainsFunc(steps.Instructions, func(st *wire.Step) bool { return st.StepType == wire.StepTypeInstall }) {
+		d.fatalf("installing day-2 host: no install step")
+	}
+	d.day2Install = d.installs[hh.name]
+	delete(d.installs, hh.name)
+	d.agent("GET", api.Base+"/infra-env/"+ie.ID+"/hosts/"+hh.id+"/downloads/ignition", "", http.StatusOK)
+	host, err = c.GetHost(d.ctx, ie.ID, hh.id)
+	if err != nil {
+		d.fatalf("GetHost: %v", err)
+	}
+	for _, st := range host.ProgressStages {
+		if err := c.UpdateHostInstallProgress(d.ctx, ie.ID, hh.id, wire.HostProgress{CurrentStage: st}); err != nil {
+			d.fatalf("progress %s for %s: %v", st, hh.name, err)
+		}
+	}
+	if host, err = c.GetHost(d.ctx, ie.ID, hh.id); err != nil || host.Status != wire.HostStatusAddedToExistingCluster {
+		d.fatalf("day-2 host after its stages %v: %v %v, want added-to-existing-cluster", host.ProgressStages, err, host)
+	}
+	d.user("GET", f.path(clusterPat), "", http.StatusOK)
+	d.user("GET", api.Base+"/events?cluster_id="+cl.ID, "", http.StatusOK)
 }
 
 // prepare answers a preparing host's checks: its disk is fast and every

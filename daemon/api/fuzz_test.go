@@ -371,10 +371,29 @@ func FuzzUpdateCluster(f *testing.F) {
 		`{"user_managed_networking":true,"machine_networks":[{"cidr":"192.168.111.0/24"}]}`,
 		`{"control_plane_count":1,"platform":{"type":"none"},"pull_secret":`+jsonString(pullSecret)+`}`,
 		`{"vip_dhcp_allocation":true,"load_balancer":{"type":"user-managed"},"ntp_sources":"pool.ntp.org"}`,
+		`{"user_managed_networking":false,"ignition_endpoint":{"url":"https://api-int.c.example.com:22623/config/worker","ca_certificate":"`+fuzzCA+`"}}`,
+		`{"ignition_endpoint":{"url":"http://10.0.0.5:22624/config"}}`,
 	)
 	ft := newFuzzTarget(f, auth.User)
 	f.Fuzz(func(t *testing.T, body []byte) {
 		ft.run(t, "PATCH", clusterPat, "", body)
+	})
+}
+
+// fuzzCA is a CA certificate as worker-ignition-endpoint.json carries it
+// (base64 of its PEM).
+const fuzzCA = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJlRENDQVIyZ0F3SUJBZ0lVRjB5YmM3dXJ1aW5wakczS1NuRWJRTm5FelhBd0NnWUlLb1pJemowRUF3SXcKRVRFUE1BMEdBMVVFQXd3R2JXTnpMV05oTUI0WERUSTJNVEV5T0RFMU1UY3lOMW9YRFRNMk1URXlOVEUxTVRjeQpOMW93RVRFUE1BMEdBMVVFQXd3R2JXTnpMV05oTUZrd0V3WUhLb1pJemowQ0FRWUlLb1pJemowREFRY0RRZ0FFCkhTWnR2cDNCU2laMHhiSDlPcTExenVJMVlxZkNnbmE5c0FPSWxIT1QwZ05QU1FmVnR3cUdQWG1NQ2JheUgwRWIKYWl6bnNUQnlYRU1RbkthTHFDMHVDYU5UTUZFd0hRWURWUjBPQkJZRUZBZ1hrVldmV0xTSG11VEhpNUdFQ3N4Wgp4L1FqTUI4R0ExVWRJd1FZTUJhQUZBZ1hrVldmV0xTSG11VEhpNUdFQ3N4WngvUWpNQThHQTFVZEV3RUIvd1FGCk1BTUJBZjh3Q2dZSUtvWkl6ajBFQXdJRFNRQXdSZ0loQUxXYjQwYzZrMllkSkRaOGI0WWhTbmUyY2Rlb0VVcUoKQ25SdHZqclJ1ZGpaQWlFQXFlRWkxWEVuOCs2NHg5ZGVDR3IybzF4UzNiQThSUEN1clBQYWxRMDdaVzQ9Ci0tLS0tRU5EIENFUlRJRklDQVRFLS0tLS0K"
+
+// FuzzImportCluster fuzzes v2ImportCluster's body (ABI's
+// agent-import-cluster): a 201 or a 400, never a 5xx.
+func FuzzImportCluster(f *testing.F) {
+	addSeeds(f, `{"name":"ostest","api_vip_dnsname":"api.ostest.example.com","openshift_cluster_id":"`+importedOCPID+`"}`,
+		`{"name":"edge","api_vip_dnsname":"192.168.111.5","openshift_version":"4.18.0","openshift_cluster_id":"`+importedOCPID+`"}`,
+		`{"name":"","api_vip_dnsname":"api.a.b.c.example.com","openshift_cluster_id":"00000000-0000-0000-0000-000000000000"}`,
+	)
+	ft := newFuzzTarget(f, auth.User)
+	f.Fuzz(func(t *testing.T, body []byte) {
+		ft.run(t, "POST", b+"/clusters/import", "", body)
 	})
 }
 
