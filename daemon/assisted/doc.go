@@ -30,7 +30,16 @@
 // Agents that add ?wait= to their instructions request are held until a step
 // is due for them, so node zero drives its peers without a polling lag.
 //
+// # Day 2
+//
+// An installed cluster is imported (import.go: kind AddHostsCluster, status
+// adding-hosts, no installation of its own); the hosts that register into
+// it are day-2 workers, each installed on its own once known (day2.go:
+// v2InstallHost), with a pointer Ignition to the cluster's machine config
+// server instead of generated install files.
+//
 // assisted imports store, wire, daemon/machine, daemon/validation,
-// configimage/manifests, gopkg.in/yaml.v3 (to check custom manifests) and
-// the standard library.
+// daemon/installfiles (the install files and a day-2 host's pointer
+// Ignition), configimage/manifests, gopkg.in/yaml.v3 (to check custom
+// manifests) and the standard library.
 package assisted
