@@ -14,7 +14,8 @@
 // k8s.io/* or sigs.k8s.io/* (docs/architecture.md). It never uses a proxy from the
 // environment and never asks for more than the kubeconfig names.
 //
-// kube is a leaf: it imports no project package (gopkg.in/yaml.v3 reads the
-// kubeconfig). kube/localapi runs a real kube-apiserver and etcd on loopback
+// kube imports only onhost of the project (ClusterInfo carries its
+// WorkerIgnitionEndpoint; gopkg.in/yaml.v3 reads the kubeconfig).
+// kube/localapi runs a real kube-apiserver and etcd on loopback
 // as the sandbox's installed cluster.
 package kube
