@@ -22,6 +22,10 @@
 // the built-in generator lays the same signers and hash into its configs.
 // Without a directory (a service started on its own) a set is minted.
 //
+// A host added to an installed cluster (day 2) gets no generated files:
+// PointerIgnition makes its Ignition, a pointer to the cluster's machine
+// config server, as assisted-service does.
+//
 // Every Ignition config Generate returns has passed Check, which parses it
 // as Ignition does and reports where it is wrong: file, JSON path, line and
 // column.
