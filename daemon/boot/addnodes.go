@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -135,9 +136,13 @@ func (a AddNodes) Run(ctx context.Context) error {
 		if flow.Err() != nil {
 			return // the token expired: its line is the one to read
 		}
-		a.Logger.Info(st.Line, "stage", "add-node", "step", st.Step)
+		line := st.Line
+		if st.Err != nil && !strings.Contains(line, st.Err.Error()) {
+			line += ": " + st.Err.Error()
+		}
+		a.Logger.Info(line, "stage", "add-node", "step", st.Step)
 		if a.Status != nil {
-			a.Status(st.Line)
+			a.Status(line)
 		}
 		var failures []string
 		if cfg.FailuresFile != "" {
@@ -198,9 +203,15 @@ func ShowAddNodeStatus(ctx context.Context, b *issue.Board, st register.AddNodeS
 			errs = append(errs, err)
 		}
 	}
+	var lines []string
+	for _, f := range failures {
+		if f = strings.TrimSpace(f); f != "" && !notRegistered(f) {
+			lines = append(lines, f)
+		}
+	}
 	retrying := st.Err != nil && (st.Step == register.StepImportCluster || st.Step == register.StepRegisterInfraEnv)
 	if retrying {
-		set(issue.KeyAgentServices, issue.Yellow, "Waiting for services:", "[retrying] "+st.Line)
+		set(issue.KeyAgentServices, issue.Yellow, "Waiting for services:", "[retrying] "+st.Step+": "+st.Err.Error())
 	} else {
 		clear(issue.KeyAgentServices)
 	}
@@ -211,16 +222,15 @@ func ShowAddNodeStatus(ctx context.Context, b *issue.Board, st register.AddNodeS
 		set(issue.KeyAddNode, issue.Green, st.Line)
 	case st.Err != nil && !retrying:
 		set(issue.KeyAddNode, issue.LightRed, st.Line)
-	case st.Step == register.StepAddNode:
-		set(issue.KeyAddNode, issue.Yellow, append([]string{st.Line}, st.Reasons...)...)
 	default:
-		set(issue.KeyAddNode, issue.Yellow, st.Line)
-	}
-	var lines []string
-	for _, f := range failures {
-		if f = strings.TrimSpace(f); f != "" && !notRegistered(f) {
-			lines = append(lines, f)
+		// The reasons 80_host-config shows already are not repeated.
+		show := []string{st.Line}
+		for _, r := range st.Reasons {
+			if !slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, r) }) {
+				show = append(show, r)
+			}
 		}
+		set(issue.KeyAddNode, issue.Yellow, show...)
 	}
 	if len(lines) == 0 || st.Installing || st.Added {
 		clear(issue.KeyHostConfig)

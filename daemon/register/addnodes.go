@@ -59,7 +59,8 @@ type AddNodeConfig struct {
 type AddNodeStatus struct {
 	Step string // the ABI unit whose work this is (StepImportCluster…)
 	Line string // the one-line status
-	// Err is set while the step fails and is retried.
+	// Err is set while the step fails and is retried (Line says what is
+	// tried), or when the install could not be started.
 	Err error
 	// Reasons say why the host is not ready yet: the messages of its
 	// failing validations (a root device hint that matches no disk, too
@@ -99,17 +100,19 @@ func AddNode(ctx context.Context, cfg AddNodeConfig) (string, error) {
 	}
 	var cluster *wire.Cluster
 	var infraEnv *wire.InfraEnv
-	for {
-		step, err := StepImportCluster, error(nil)
+	for first := true; ; first = false {
+		step, line, err := StepImportCluster, "Importing cluster "+cfg.Env.ClusterName, error(nil)
 		if cluster == nil {
-			say(AddNodeStatus{Step: step, Line: "Importing cluster " + cfg.Env.ClusterName})
+			if first {
+				say(AddNodeStatus{Step: step, Line: line})
+			}
 			cluster, err = ImportCluster(ctx, cfg.Client, cfg.Env, cfg.ClusterConfigDir)
 			if err == nil {
 				cfg.Logger.Info("cluster imported", "cluster", cluster.ID, "openshift_cluster_id", cfg.Env.ClusterID)
 			}
 		}
 		if err == nil && infraEnv == nil {
-			step = StepRegisterInfraEnv
+			step, line = StepRegisterInfraEnv, "Registering the infra-env of cluster "+cfg.Env.ClusterName
 			infraEnv, err = registerInfraEnv(ctx, cfg.Client, func() (*wire.InfraEnvCreateParams, error) {
 				return infraEnvParams(cfg.Set, cluster.ID)
 			})
@@ -124,7 +127,7 @@ func AddNode(ctx context.Context, cfg AddNodeConfig) (string, error) {
 			return "", err // retrying cannot fix these
 		}
 		cfg.Logger.Warn("add-nodes registration failed; retrying", "step", step, "err", err)
-		say(AddNodeStatus{Step: step, Line: step + ": " + err.Error(), Err: err})
+		say(AddNodeStatus{Step: step, Line: line, Err: err})
 		if !backoff.Sleep(ctx, cfg.Interval) {
 			return "", ctx.Err()
 		}
