@@ -48,6 +48,22 @@ func addNodesRoot(t *testing.T) string {
 	return root
 }
 
+// TestDecideNodeZeroOtherLoopbackAddresses: a sandbox's hosts live on
+// 127.x addresses, each its own; the rendezvous one is held by one host.
+func TestDecideNodeZeroOtherLoopbackAddresses(t *testing.T) {
+	links := fixedLinks{{Name: "eth0", MAC: "52:54:00:aa:bb:02", Addrs: []netip.Prefix{netip.MustParsePrefix("127.0.100.21/24")}}}
+	d, err := DecideNodeZero(context.Background(), links, netip.MustParseAddr("127.0.100.20"), time.Millisecond, time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.NodeZero {
+		t.Errorf("got %+v: a host that does not hold the sandbox's rendezvous address 127.0.100.20 is not node zero", d)
+	}
+	if SelfRendezvous(netip.MustParseAddr("127.0.100.20")) || !SelfRendezvous(netip.MustParseAddr("::ffff:127.0.0.1")) {
+		t.Error("SelfRendezvous: want 127.0.0.1 and ::1 only")
+	}
+}
+
 func TestDecideNodeZeroLoopbackIsThisHost(t *testing.T) {
 	// A sandbox host's links hold its own address, not the loopback one.
 	links := fixedLinks{{Name: "eth0", MAC: "52:54:00:aa:bb:09", Addrs: []netip.Prefix{netip.MustParsePrefix("192.168.111.90/24")}}}

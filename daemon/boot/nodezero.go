@@ -95,14 +95,14 @@ func (d Decision) Status() string {
 // DecideNodeZero polls the host's addresses every interval for up to
 // window (ABI: 5 s and 30 s after network-online) and decides whether this
 // host holds ip. A host whose addresses arrive late (DHCP) is still found
-// within the window. A loopback ip (127.0.0.1, ::1: a node config image,
-// day 2) is every host's own: the host is its own node zero at once, with
+// within the window. 127.0.0.1 or ::1 (SelfRendezvous: a node config
+// image, day 2) is every host's own: the host is its own node zero at once, with
 // no bootstrap MAC (a day-2 host is never the bootstrap host).
 func DecideNodeZero(ctx context.Context, src Links, ip netip.Addr, window, interval time.Duration) (Decision, error) {
 	if !ip.IsValid() {
 		return Decision{}, errors.New("node zero: no rendezvous IP")
 	}
-	if ip.IsLoopback() {
+	if SelfRendezvous(ip) {
 		return Decision{NodeZero: true, IP: ip}, nil
 	}
 	deadline := time.Now().Add(window)
@@ -142,4 +142,13 @@ func WriteNode0(root string, d Decision) error {
 		return fmt.Errorf("node zero: %w", err)
 	}
 	return nil
+}
+
+// SelfRendezvous reports whether ip is the rendezvous address of a node
+// config image (ABI day 2: NODE_ZERO_IP=127.0.0.1): 127.0.0.1 or ::1
+// exactly, which every host holds. Other loopback addresses are a
+// sandbox's hosts' own, each held by one host, and decided as any other.
+func SelfRendezvous(ip netip.Addr) bool {
+	ip = ip.Unmap()
+	return ip == netip.AddrFrom4([4]byte{127, 0, 0, 1}) || ip == netip.IPv6Loopback()
 }

@@ -41,11 +41,11 @@ type Env struct {
 	MACs []string
 }
 
-// OwnService reports whether the rendezvous address is a loopback one
-// (ABI day 2: NODE_ZERO_IP=127.0.0.1): every host holds it, so this host is
+// OwnService reports whether the rendezvous address is every host's own
+// (SelfRendezvous; ABI day 2: NODE_ZERO_IP=127.0.0.1), so this host is
 // its own node zero, and its agent, registration and status talk to the
 // service it runs itself, wherever that listens.
-func (e Env) OwnService() bool { return e.NodeZeroIP.IsLoopback() }
+func (e Env) OwnService() bool { return SelfRendezvous(e.NodeZeroIP) }
 
 // Sequence is the boot sequence of one host. The service and the agent
 // are given as functions so that this package does not import the host
