@@ -82,7 +82,12 @@ type AddNodeStatus struct {
 // first, so a restart at any point resumes without a second import or a
 // second install. It follows the install until the host is added or
 // fails, saying what it does through Status at every turn, and returns
-// the host's id then, or the context's error.
+// the host's id then, or the context's error. The import and the
+// infra-env are retried while the service cannot be reached or fails;
+// what retrying cannot fix ends the flow at once: manifests or
+// clusterconfig files that do not parse (ErrManifests), a service
+// holding another cluster (ErrMultiple), a request the service refused
+// with a 4xx.
 func AddNode(ctx context.Context, cfg AddNodeConfig) (string, error) {
 	if cfg.Interval <= 0 {
 		cfg.Interval = 2 * time.Second
@@ -123,8 +128,10 @@ func AddNode(ctx context.Context, cfg AddNodeConfig) (string, error) {
 		if err == nil {
 			break
 		}
-		if errors.Is(err, ErrMultiple) || errors.Is(err, ErrManifests) || ctx.Err() != nil {
-			return "", err // retrying cannot fix these
+		if code := wire.StatusCode(err); errors.Is(err, ErrMultiple) || errors.Is(err, ErrManifests) || (code >= 400 && code < 500) || ctx.Err() != nil {
+			// Retrying cannot fix these: what the node config image holds
+			// was refused (a 4xx), or the service is not this host's.
+			return "", err
 		}
 		cfg.Logger.Warn("add-nodes registration failed; retrying", "step", step, "err", err)
 		say(AddNodeStatus{Step: step, Line: line, Err: err})

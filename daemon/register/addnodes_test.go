@@ -2,12 +2,15 @@ package register
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,13 +21,15 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/nodezero/nodezero/configimage/manifests"
+	"github.com/nodezero/nodezero/internal/pki"
 	"github.com/nodezero/nodezero/onhost"
 	"github.com/nodezero/nodezero/wire"
 )
 
 // fakeDay2 is an assisted service that answers the calls of the add-nodes
-// flow and records them: a stand-in for the import and host-install routes
-// until the embedded service has them. The host it holds takes the
+// flow and records them, so that tests pin their order and count and
+// script the host's statuses (TestAddNodeAgainstTheService runs the flow
+// against the embedded service). The host it holds takes the
 // statuses of script on successive looks (the last one stays) and goes
 // to installing when its install is posted.
 type fakeDay2 struct {
@@ -151,12 +156,24 @@ func clusterConfigDir(t *testing.T, umn bool, endpoint string) string {
 		t.Fatal(err)
 	}
 	if endpoint != "" {
-		wie, _ := json.Marshal(onhost.WorkerIgnitionEndpoint{URL: endpoint, CACertificate: "LS0tLS1CRUdJTi0tLS0tCg=="})
+		wie, _ := json.Marshal(onhost.WorkerIgnitionEndpoint{URL: endpoint, CACertificate: testCA(t)})
 		if err := os.WriteFile(filepath.Join(dir, onhost.WorkerIgnitionEndpointFile), wie, 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
 	return dir
+}
+
+// testCA is a machine config server CA as worker-ignition-endpoint.json
+// carries it: base64 of its PEM.
+func testCA(t *testing.T) string {
+	t.Helper()
+	now := time.Now()
+	ca, _, _, err := pki.NewServer("machine-config-server-ca", nil, []string{"api-int.ostest.test.metalkube.org"}, now, now.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return base64.StdEncoding.EncodeToString(pki.CertPEM(ca.Cert))
 }
 
 // day2Set is the manifests of a node config image adding two workers:
@@ -219,7 +236,7 @@ func TestImportClusterImportsOnceAndSetsClusterConfig(t *testing.T) {
 		t.Errorf("import body %+v: want CLUSTER_ID, CLUSTER_API_VIP_DNS_NAME and CLUSTER_NAME", f.imported)
 	}
 	if p := f.patched; p == nil || p.UserManagedNetworking == nil || *p.UserManagedNetworking || p.IgnitionEndpoint == nil ||
-		*p.IgnitionEndpoint.URL != "https://api-int.ostest.test.metalkube.org:22623/config/worker" || *p.IgnitionEndpoint.CACertificate != "LS0tLS1CRUdJTi0tLS0tCg==" {
+		*p.IgnitionEndpoint.URL != "https://api-int.ostest.test.metalkube.org:22623/config/worker" || !strings.HasPrefix(*p.IgnitionEndpoint.CACertificate, "LS0tLS1CRUdJTi") {
 		t.Errorf("PATCH body %+v: want user_managed_networking false and the worker ignition endpoint with its CA", f.patched)
 	}
 	if cl.IgnitionEndpoint == nil {
@@ -482,5 +499,198 @@ func TestApplyLocalHostConfigs(t *testing.T) {
 	}
 	if m := all.Missing(); len(m) != 1 || m[0] != "extra-worker-1" {
 		t.Errorf("ApplyHostConfigs missing %v, want [extra-worker-1] (the test's premise)", m)
+	}
+}
+
+// counter counts the requests a client sends through it, by kind.
+type counter struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *counter) get(k string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[k]
+}
+
+// countingClient is a user client of s whose requests pass a proxy that
+// counts the add-nodes flow's writes: "import", "patch cluster",
+// "register infra-env", "install host".
+func (s *service) countingClient(t *testing.T) (*wire.Client, *counter) {
+	t.Helper()
+	target, err := url.Parse(s.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cnt := &counter{n: map[string]int{}}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := strings.TrimPrefix(r.URL.Path, wire.APIBasePath)
+		kind := ""
+		switch {
+		case r.Method == http.MethodPost && p == "/clusters/import":
+			kind = "import"
+		case r.Method == http.MethodPatch && strings.HasPrefix(p, "/clusters/"):
+			kind = "patch cluster"
+		case r.Method == http.MethodPost && p == "/infra-envs":
+			kind = "register infra-env"
+		case r.Method == http.MethodPost && strings.HasSuffix(p, "/actions/install"):
+			kind = "install host"
+		}
+		if kind != "" {
+			cnt.mu.Lock()
+			cnt.n[kind]++
+			cnt.mu.Unlock()
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	c, err := wire.NewClient(srv.URL, wire.WithUserToken(s.userToken))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, cnt
+}
+
+// TestAddNodeAgainstTheService runs the add-nodes flow against the embedded
+// service, killed and restarted twice: after the import (the host not yet
+// known) and after the install was posted. It imports once, registers one
+// infra-env bound to the imported cluster, posts the install once, and
+// the host ends added-to-existing-cluster.
+func TestAddNodeAgainstTheService(t *testing.T) {
+	s := newService(t)
+	c, cnt := s.countingClient(t)
+	endpoint := "https://api-int.ostest.test.metalkube.org:22623/config/worker"
+	cfg := AddNodeConfig{
+		Client: c, Set: day2Set(t), Env: day2Env(), ClusterConfigDir: clusterConfigDir(t, false, endpoint),
+		LocalMACs: []string{macOf(0)}, Interval: time.Millisecond,
+	}
+	type result struct {
+		id  string
+		err error
+	}
+	// run starts the flow and returns a function that waits for a status
+	// satisfying ok, and a stop that kills the flow (as kill -9 would:
+	// nothing runs after it).
+	run := func() (waitFor func(what string, ok func(AddNodeStatus) bool) AddNodeStatus, stop func() result) {
+		ctx, cancel := context.WithCancel(context.Background())
+		statuses := make(chan AddNodeStatus)
+		done := make(chan result, 1)
+		c := cfg
+		c.Status = func(st AddNodeStatus) {
+			select {
+			case statuses <- st:
+			case <-ctx.Done():
+			}
+		}
+		go func() {
+			id, err := AddNode(ctx, c)
+			done <- result{id, err}
+		}()
+		waitFor = func(what string, ok func(AddNodeStatus) bool) AddNodeStatus {
+			t.Helper()
+			var last AddNodeStatus
+			for {
+				select {
+				case st := <-statuses:
+					if ok(st) {
+						return st
+					}
+					last = st
+				case r := <-done:
+					t.Fatalf("waiting for %s: the flow ended (%v) after %+v", what, r.err, last)
+				}
+			}
+		}
+		stop = func() result {
+			cancel()
+			return <-done
+		}
+		return waitFor, stop
+	}
+	waiting := func(st AddNodeStatus) bool { return st.Line == MsgWaitingForHost }
+
+	waitFor, stop := run()
+	waitFor("the host", waiting)
+	stop()
+	ctx := context.Background()
+	clusters, err := s.user.ListClusters(ctx)
+	if err != nil || len(clusters) != 1 {
+		t.Fatalf("clusters %v, %v; want the imported one", clusters, err)
+	}
+	cl := clusters[0]
+	if cl.Kind != wire.ClusterKindAddHostsCluster || cl.OpenshiftClusterID != day2ClusterID || cl.Name != "ostest" ||
+		cl.IgnitionEndpoint == nil || strOf(cl.IgnitionEndpoint.URL) != endpoint {
+		t.Errorf("imported cluster: kind %s, openshift_cluster_id %s, name %s, ignition endpoint %+v; want AddHostsCluster %s ostest %s",
+			cl.Kind, cl.OpenshiftClusterID, cl.Name, cl.IgnitionEndpoint, day2ClusterID, endpoint)
+	}
+	ies, err := s.user.ListInfraEnvs(ctx, "")
+	if err != nil || len(ies) != 1 || ies[0].ClusterID != cl.ID {
+		t.Fatalf("infra-envs %v, %v; want one bound to %s", ies, err, cl.ID)
+	}
+	ie := ies[0]
+
+	// Restart: import done, the host not known yet.
+	waitFor, stop = run()
+	waitFor("the host", waiting)
+	id := s.addHost(t, ie.ID, inventory("extra-worker-0", macOf(0), 0))
+	if _, err := s.agent.NextSteps(ctx, ie.ID, id, time.Now().Unix(), 0); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the install", func(st AddNodeStatus) bool { return st.Installing })
+	stop()
+	h, err := s.user.GetHost(ctx, ie.ID, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Kind != wire.HostKindAddToExistingClusterHost || h.Status != wire.HostStatusInstalling {
+		t.Errorf("host: kind %s status %s (%s), want AddToExistingClusterHost installing", h.Kind, h.Status, h.StatusInfo)
+	}
+
+	// Restart: the install was posted. The installer reports its stages
+	// up to Rebooting.
+	waitFor, stop = run()
+	waitFor("the install", func(st AddNodeStatus) bool { return st.Installing })
+	if _, err := s.agent.NextSteps(ctx, ie.ID, id, time.Now().Unix(), 0); err != nil {
+		t.Fatal(err)
+	}
+	if h, err = s.user.GetHost(ctx, ie.ID, id); err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range h.ProgressStages {
+		if err := s.agent.UpdateHostInstallProgress(ctx, ie.ID, id, wire.HostProgress{CurrentStage: st}); err != nil {
+			t.Fatalf("progress %s: %v", st, err)
+		}
+	}
+	added := waitFor("added-to-existing-cluster", func(st AddNodeStatus) bool { return st.Added })
+	if !strings.Contains(added.Line, "Host has rebooted") {
+		t.Errorf("last line %q: want the service's status info", added.Line)
+	}
+	if r := stop(); r.err != nil || r.id != id {
+		t.Errorf("AddNode = %q, %v; want %q", r.id, r.err, id)
+	}
+	for kind, want := range map[string]int{"import": 1, "patch cluster": 1, "register infra-env": 1, "install host": 1} {
+		if got := cnt.get(kind); got != want {
+			t.Errorf("%s: sent %d times, want %d", kind, got, want)
+		}
+	}
+}
+
+// TestAddNodeStopsOnRefusedClusterConfig: what the node config image
+// holds and the service refuses (a 4xx) is not retried: the flow stops
+// and says why.
+func TestAddNodeStopsOnRefusedClusterConfig(t *testing.T) {
+	s := newService(t)
+	dir := clusterConfigDir(t, false, "")
+	wie, _ := json.Marshal(onhost.WorkerIgnitionEndpoint{URL: "https://api-int.ostest.test.metalkube.org:22623/config/worker", CACertificate: "bm90IGEgY2VydGlmaWNhdGU="})
+	if err := os.WriteFile(filepath.Join(dir, onhost.WorkerIgnitionEndpointFile), wie, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := AddNode(ctx, AddNodeConfig{Client: s.user, Set: day2Set(t), Env: day2Env(), ClusterConfigDir: dir, Interval: time.Millisecond})
+	if wire.StatusCode(err) != http.StatusBadRequest || !strings.Contains(err.Error(), "ca_certificate") {
+		t.Fatalf("got %v, want the service's 400 about ca_certificate", err)
 	}
 }

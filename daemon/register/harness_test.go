@@ -31,6 +31,8 @@ const testSSHKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGx5rJmS7r9Vw1q0J9l2o4xS
 type service struct {
 	user  *wire.Client // the user token: what node zero's registration uses
 	agent *wire.Client // the agent token: what hosts use
+
+	url, userToken string // where it listens, and the user token
 }
 
 func newService(t *testing.T) *service {
@@ -66,7 +68,11 @@ func newService(t *testing.T) *service {
 		}
 		return c
 	}
-	return &service{user: client(auth.User, wire.WithUserToken), agent: client(auth.Agent, wire.WithAgentToken)}
+	userToken, err := auth.Sign(key, auth.User, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &service{user: client(auth.User, wire.WithUserToken), agent: client(auth.Agent, wire.WithAgentToken), url: srv.URL, userToken: userToken}
 }
 
 // addHost registers a host with inventory inv and posts the inventory, as
