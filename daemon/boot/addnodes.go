@@ -141,9 +141,6 @@ func (a AddNodes) Run(ctx context.Context) error {
 			line += ": " + st.Err.Error()
 		}
 		a.Logger.Info(line, "stage", "add-node", "step", st.Step)
-		if a.Status != nil {
-			a.Status(line)
-		}
 		var failures []string
 		if cfg.FailuresFile != "" {
 			b, err := os.ReadFile(cfg.FailuresFile)
@@ -154,6 +151,9 @@ func (a AddNodes) Run(ctx context.Context) error {
 		}
 		if err := ShowAddNodeStatus(ctx, a.Board, st, failures); err != nil {
 			a.Logger.Warn("console status", "err", err)
+		}
+		if a.Status != nil {
+			a.Status(line) // after the console: what systemd says is shown
 		}
 	}
 	id, err := register.AddNode(flow, cfg)
