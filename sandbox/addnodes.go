@@ -43,7 +43,8 @@ type AddNodesOptions struct {
 	// disk (a fault for tests: it stays insufficient).
 	NoDiskHint string
 	// TokenTTL is how long the node config image's tokens last (0: 48 h;
-	// negative: already expired, a fault for tests).
+	// negative: the image was made that long ago and its tokens have
+	// expired, a fault for tests).
 	TokenTTL time.Duration
 	// Approve approves the added hosts' CSRs as the monitor sees them.
 	Approve       bool
@@ -108,6 +109,14 @@ func AddNodes(ctx context.Context, o AddNodesOptions) error {
 	if err != nil {
 		return err
 	}
+	started := false
+	defer func() {
+		// A run that fails before its hosts start leaves nothing: the
+		// next run takes its number and its host names.
+		if !started {
+			os.RemoveAll(ad)
+		}
+	}()
 	kcPath := filepath.Join(o.Dir, "install", "auth", "kubeconfig")
 	kc, err := kube.LoadKubeconfig(kcPath)
 	if err != nil {
@@ -134,11 +143,12 @@ func AddNodes(ctx context.Context, o AddNodesOptions) error {
 	if err := writeNodesConfig(ad, hosts, o.NoDiskHint); err != nil {
 		return err
 	}
-	ttl := o.TokenTTL
-	if ttl == 0 {
-		ttl = 48 * time.Hour
+	now, ttl := time.Now(), o.TokenTTL
+	if ttl < 0 {
+		// An image made earlier, whose tokens have expired by now.
+		now, ttl = now.Add(ttl-time.Minute), time.Minute
 	}
-	res, err := addnodes.Create(ctx, addnodes.Options{Dir: ad, Cluster: *info, Now: time.Now(), TokenTTL: ttl})
+	res, err := addnodes.Create(ctx, addnodes.Options{Dir: ad, Cluster: *info, Now: now, TokenTTL: ttl})
 	if err != nil {
 		return fmt.Errorf("sandbox add-nodes: %w", err)
 	}
@@ -167,6 +177,7 @@ func AddNodes(ctx context.Context, o AddNodesOptions) error {
 		stop()
 		wg.Wait()
 	}()
+	started = true
 	for _, h := range hosts {
 		wg.Add(1)
 		go func() {
