@@ -155,21 +155,7 @@ func ReadClusterInfo(ctx context.Context, c *Client, arch string) (*ClusterInfo,
 // ignition.security.tls.certificateAuthorities[0], the CA (base64). No CA:
 // no endpoint.
 func parsePointerIgnition(b []byte) (*onhost.WorkerIgnitionEndpoint, error) {
-	type source struct {
-		Source string `json:"source"`
-	}
-	var ign struct {
-		Ignition struct {
-			Config struct {
-				Merge []source `json:"merge"`
-			} `json:"config"`
-			Security struct {
-				TLS struct {
-					CertificateAuthorities []source `json:"certificateAuthorities"`
-				} `json:"tls"`
-			} `json:"security"`
-		} `json:"ignition"`
-	}
+	var ign PointerIgnition
 	if len(b) == 0 {
 		return nil, errors.New("missing")
 	}
@@ -189,4 +175,26 @@ func parsePointerIgnition(b []byte) (*onhost.WorkerIgnitionEndpoint, error) {
 		return nil, fmt.Errorf("ignition.security.tls.certificateAuthorities[0].source %q is not a data URL", trimMessage(cas[0].Source))
 	}
 	return &onhost.WorkerIgnitionEndpoint{URL: merge[0].Source, CACertificate: ca}, nil
+}
+
+// PointerIgnition is the shape of a pointer Ignition config as the worker
+// pool's user data holds it: the config to merge and the CA to trust (a
+// data URL), the only fields adding nodes reads or the local API writes.
+type PointerIgnition struct {
+	Ignition struct {
+		Config struct {
+			Merge []IgnitionSource `json:"merge"`
+		} `json:"config"`
+		Security struct {
+			TLS struct {
+				CertificateAuthorities []IgnitionSource `json:"certificateAuthorities,omitempty"`
+			} `json:"tls"`
+		} `json:"security"`
+		Version string `json:"version,omitempty"`
+	} `json:"ignition"`
+}
+
+// IgnitionSource is an Ignition resource named by its source URL.
+type IgnitionSource struct {
+	Source string `json:"source"`
 }

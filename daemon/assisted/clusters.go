@@ -33,7 +33,13 @@ func (s *Service) RegisterCluster(ctx context.Context, p *wire.ClusterCreatePara
 	if err != nil {
 		return nil, err
 	}
-	err = s.update(ctx, func(t *txn) error {
+	return s.addCluster(ctx, c)
+}
+
+// addCluster stores a new cluster, registered or imported, with its
+// registration event, and answers it.
+func (s *Service) addCluster(ctx context.Context, c *clusterRec) (*wire.Cluster, error) {
+	err := s.update(ctx, func(t *txn) error {
 		s.clusters[c.c.ID] = c
 		t.putCluster(c)
 		t.clusterEvent(c, evClusterRegistered, sevInfo, "Successfully registered cluster")

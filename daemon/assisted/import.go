@@ -39,17 +39,7 @@ func (s *Service) ImportCluster(ctx context.Context, p *wire.ImportClusterParams
 	if err != nil {
 		return nil, err
 	}
-	err = s.update(ctx, func(t *txn) error {
-		s.clusters[c.c.ID] = c
-		t.putCluster(c)
-		t.clusterEvent(c, evClusterRegistered, sevInfo, "Successfully registered cluster")
-		t.touchCluster(c)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return s.GetCluster(c.c.ID)
+	return s.addCluster(ctx, c)
 }
 
 func (s *Service) newImportedCluster(p *wire.ImportClusterParams) (*clusterRec, error) {

@@ -34,26 +34,11 @@ func clusterNames(cl Cluster, names []string) (name, domain string, err error) {
 // spec 3.2 config that merges the machine config server's worker config
 // and trusts its CA (PEM, carried as a base64 data URL).
 func WorkerPointerIgnition(url string, caPEM []byte) ([]byte, error) {
-	type source struct {
-		Source string `json:"source"`
-	}
-	var ign struct {
-		Ignition struct {
-			Config struct {
-				Merge []source `json:"merge"`
-			} `json:"config"`
-			Security struct {
-				TLS struct {
-					CertificateAuthorities []source `json:"certificateAuthorities,omitempty"`
-				} `json:"tls"`
-			} `json:"security"`
-			Version string `json:"version"`
-		} `json:"ignition"`
-	}
+	var ign kube.PointerIgnition
 	ign.Ignition.Version = "3.2.0"
-	ign.Ignition.Config.Merge = []source{{Source: url}}
+	ign.Ignition.Config.Merge = []kube.IgnitionSource{{Source: url}}
 	if len(caPEM) > 0 {
-		ign.Ignition.Security.TLS.CertificateAuthorities = []source{{Source: "data:text/plain;charset=utf-8;base64," + base64.StdEncoding.EncodeToString(caPEM)}}
+		ign.Ignition.Security.TLS.CertificateAuthorities = []kube.IgnitionSource{{Source: "data:text/plain;charset=utf-8;base64," + base64.StdEncoding.EncodeToString(caPEM)}}
 	}
 	return json.Marshal(&ign)
 }
