@@ -91,6 +91,8 @@ func AddNodes(ctx context.Context, o AddNodesOptions) error {
 		return fmt.Errorf("sandbox add-nodes: --workers %d: want 1 or more", o.Workers)
 	}
 	start := time.Now()
+	// The hosts' supervisors and the monitor write at once: one lock.
+	o.Stdout = &switchWriter{w: o.Stdout}
 	say := func(format string, a ...any) {
 		fmt.Fprintf(o.Stdout, "%s %s\n", time.Since(start).Round(100*time.Millisecond), fmt.Sprintf(format, a...))
 	}
