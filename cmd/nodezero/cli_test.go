@@ -18,13 +18,14 @@ import (
 )
 
 // everyCommand is each command line whose help a person can ask for: the
-// commands, create's assets and sandbox clean.
+// commands, create's assets, sandbox clean and add-nodes, wait-for
+// add-nodes.
 func everyCommand() [][]string {
 	var out [][]string
 	for _, c := range commands() {
 		out = append(out, strings.Fields(c.name))
 	}
-	return append(out, []string{"create"}, []string{"sandbox", "clean"})
+	return append(out, []string{"create"}, []string{"sandbox", "clean"}, []string{"sandbox", "add-nodes"}, []string{"wait-for", "add-nodes"})
 }
 
 // Every command's -h and --help prints its purpose, usage and an example
@@ -51,7 +52,7 @@ func TestEveryCommandHelps(t *testing.T) {
 			}
 			var out bytes.Buffer
 			args := append(append([]string{}, cmd...), "stray")
-			if cmd[0] == "wait-for" {
+			if name == "wait-for" {
 				args = []string{"wait-for", "install-complete", "stray"}
 			}
 			err := run(context.Background(), args, &out, &out)
