@@ -124,7 +124,7 @@ func loadOrCreateState(dir string) (*credentials.State, error) {
 	}
 	st.Tokens = map[string]string{}
 	for _, s := range auth.Schemes {
-		tok, err := auth.Sign(key, s, time.Time{})
+		tok, err := credentials.SignToken(nil, key, string(s), time.Time{})
 		if err != nil {
 			return nil, err
 		}

@@ -14,11 +14,11 @@ import (
 	"time"
 )
 
-// Day-2 tokens. Day 1's tokens are signed by the caller (daemon/auth) and
-// never expire; the node config image of day 2 carries tokens that do
-// (exp = creation + 48 h, docs/reference/abi-on-host.md §13), minted here
-// with the standard library so that configimage stays a leaf. They are the
-// same ES256 JWTs daemon/auth checks: header {"alg":"ES256","typ":"JWT"},
+// The tokens a config image carries, minted here for both images (create
+// config-image's never expire; the node config image of day 2 carries
+// tokens that do: exp = creation + 48 h, docs/reference/abi-on-host.md
+// §13), with the standard library so that configimage stays a leaf. They
+// are the ES256 JWTs daemon/auth checks: header {"alg":"ES256","typ":"JWT"},
 // claims auth_scheme and exp, the signature r‖s of 32 bytes each (RFC 7518
 // §3.4).
 
