@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nodezero/nodezero/hostagent/dnscheck"
 	"github.com/nodezero/nodezero/internal/atomicfile"
 	"github.com/nodezero/nodezero/internal/backoff"
 	"github.com/nodezero/nodezero/kube"
@@ -41,7 +42,7 @@ func runDay2(ctx context.Context, d *onhost.BootDisk, p *Pointer, o Installed) e
 		"source", p.Source, "host_id", d.HostID)
 	o.Status("Installed disk booted: fetching the worker Ignition from " + p.Source + " (sandbox: the cluster's OpenShift is simulated)")
 
-	resolver := Resolver(o.DNSServer)
+	resolver := dnscheck.Resolver(o.DNSServer)
 	files, err := p.Fetch(ctx, resolver, func(err error) {
 		log.Info("Ignition: the remote config is not there yet; retrying", "source", p.Source, "err", err)
 		o.Status("Installed disk booted: the worker Ignition cannot be fetched yet: " + err.Error())

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/nodezero/nodezero/hostagent/dnscheck"
 )
 
 // needTool finds a tool on PATH, or skips (fails under CI=true).
@@ -71,7 +73,7 @@ func startDNS(t *testing.T, records map[string]netip.Addr) string {
 		}
 	})
 	server := fmt.Sprintf("%s:5353", addr)
-	r := Resolver(server)
+	r := dnscheck.Resolver(server)
 	deadline := time.After(time.Minute) // bounds a hang only
 	for {
 		qctx, qcancel := context.WithTimeout(context.Background(), time.Second)

@@ -83,18 +83,6 @@ const IgnitionAccept = IgnitionMediaType + ";version=3.5.0, */*;q=0.1"
 // IgnitionUserAgent is the User-Agent Ignition v2.24 sends.
 const IgnitionUserAgent = "Ignition/2.24.0"
 
-// Resolver is a resolver asking server ("host:port") only; "" is the
-// system's.
-func Resolver(server string) *net.Resolver {
-	if server == "" {
-		return net.DefaultResolver
-	}
-	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, network, server)
-	}}
-}
-
 // FetchOnce GETs p's source once as Ignition does (its Accept header,
 // TLS verified against p's CAs and the URL's host name, the name resolved
 // by r) and returns the body once it parses as Ignition: a map of its

@@ -17,6 +17,7 @@ import (
 	"github.com/coreos/ignition/v2/config/v3_2/types"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/nodezero/nodezero/hostagent/dnscheck"
 	"github.com/nodezero/nodezero/internal/pki"
 	"github.com/nodezero/nodezero/kube"
 )
@@ -116,7 +117,7 @@ func TestMCS(t *testing.T) {
 		if err != nil || p == nil {
 			t.Fatalf("ParsePointer = %v, %v; want the pointer", p, err)
 		}
-		files, err := p.FetchOnce(ctx, Resolver(dns))
+		files, err := p.FetchOnce(ctx, dnscheck.Resolver(dns))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -137,7 +138,7 @@ func TestMCS(t *testing.T) {
 	t.Run("another CA is refused", func(t *testing.T) {
 		other, _, _ := testAPICA(t)
 		p := &Pointer{Source: m.WorkerURL(), CAs: [][]byte{other}}
-		_, err := p.FetchOnce(ctx, Resolver(dns))
+		_, err := p.FetchOnce(ctx, dnscheck.Resolver(dns))
 		if err == nil || !strings.Contains(err.Error(), "certificate") {
 			t.Errorf("fetch trusting another CA = %v, want a certificate error", err)
 		}

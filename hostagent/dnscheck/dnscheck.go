@@ -32,11 +32,15 @@ type Options struct {
 }
 
 // resolver returns the resolver the options ask for.
-func (o Options) resolver() *net.Resolver {
-	if o.Server == "" {
+func (o Options) resolver() *net.Resolver { return Resolver(o.Server) }
+
+// Resolver is a resolver that asks server ("host:port") only, never the
+// host's resolv.conf servers; "" is the system's resolver. The sandbox's
+// hosts and the tests name their own DNS server with it.
+func Resolver(server string) *net.Resolver {
+	if server == "" {
 		return net.DefaultResolver
 	}
-	server := o.Server
 	return &net.Resolver{
 		PreferGo: true,
 		Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {

@@ -21,6 +21,7 @@ import (
 	"github.com/nodezero/nodezero/configimage"
 	"github.com/nodezero/nodezero/configimage/manifests"
 	"github.com/nodezero/nodezero/hostagent/diskwrite"
+	"github.com/nodezero/nodezero/hostagent/dnscheck"
 	"github.com/nodezero/nodezero/hostagent/imagecheck"
 	"github.com/nodezero/nodezero/tui"
 )
@@ -55,14 +56,7 @@ func Checks(o CheckOptions) ([]tui.Check, error) {
 	if port != "" {
 		base = "https://" + net.JoinHostPort(host, port)
 	}
-	resolver := net.DefaultResolver
-	if o.DNSServer != "" {
-		server := o.DNSServer
-		resolver = &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, network, server)
-		}}
-	}
+	resolver := dnscheck.Resolver(o.DNSServer)
 	// Every name the checks reach is resolved by the same resolver, so a
 	// --dns-server host never asks the machine's.
 	dialer := &net.Dialer{Resolver: resolver, Timeout: 5 * time.Second}
