@@ -114,34 +114,17 @@ const csrs = "/apis/" + CertificatesAPIVersion + "/certificatesigningrequests"
 // CreateCSR creates csr (its status is dropped by the API).
 func (c *Client) CreateCSR(ctx context.Context, csr *CertificateSigningRequest) (*CertificateSigningRequest, error) {
 	csr.APIVersion, csr.Kind = CertificatesAPIVersion, "CertificateSigningRequest"
-	var out CertificateSigningRequest
-	if err := c.Do(ctx, http.MethodPost, csrs, csr, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[CertificateSigningRequest](ctx, c, http.MethodPost, csrs, csr)
 }
 
 // GetCSR reads one CSR.
 func (c *Client) GetCSR(ctx context.Context, name string) (*CertificateSigningRequest, error) {
-	var out CertificateSigningRequest
-	if err := c.Do(ctx, http.MethodGet, objectPath(csrs, name), nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[CertificateSigningRequest](ctx, c, http.MethodGet, objectPath(csrs, name), nil)
 }
 
 // ListCSRs lists every CSR.
 func (c *Client) ListCSRs(ctx context.Context) ([]CertificateSigningRequest, error) {
-	var list struct {
-		Items []CertificateSigningRequest `json:"items"`
-	}
-	if err := c.Do(ctx, http.MethodGet, csrs, nil, &list); err != nil {
-		return nil, err
-	}
-	if list.Items == nil {
-		list.Items = []CertificateSigningRequest{}
-	}
-	return list.Items, nil
+	return list[CertificateSigningRequest](ctx, c, csrs)
 }
 
 // ErrCSRDenied: a denied CSR cannot be approved.
@@ -185,9 +168,5 @@ func (c *Client) ApproveCSR(ctx context.Context, name, reason, message string) (
 // a signer writes the certificate once the CSR is approved.
 func (c *Client) UpdateCSRStatus(ctx context.Context, csr *CertificateSigningRequest) (*CertificateSigningRequest, error) {
 	csr.APIVersion, csr.Kind = CertificatesAPIVersion, "CertificateSigningRequest"
-	var out CertificateSigningRequest
-	if err := c.Do(ctx, http.MethodPut, objectPath(csrs, csr.Metadata.Name)+"/status", csr, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[CertificateSigningRequest](ctx, c, http.MethodPut, objectPath(csrs, csr.Metadata.Name)+"/status", csr)
 }

@@ -198,3 +198,26 @@ func (c *Client) Ready(ctx context.Context) error {
 	}
 	return nil
 }
+
+// call does one request whose answer is a T.
+func call[T any](ctx context.Context, c *Client, method, path string, in any) (*T, error) {
+	var out T
+	if err := c.Do(ctx, method, path, in, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// list reads a collection's items (an empty list is [], never nil).
+func list[T any](ctx context.Context, c *Client, path string) ([]T, error) {
+	var l struct {
+		Items []T `json:"items"`
+	}
+	if err := c.Do(ctx, http.MethodGet, path, nil, &l); err != nil {
+		return nil, err
+	}
+	if l.Items == nil {
+		l.Items = []T{}
+	}
+	return l.Items, nil
+}

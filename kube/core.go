@@ -60,11 +60,7 @@ type Secret struct {
 
 // GetSecret reads Secret ns/name.
 func (c *Client) GetSecret(ctx context.Context, ns, name string) (*Secret, error) {
-	var s Secret
-	if err := c.Do(ctx, http.MethodGet, objectPath(namespaced(ns, "secrets"), name), nil, &s); err != nil {
-		return nil, err
-	}
-	return &s, nil
+	return call[Secret](ctx, c, http.MethodGet, objectPath(namespaced(ns, "secrets"), name), nil)
 }
 
 // CreateSecret creates s in s.Metadata.Namespace.
@@ -73,11 +69,7 @@ func (c *Client) CreateSecret(ctx context.Context, s *Secret) (*Secret, error) {
 		return nil, errors.New("create secret " + s.Metadata.Name + ": no namespace")
 	}
 	s.APIVersion, s.Kind = CoreAPIVersion, "Secret"
-	var out Secret
-	if err := c.Do(ctx, http.MethodPost, namespaced(s.Metadata.Namespace, "secrets"), s, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[Secret](ctx, c, http.MethodPost, namespaced(s.Metadata.Namespace, "secrets"), s)
 }
 
 // The labels that give a Node's role.
@@ -196,11 +188,7 @@ const nodes = "/api/v1/nodes"
 
 // GetNode reads Node name.
 func (c *Client) GetNode(ctx context.Context, name string) (*Node, error) {
-	var n Node
-	if err := c.Do(ctx, http.MethodGet, objectPath(nodes, name), nil, &n); err != nil {
-		return nil, err
-	}
-	return &n, nil
+	return call[Node](ctx, c, http.MethodGet, objectPath(nodes, name), nil)
 }
 
 // ListNodes lists every Node; labelSelector ("" for all) is the API's
@@ -210,36 +198,19 @@ func (c *Client) ListNodes(ctx context.Context, labelSelector string) ([]Node, e
 	if labelSelector != "" {
 		path += "?labelSelector=" + url.QueryEscape(labelSelector)
 	}
-	var list struct {
-		Items []Node `json:"items"`
-	}
-	if err := c.Do(ctx, http.MethodGet, path, nil, &list); err != nil {
-		return nil, err
-	}
-	if list.Items == nil {
-		list.Items = []Node{}
-	}
-	return list.Items, nil
+	return list[Node](ctx, c, path)
 }
 
 // CreateNode creates n, as a kubelet registers its Node (the API keeps the
 // status it is given on create).
 func (c *Client) CreateNode(ctx context.Context, n *Node) (*Node, error) {
 	n.APIVersion, n.Kind = CoreAPIVersion, "Node"
-	var out Node
-	if err := c.Do(ctx, http.MethodPost, nodes, n, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[Node](ctx, c, http.MethodPost, nodes, n)
 }
 
 // UpdateNodeStatus writes n's status through the /status subresource
 // (compare-and-swap on n's resourceVersion when it has one).
 func (c *Client) UpdateNodeStatus(ctx context.Context, n *Node) (*Node, error) {
 	n.APIVersion, n.Kind = CoreAPIVersion, "Node"
-	var out Node
-	if err := c.Do(ctx, http.MethodPut, objectPath(nodes, n.Metadata.Name)+"/status", n, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[Node](ctx, c, http.MethodPut, objectPath(nodes, n.Metadata.Name)+"/status", n)
 }

@@ -62,31 +62,19 @@ const infrastructures = "/apis/" + APIVersion + "/infrastructures"
 
 // GetInfrastructure reads Infrastructure "cluster".
 func (c *Client) GetInfrastructure(ctx context.Context) (*Infrastructure, error) {
-	var out Infrastructure
-	if err := c.Do(ctx, http.MethodGet, objectPath(infrastructures, InfrastructureName), nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[Infrastructure](ctx, c, http.MethodGet, objectPath(infrastructures, InfrastructureName), nil)
 }
 
 // CreateInfrastructure creates inf (its status is dropped by the API: set
 // it with UpdateInfrastructureStatus).
 func (c *Client) CreateInfrastructure(ctx context.Context, inf *Infrastructure) (*Infrastructure, error) {
 	inf.APIVersion, inf.Kind = APIVersion, "Infrastructure"
-	var out Infrastructure
-	if err := c.Do(ctx, http.MethodPost, infrastructures, inf, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[Infrastructure](ctx, c, http.MethodPost, infrastructures, inf)
 }
 
 // UpdateInfrastructureStatus writes inf's status (compare-and-swap on its
 // resourceVersion).
 func (c *Client) UpdateInfrastructureStatus(ctx context.Context, inf *Infrastructure) (*Infrastructure, error) {
 	inf.APIVersion, inf.Kind = APIVersion, "Infrastructure"
-	var out Infrastructure
-	if err := c.Do(ctx, http.MethodPut, objectPath(infrastructures, inf.Metadata.Name)+"/status", inf, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[Infrastructure](ctx, c, http.MethodPut, objectPath(infrastructures, inf.Metadata.Name)+"/status", inf)
 }

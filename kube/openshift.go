@@ -250,78 +250,45 @@ func objectPath(collection, name string) string {
 
 // GetClusterVersion reads a ClusterVersion ("version").
 func (c *Client) GetClusterVersion(ctx context.Context, name string) (*ClusterVersion, error) {
-	var cv ClusterVersion
-	if err := c.Do(ctx, http.MethodGet, objectPath(clusterVersions, name), nil, &cv); err != nil {
-		return nil, err
-	}
-	return &cv, nil
+	return call[ClusterVersion](ctx, c, http.MethodGet, objectPath(clusterVersions, name), nil)
 }
 
 // CreateClusterVersion creates cv (its status is dropped by the API: set
 // it with UpdateClusterVersionStatus).
 func (c *Client) CreateClusterVersion(ctx context.Context, cv *ClusterVersion) (*ClusterVersion, error) {
 	cv.APIVersion, cv.Kind = APIVersion, "ClusterVersion"
-	var out ClusterVersion
-	if err := c.Do(ctx, http.MethodPost, clusterVersions, cv, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[ClusterVersion](ctx, c, http.MethodPost, clusterVersions, cv)
 }
 
 // UpdateClusterVersionStatus writes cv's status. cv's resourceVersion makes
 // it a compare-and-swap: a stale one is ErrConflict.
 func (c *Client) UpdateClusterVersionStatus(ctx context.Context, cv *ClusterVersion) (*ClusterVersion, error) {
 	cv.APIVersion, cv.Kind = APIVersion, "ClusterVersion"
-	var out ClusterVersion
-	if err := c.Do(ctx, http.MethodPut, objectPath(clusterVersions, cv.Metadata.Name)+"/status", cv, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[ClusterVersion](ctx, c, http.MethodPut, objectPath(clusterVersions, cv.Metadata.Name)+"/status", cv)
 }
 
 // ListClusterOperators lists every ClusterOperator, by name.
 func (c *Client) ListClusterOperators(ctx context.Context) ([]ClusterOperator, error) {
-	var list struct {
-		Items []ClusterOperator `json:"items"`
-	}
-	if err := c.Do(ctx, http.MethodGet, clusterOperators, nil, &list); err != nil {
-		return nil, err
-	}
-	if list.Items == nil {
-		list.Items = []ClusterOperator{}
-	}
-	return list.Items, nil
+	return list[ClusterOperator](ctx, c, clusterOperators)
 }
 
 // GetClusterOperator reads one ClusterOperator.
 func (c *Client) GetClusterOperator(ctx context.Context, name string) (*ClusterOperator, error) {
-	var co ClusterOperator
-	if err := c.Do(ctx, http.MethodGet, objectPath(clusterOperators, name), nil, &co); err != nil {
-		return nil, err
-	}
-	return &co, nil
+	return call[ClusterOperator](ctx, c, http.MethodGet, objectPath(clusterOperators, name), nil)
 }
 
 // CreateClusterOperator creates co (its status is dropped by the API: set
 // it with UpdateClusterOperatorStatus).
 func (c *Client) CreateClusterOperator(ctx context.Context, co *ClusterOperator) (*ClusterOperator, error) {
 	co.APIVersion, co.Kind = APIVersion, "ClusterOperator"
-	var out ClusterOperator
-	if err := c.Do(ctx, http.MethodPost, clusterOperators, co, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[ClusterOperator](ctx, c, http.MethodPost, clusterOperators, co)
 }
 
 // UpdateClusterOperatorStatus writes co's status (compare-and-swap on its
 // resourceVersion, as UpdateClusterVersionStatus).
 func (c *Client) UpdateClusterOperatorStatus(ctx context.Context, co *ClusterOperator) (*ClusterOperator, error) {
 	co.APIVersion, co.Kind = APIVersion, "ClusterOperator"
-	var out ClusterOperator
-	if err := c.Do(ctx, http.MethodPut, objectPath(clusterOperators, co.Metadata.Name)+"/status", co, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[ClusterOperator](ctx, c, http.MethodPut, objectPath(clusterOperators, co.Metadata.Name)+"/status", co)
 }
 
 // CompletedVersion is the newest Completed release in cv's history, or "".
