@@ -156,10 +156,7 @@ func AddNodes(ctx context.Context, o AddNodesOptions) error {
 	}
 	say("node config image %s", res.Path)
 
-	env := []string{"DISABLED_STEPS=" + disabledSteps}
-	if !st.DisksTmpfs {
-		env = append(env, "HW_VALIDATOR_REQUIREMENTS="+sandboxRequirements)
-	}
+	env := hostsEnv(st.Disks)
 	_, ntpPort, _ := net.SplitHostPort(st.NTP)
 	for _, h := range hosts {
 		h.args = []string{"run", "--root", h.root, "--hardware-root", h.hw, "--config-image", res.Path,

@@ -114,12 +114,11 @@ func (r *run) setDisks() error {
 			return err
 		}
 	}
-	r.env = []string{"DISABLED_STEPS=" + disabledSteps}
+	r.env = hostsEnv(o.Disks)
 	if onTmpfs(o.Disks) {
 		r.say("disks in %s: a tmpfs, memory (%d hosts × up to %d MiB; removed after an install unless --keep)", o.Disks, len(r.hosts), o.ImageSize>>20)
 		return nil
 	}
-	r.env = append(r.env, "HW_VALIDATOR_REQUIREMENTS="+sandboxRequirements)
 	r.say("disks in %s; disk-speed threshold %d ms for the sandbox (assisted's 10 ms is an etcd disk's, not a file on this machine's disk written by %s at once; --disks-tmpfs keeps 10 ms)", o.Disks, sandboxDiskSpeedMs, count(len(r.hosts), "host"))
 	return nil
 }

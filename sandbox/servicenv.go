@@ -26,3 +26,14 @@ var sandboxRequirements = fmt.Sprintf(`[{"version":"default",`+
 	`"sno":{"cpu_cores":8,"ram_mib":16384,"disk_size_gb":100,"installation_disk_speed_threshold_ms":%[1]d},`+
 	`"edge-worker":{"cpu_cores":2,"ram_mib":8192,"disk_size_gb":15,"installation_disk_speed_threshold_ms":%[1]d}},`+
 	`{"version":"4.22","match_type":"min_version","sno":{"cpu_cores":4}}]`, sandboxDiskSpeedMs)
+
+// hostsEnv is the environment of the hosts whose disk files lie in disks:
+// the disabled steps, and on a real disk (not a tmpfs) the sandbox's
+// disk-speed threshold.
+func hostsEnv(disks string) []string {
+	env := []string{"DISABLED_STEPS=" + disabledSteps}
+	if !onTmpfs(disks) {
+		env = append(env, "HW_VALIDATOR_REQUIREMENTS="+sandboxRequirements)
+	}
+	return env
+}
