@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -157,17 +156,10 @@ func AddNodes(ctx context.Context, o AddNodesOptions) error {
 	say("node config image %s", res.Path)
 
 	env := hostsEnv(st.Disks)
-	_, ntpPort, _ := net.SplitHostPort(st.NTP)
 	for _, h := range hosts {
-		h.args = []string{"run", "--root", h.root, "--hardware-root", h.hw, "--config-image", res.Path,
-			"--listen", h.Addr.String() + ":8090",
-			"--host-address", netip.PrefixFrom(h.Addr, prefix.Bits()).String(), "--dns-server", st.DNS,
-			"--payload", filepath.Join(o.Dir, "payload"), "--disks", h.disks,
-			"--check-interval", o.CheckInterval.String(), "--node-zero-window", "10s", "--node-zero-interval", "250ms",
-			"--config-interval", "1s", "--agent-interval", "1s", "--reboot-delay", "1ms", "--log-level", o.LogLevel}
-		if ntpPort != "" {
-			h.args = append(h.args, "--ntp-port", ntpPort)
-		}
+		// Each is its own node zero: its API on its own address.
+		h.args = hostArgs(h, hostRun{ISO: res.Path, Listen: h.Addr, Prefix: prefix, DNS: st.DNS, NTP: st.NTP,
+			Payload: filepath.Join(o.Dir, "payload"), CheckInterval: o.CheckInterval, LogLevel: o.LogLevel})
 		h.env = env
 	}
 	ctx, stop := context.WithTimeout(ctx, o.Timeout)

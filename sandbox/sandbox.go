@@ -370,20 +370,9 @@ func (r *run) makeConfigImage(ctx context.Context) error {
 func (r *run) startHosts(ctx context.Context, wg *sync.WaitGroup) {
 	o := r.o
 	for _, h := range r.hosts {
-		h.args = []string{"run", "--root", h.root, "--hardware-root", h.hw, "--config-image", r.iso,
-			"--listen", r.zero.Addr.String() + ":8090"}
-		if r.dnsAddr != "" {
-			// On loopback every host shares lo: it is told which address
-			// is its own, and which DNS to ask.
-			h.args = append(h.args, "--host-address", netip.PrefixFrom(h.Addr, r.prefix.Bits()).String(), "--dns-server", r.dnsAddr)
-		}
-		if _, port, err := net.SplitHostPort(r.ntpAddr); err == nil {
-			h.args = append(h.args, "--ntp-port", port)
-		}
+		h.args = hostArgs(h, hostRun{ISO: r.iso, Listen: r.zero.Addr, Prefix: r.prefix, DNS: r.dnsAddr, NTP: r.ntpAddr,
+			Payload: o.Payload, CheckInterval: o.CheckInterval, LogLevel: o.LogLevel})
 		h.env = r.env
-		h.args = append(h.args, "--payload", o.Payload, "--disks", h.disks,
-			"--check-interval", o.CheckInterval.String(), "--node-zero-window", "10s", "--node-zero-interval", "250ms",
-			"--config-interval", "1s", "--agent-interval", "1s", "--reboot-delay", "1ms", "--log-level", o.LogLevel)
 		if o.ControlPlaneTimeout > 0 {
 			h.args = append(h.args, "--control-plane-timeout", o.ControlPlaneTimeout.String())
 		}
@@ -453,4 +442,33 @@ func count(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// hostRun is what a loopback or namespace host's `nodezero run` is told
+// besides its own directories.
+type hostRun struct {
+	ISO    string     // the config image
+	Listen netip.Addr // node zero's API address (port 8090)
+	// Prefix, DNS: on loopback every host shares lo, so it is told which
+	// address is its own and which DNS server to ask ("" DNS: neither).
+	Prefix        netip.Prefix
+	DNS, NTP      string // ip:port ("" NTP: the default port)
+	Payload       string
+	CheckInterval time.Duration
+	LogLevel      string
+}
+
+// hostArgs is host h's `nodezero run` command line.
+func hostArgs(h *Host, c hostRun) []string {
+	args := []string{"run", "--root", h.root, "--hardware-root", h.hw, "--config-image", c.ISO,
+		"--listen", c.Listen.String() + ":8090"}
+	if c.DNS != "" {
+		args = append(args, "--host-address", netip.PrefixFrom(h.Addr, c.Prefix.Bits()).String(), "--dns-server", c.DNS)
+	}
+	if _, port, err := net.SplitHostPort(c.NTP); err == nil {
+		args = append(args, "--ntp-port", port)
+	}
+	return append(args, "--payload", c.Payload, "--disks", h.disks,
+		"--check-interval", c.CheckInterval.String(), "--node-zero-window", "10s", "--node-zero-interval", "250ms",
+		"--config-interval", "1s", "--agent-interval", "1s", "--reboot-delay", "1ms", "--log-level", c.LogLevel)
 }
