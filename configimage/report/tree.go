@@ -158,6 +158,12 @@ func (w *walker) value(n *yaml.Node, path string, key *yaml.Node) {
 		p := place{value: at(n)}
 		if key != nil {
 			p.key = at(key)
+			if n.Kind == yaml.ScalarNode && n.Tag == "!!null" && n.Value == "" && n.Line > key.Line {
+				// An empty value is written nowhere: yaml.v3 places it
+				// at the next token, past the file's end after a last
+				// key. It stands where its key does.
+				p.value = p.key
+			}
 		}
 		w.t.places = append(w.t.places, p)
 		w.t.index[path] = int32(i)
