@@ -251,6 +251,12 @@ func (r *runner) installed(ctx context.Context) (procstat.Sample, error) {
 		_ = writeRequests(r.progress, reqs)
 		return procstat.Sample{}, err
 	}
+	// The cluster is installed once node zero's completion was answered;
+	// its simulated controller records the call just after. Wait for the
+	// fleet to end so that the report counts every request.
+	if err := r.fleet.Wait(ctx); err != nil {
+		return procstat.Sample{}, fmt.Errorf("install: the simulated hosts did not end after the install: %w", err)
+	}
 	ir.SQLiteMiB = mib(r.sqliteSize())
 	r.rr.Install = &ir
 	last, err := procstat.Read(r.svc.PID())

@@ -307,10 +307,23 @@ func TestEndToEndThreeMastersAndAnUndersizedHost(t *testing.T) {
 		}
 		small = hostsByName(hs)["undersized"]
 		// The role checks below name the role the service suggests; an
-		// agent's reply settles its own host at once and the cluster-wide
-		// role suggestion comes with the deferred evaluation, so wait for
-		// both (on a loaded machine they are seconds apart).
-		return small != nil && small.Status == wire.HostStatusInsufficient && small.SuggestedRole != "", fmt.Sprint(small)
+		// agent's reply settles its own host at once, the cluster-wide
+		// role suggestion comes with the deferred evaluation (a host is
+		// registered with auto-assign as its suggestion), and the
+		// host's role validations and the cluster's status follow at the
+		// next refresh. Wait for all of them to agree (on a loaded machine
+		// they are seconds apart; on a fast one a read can fall between).
+		if small == nil || small.Status != wire.HostStatusInsufficient || small.SuggestedRole == "" || small.SuggestedRole == wire.HostRoleAutoAssign {
+			return false, fmt.Sprint(small)
+		}
+		if v := validations(t, small.ValidationsInfo)["has-memory-for-role"]; !strings.Contains(v[1], "role "+string(small.SuggestedRole)) {
+			return false, "role validations not yet for the suggested role " + string(small.SuggestedRole) + ": " + v[1]
+		}
+		cl, err := svc.user.GetCluster(ctx, c.ID)
+		if err != nil {
+			return false, err.Error()
+		}
+		return cl.Status != wire.ClusterStatusReady, "cluster still " + string(cl.Status)
 	})
 	vals := validations(t, small.ValidationsInfo)
 	var failing []string

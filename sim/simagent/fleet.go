@@ -115,6 +115,24 @@ func StartFleet(ctx context.Context, cfg FleetConfig) (*Fleet, error) {
 // Hosts returns the fleet's hosts, in index order.
 func (f *Fleet) Hosts() []Host { return f.hosts }
 
+// Wait returns once every agent has ended, or with ctx's error. An agent
+// ends once its installed host is done (node zero's once it reported the
+// installation complete), so after an install Wait is when every request
+// the fleet made has been observed.
+func (f *Fleet) Wait(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { // ends with the agents; Stop ends them when ctx does
+		f.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // Stop cancels every agent, waits for them and closes their connections.
 func (f *Fleet) Stop() {
 	f.cancel()
