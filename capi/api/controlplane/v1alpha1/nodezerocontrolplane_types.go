@@ -259,19 +259,14 @@ type NodezeroControlPlaneStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// clusterID is the v2 cluster installing day 1.
+	// clusterID is the v2 cluster installing day 1. Each Machine's host
+	// registers with an infra-env of its own (its NodezeroConfig's).
 	// +optional
 	ClusterID string `json:"clusterID,omitempty"`
-	// infraEnvID is the day-1 infra-env every Machine's host registers
-	// with.
-	// +optional
-	InfraEnvID string `json:"infraEnvID,omitempty"`
-	// day2ClusterID and day2InfraEnvID are the imported cluster and its
-	// infra-env through which Machines added after the install join.
+	// day2ClusterID is the imported cluster (kind AddHostsCluster)
+	// through which Machines added after the install join.
 	// +optional
 	Day2ClusterID string `json:"day2ClusterID,omitempty"`
-	// +optional
-	Day2InfraEnvID string `json:"day2InfraEnvID,omitempty"`
 	// installState is the v2 cluster's status (installing, installed...).
 	// +optional
 	InstallState string `json:"installState,omitempty"`
