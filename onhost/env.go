@@ -53,6 +53,21 @@ func rendezvousEnv(nodeZero netip.Addr, apiScheme, agentToken, userToken, workfl
 	return b.Bytes()
 }
 
+// HubRendezvousEnv is the rendezvous-host.env of a host that is an agent
+// of a service running elsewhere (a hub: the Cluster API providers'
+// `nodezero service`): SERVICE_BASE_URL is the hub's URL as given,
+// INFRA_ENV_ID the infra-env the host registers into with the agent token
+// alone. It has no NODE_ZERO_IP and no user token: such a host never
+// becomes node zero and never lists infra-envs.
+func HubRendezvousEnv(serviceURL, agentToken, infraEnvID string) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "SERVICE_BASE_URL=%s\n", serviceURL)
+	fmt.Fprintf(&b, "PULL_SECRET_TOKEN=%s\n", agentToken)
+	fmt.Fprintf(&b, "INFRA_ENV_ID=%s\n", infraEnvID)
+	fmt.Fprintf(&b, "WORKFLOW_TYPE=%s\n", WorkflowInstall)
+	return b.Bytes()
+}
+
 // ServiceEnv is what assisted-service.env carries that differs per install.
 type ServiceEnv struct {
 	InfraEnvID                string
@@ -139,21 +154,37 @@ type Rendezvous struct {
 	AgentToken     string // PULL_SECRET_TOKEN
 	UserToken      string // USER_AUTH_TOKEN
 	Workflow       string // WORKFLOW_TYPE ("" in a file agent-tui wrote)
+	// InfraEnvID is INFRA_ENV_ID, set only for an agent of a hub service
+	// (HubRendezvousEnv): the host registers straight into it and is
+	// never node zero.
+	InfraEnvID string
 }
 
+// Hub reports whether the host is an agent of a hub service
+// (INFRA_ENV_ID is set).
+func (r Rendezvous) Hub() bool { return r.InfraEnvID != "" }
+
 // ParseRendezvous reads rendezvous-host.env; name is for errors.
-// NODE_ZERO_IP must be an address and SERVICE_BASE_URL present.
+// NODE_ZERO_IP must be an address and SERVICE_BASE_URL present; a hub
+// agent's file (INFRA_ENV_ID set) may leave NODE_ZERO_IP out, and then
+// needs PULL_SECRET_TOKEN.
 func ParseRendezvous(name string, data []byte) (Rendezvous, error) {
 	m, err := ParseEnv(name, data)
 	if err != nil {
 		return Rendezvous{}, err
 	}
-	ip, err := netip.ParseAddr(m["NODE_ZERO_IP"])
-	if err != nil {
-		return Rendezvous{}, fmt.Errorf("%s: NODE_ZERO_IP: %w", name, err)
+	r := Rendezvous{ServiceBaseURL: m["SERVICE_BASE_URL"], AgentToken: m["PULL_SECRET_TOKEN"],
+		UserToken: m["USER_AUTH_TOKEN"], Workflow: m["WORKFLOW_TYPE"], InfraEnvID: m["INFRA_ENV_ID"]}
+	if ipText, ok := m["NODE_ZERO_IP"]; ok || !r.Hub() {
+		ip, err := netip.ParseAddr(ipText)
+		if err != nil {
+			return Rendezvous{}, fmt.Errorf("%s: NODE_ZERO_IP: %w", name, err)
+		}
+		r.NodeZeroIP = ip
 	}
-	r := Rendezvous{NodeZeroIP: ip, ServiceBaseURL: m["SERVICE_BASE_URL"], AgentToken: m["PULL_SECRET_TOKEN"],
-		UserToken: m["USER_AUTH_TOKEN"], Workflow: m["WORKFLOW_TYPE"]}
+	if r.Hub() && r.AgentToken == "" {
+		return Rendezvous{}, fmt.Errorf("%s: INFRA_ENV_ID is set but PULL_SECRET_TOKEN (the agent token) is missing", name)
+	}
 	if r.ServiceBaseURL == "" {
 		return Rendezvous{}, fmt.Errorf("%s: SERVICE_BASE_URL is missing", name)
 	}

@@ -88,3 +88,45 @@ func TestParseRendezvousRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestHubRendezvous: a hub agent's file names the service, the agent token
+// and the infra-env and no node zero; it reads back as a hub host, and
+// one without the agent token is refused.
+func TestHubRendezvous(t *testing.T) {
+	b := HubRendezvousEnv("http://127.0.0.1:8090", "agent", "0b5d4f3e-2c1a-4e8b-9f7d-6a5b4c3d2e1f")
+	got, err := ParseRendezvous("rv", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Rendezvous{ServiceBaseURL: "http://127.0.0.1:8090", AgentToken: "agent", Workflow: WorkflowInstall,
+		InfraEnvID: "0b5d4f3e-2c1a-4e8b-9f7d-6a5b4c3d2e1f"}
+	if got != want || !got.Hub() || got.NodeZeroIP.IsValid() {
+		t.Errorf("ParseRendezvous(%q) = %+v, want %+v", b, got, want)
+	}
+	for _, bad := range []string{
+		"SERVICE_BASE_URL=http://a/\nINFRA_ENV_ID=x\n",                                        // no agent token
+		"SERVICE_BASE_URL=http://a/\nINFRA_ENV_ID=x\nPULL_SECRET_TOKEN=a\nNODE_ZERO_IP=bad\n", // a bad address is still bad
+		"SERVICE_BASE_URL=http://a/\nPULL_SECRET_TOKEN=a\n",                                   // neither node zero nor a hub
+	} {
+		if _, err := ParseRendezvous("rv", []byte(bad)); err == nil {
+			t.Errorf("ParseRendezvous(%q): no error", bad)
+		}
+	}
+	if rv, _ := ParseRendezvous("rv", RendezvousEnv(netip.MustParseAddr("10.0.0.5"), "a", "u", WorkflowInstall)); rv.Hub() {
+		t.Errorf("a node-zero rendezvous-host.env reads as a hub's: %+v", rv)
+	}
+}
+
+// TestMachineBinding: the binding round-trips and wants its Machine.
+func TestMachineBinding(t *testing.T) {
+	b := MachineBinding{Namespace: "ns", Name: "m-0", UID: "u-1", Cluster: "c"}
+	got, err := ParseMachineBinding("machine", b.Marshal())
+	if err != nil || got != b {
+		t.Errorf("ParseMachineBinding(Marshal) = %+v, %v, want %+v", got, err, b)
+	}
+	for _, bad := range []string{`{"namespace":"ns"}`, `{`, `[]`} {
+		if _, err := ParseMachineBinding("machine", []byte(bad)); err == nil {
+			t.Errorf("ParseMachineBinding(%q): no error", bad)
+		}
+	}
+}

@@ -81,11 +81,17 @@ type Decision struct {
 	NodeZero bool
 	IP       netip.Addr
 	MAC      string // node zero's bootstrap MAC
+	// Hub is the service URL of a hub agent's decision (never node zero,
+	// no rendezvous address); "" otherwise.
+	Hub string
 }
 
 // Status is the console line for the decision (ABI's
 // 60-rendezvous-host messages).
 func (d Decision) Status() string {
+	if d.Hub != "" {
+		return fmt.Sprintf("This host is an agent of the service at %s.", d.Hub)
+	}
 	if d.NodeZero {
 		return fmt.Sprintf("This host (%s) is the rendezvous host.", d.IP)
 	}

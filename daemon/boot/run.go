@@ -37,6 +37,11 @@ type Env struct {
 	// was booted from a node config image (day 2), nil otherwise.
 	Workflow string
 	AddNodes *onhost.AddNodesEnv
+	// InfraEnvID is INFRA_ENV_ID: set, the host is an agent of a hub
+	// service (the Cluster API providers'); it never decides to be node
+	// zero, and its agent registers into this infra-env with the agent
+	// token alone.
+	InfraEnvID string
 	// MACs are this host's NICs' (lower case), as the links listed them.
 	MACs []string
 }
@@ -156,7 +161,7 @@ func (s *Sequence) Run(ctx context.Context) error {
 		say("hostname", fmt.Sprintf("Hostname %s (by MAC %s)", name, mac))
 	}
 
-	d, err := DecideNodeZero(ctx, s.Links, env.NodeZeroIP, s.NodeZeroWindow, s.NodeZeroInterval)
+	d, err := s.decide(ctx, env)
 	if err != nil {
 		return err
 	}
@@ -170,6 +175,15 @@ func (s *Sequence) Run(ctx context.Context) error {
 	say("node-zero", d.Status())
 
 	return s.runServices(ctx, env)
+}
+
+// decide is the node-zero stage: a hub agent (INFRA_ENV_ID) is never node
+// zero and looks for no rendezvous address; any other host polls for it.
+func (s *Sequence) decide(ctx context.Context, env Env) (Decision, error) {
+	if env.InfraEnvID != "" {
+		return Decision{Hub: env.ServiceBaseURL}, nil
+	}
+	return DecideNodeZero(ctx, s.Links, env.NodeZeroIP, s.NodeZeroWindow, s.NodeZeroInterval)
 }
 
 // runServices runs the service (node zero only) and the agent side by
@@ -224,7 +238,7 @@ func ReadEnv(root string) (Env, error) {
 		return Env{}, fmt.Errorf("config: %w", err)
 	}
 	env := Env{Root: root, NodeZeroIP: rv.NodeZeroIP, ServiceBaseURL: rv.ServiceBaseURL,
-		AgentToken: rv.AgentToken, UserToken: rv.UserToken, Workflow: rv.Workflow}
+		AgentToken: rv.AgentToken, UserToken: rv.UserToken, Workflow: rv.Workflow, InfraEnvID: rv.InfraEnvID}
 	an, ok, err := ReadAddNodesEnv(root)
 	switch {
 	case err != nil:

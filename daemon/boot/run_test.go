@@ -112,6 +112,58 @@ func TestSequence(t *testing.T) {
 	}
 }
 
+// TestSequenceHubAgent: a host whose rendezvous-host.env names an
+// infra-env (a hub service's agent) runs only its agent, with that
+// infra-env, at once (no node-zero window), and drops a node0 record an
+// earlier boot left.
+func TestSequenceHubAgent(t *testing.T) {
+	root := t.TempDir()
+	for p, data := range map[string][]byte{
+		onhost.RendezvousEnvPath: onhost.HubRendezvousEnv("http://127.0.0.1:8090", "agent-token", "ie-1"),
+		onhost.Node0Path:         onhost.Node0("52:54:00:aa:bb:01"),
+	} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, p), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var serviceRan bool
+	var agentEnv Env
+	s := &Sequence{
+		Root: root, Board: issue.NewBoard(root),
+		// The host holds 127.0.0.1, which would make any node-zero host
+		// with a loopback rendezvous its own node zero.
+		Links:          fixedLinks{{Name: "lo", Addrs: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/8")}}},
+		NodeZeroWindow: time.Hour, NodeZeroInterval: time.Hour, // a poll would outlast the test's deadline
+		Service: func(ctx context.Context, env Env) error { serviceRan = true; return nil },
+		Agent: func(ctx context.Context, env Env) error {
+			agentEnv = env
+			cancel()
+			return ctx.Err()
+		},
+	}
+	if err := s.Run(ctx); err != context.Canceled {
+		t.Fatalf("Run = %v, want context.Canceled once the agent stops it", err)
+	}
+	if serviceRan || agentEnv.NodeZero {
+		t.Errorf("service ran = %v, node zero = %v: a hub agent is never node zero", serviceRan, agentEnv.NodeZero)
+	}
+	if agentEnv.InfraEnvID != "ie-1" || agentEnv.AgentToken != "agent-token" || agentEnv.ServiceBaseURL != "http://127.0.0.1:8090" {
+		t.Errorf("agent env %+v", agentEnv)
+	}
+	if _, err := os.Stat(filepath.Join(root, onhost.Node0Path)); err == nil {
+		t.Error("node0 is still there")
+	}
+	issueText, _ := os.ReadFile(filepath.Join(root, "etc/issue.d/60-rendezvous-host.issue"))
+	if want := "This host is an agent of the service at http://127.0.0.1:8090."; !strings.Contains(string(issueText), want) {
+		t.Errorf("console says %q, want %q", issueText, want)
+	}
+}
+
 func TestReadEnvErrors(t *testing.T) {
 	root := t.TempDir()
 	if _, err := ReadEnv(root); err == nil {
