@@ -143,6 +143,15 @@ func (c *Client) ResetCluster(ctx context.Context, clusterID string) (*Cluster, 
 	return c.clusterCall(ctx, "reset cluster", http.MethodPost, p("/clusters/%s/actions/reset", clusterID), nil)
 }
 
+// DeregisterCluster deletes a cluster and its hosts (v2DeregisterCluster,
+// 204; 409 while it installs: cancel first). Its infra-envs stay, unbound.
+func (c *Client) DeregisterCluster(ctx context.Context, clusterID string) error {
+	if err := c.do(ctx, call{method: http.MethodDelete, path: p("/clusters/%s", clusterID)}); err != nil {
+		return fmt.Errorf("deregister cluster: %w", err)
+	}
+	return nil
+}
+
 func (c *Client) clusterCall(ctx context.Context, op, method, path string, body any) (*Cluster, error) {
 	var out Cluster
 	if err := c.do(ctx, call{method: method, path: path, body: body, out: &out}); err != nil {

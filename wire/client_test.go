@@ -341,6 +341,7 @@ func TestEndpoints(t *testing.T) {
 		{"InstallCluster", 202, `{}`, func(c *Client) error { _, err := c.InstallCluster(ctx, testCluster); return err }, "POST", api + "/clusters/" + testCluster + "/actions/install", nil, false},
 		{"CancelInstallation", 202, `{}`, func(c *Client) error { _, err := c.CancelInstallation(ctx, testCluster); return err }, "POST", api + "/clusters/" + testCluster + "/actions/cancel", nil, false},
 		{"ResetCluster", 202, `{}`, func(c *Client) error { _, err := c.ResetCluster(ctx, testCluster); return err }, "POST", api + "/clusters/" + testCluster + "/actions/reset", nil, false},
+		{"DeregisterCluster", 204, ``, func(c *Client) error { return c.DeregisterCluster(ctx, testCluster) }, "DELETE", api + "/clusters/" + testCluster, nil, false},
 		{"RegisterInfraEnv", 201, `{}`, func(c *Client) error {
 			_, err := c.RegisterInfraEnv(ctx, InfraEnvCreateParams{Name: "tx"})
 			return err
