@@ -36,3 +36,16 @@ func TestServicePayloadFlag(t *testing.T) {
 		t.Errorf("service --payload without images = %v, want --payload and images.installer named", err)
 	}
 }
+
+// `nodezero service --cluster-tls-dir` refuses a directory that is not an
+// /opt/agent/tls before it listens, naming the flag and the problem.
+func TestServiceClusterTLSDirFlag(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "admin-kubeconfig-signer.crt"), []byte("not a certificate"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := runService(context.Background(), []string{"--dir", t.TempDir(), "--listen", "127.0.0.1:0", "--cluster-tls-dir", dir}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "--cluster-tls-dir: ") || !strings.Contains(err.Error(), "admin-kubeconfig-signer") {
+		t.Errorf("service --cluster-tls-dir with a bad signer = %v, want the flag and the file named", err)
+	}
+}

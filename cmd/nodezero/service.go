@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/nodezero/nodezero/configimage/credentials"
 	"github.com/nodezero/nodezero/configimage/manifests"
 	"github.com/nodezero/nodezero/daemon/api"
 	"github.com/nodezero/nodezero/daemon/assisted"
@@ -33,6 +34,7 @@ func runService(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	hostConfigDir := fs.String("host-config-dir", "", "the config image's host configs (/etc/assisted/hostconfig on node zero): the installation disk follows their root device hints and the service validates them (off when empty)")
 	tlsCert := fs.String("tls-cert", "", "serve HTTPS with this PEM certificate (chain); needs --tls-key (default: HTTP)")
 	tlsKey := fs.String("tls-key", "", "the PEM private key of --tls-cert")
+	clusterTLSDir := fs.String("cluster-tls-dir", "", "the clusters' signers and kubeadmin password in a config image's /opt/agent/tls layout: every cluster's install files and admin kubeconfig use them (default: minted per cluster)")
 	connsPerClient := fs.Int("conns-per-client", api.DefaultLimits.ConnsPerClient, "the most connections one client IP address may hold open (0: no cap; raise it when many hosts reach node zero through one NAT address)")
 	pprofAddr := fs.String("pprof", "", "serve Go's net/http/pprof profiles on this address, e.g. 127.0.0.1:6060 (off by default; for load tests)")
 	payload := fs.String("payload", "", "a factory image's payload directory: the install step names the release images its payload.json lists (the image flags below override them)")
@@ -81,6 +83,12 @@ func runService(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		pem = m.PublicKeyPEM
 	}
+	if *clusterTLSDir != "" {
+		// Checked now, not when the first cluster prepares its install.
+		if _, _, err := credentials.ReadTLSDir(*clusterTLSDir); err != nil {
+			return fmt.Errorf("--cluster-tls-dir: %w", err)
+		}
+	}
 	var hostConfigs []manifests.HostConfig
 	if *hostConfigDir != "" {
 		if hostConfigs, err = manifests.LoadHostConfigs(*hostConfigDir); err != nil {
@@ -107,7 +115,7 @@ func runService(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	return node.Serve(ctx, node.ServiceConfig{
 		Dir: *dir, Listen: *listen, PublicKeyPEM: pem, HostConfigs: hostConfigs, Logger: log, Limits: limits,
 		MonitorInterval: *monitor, DisconnectionTimeout: *disconnect, EvaluationDelay: *evalDelay,
-		TLSCertFile: *tlsCert, TLSKeyFile: *tlsKey, Images: images,
+		TLSCertFile: *tlsCert, TLSKeyFile: *tlsKey, Images: images, ClusterTLSDir: *clusterTLSDir,
 		Listening: func(addr net.Addr) {
 			scheme := "http"
 			if *tlsCert != "" {
