@@ -86,6 +86,9 @@ type StatusWriter struct {
 	lastAvail int
 	// nodesReady are the day-1 hosts whose Node is Ready (nodes.go).
 	nodesReady map[string]bool
+	// hostsOwnNodes: each host registers its own Node (Cluster API
+	// Machines' hosts, machine.go); the writer leaves the Nodes alone.
+	hostsOwnNodes bool
 }
 
 // NewStatusWriter writes through c, logging to log.
@@ -126,9 +129,12 @@ func (w *StatusWriter) Sync(ctx context.Context, cl *wire.Cluster) (bool, error)
 		w.waiting = false
 		w.log.Info("SIMULATED: the installed cluster's kube API answers; writing its operators' status", "server", w.c.Server())
 	}
-	if err := w.syncNodes(ctx, cl.Hosts); err != nil {
-		// The Nodes are for adding nodes later; the install goes on.
-		w.log.Warn("SIMULATED: the hosts' Nodes could not be written", "err", err)
+	// Cluster API Machines' hosts register their own (machine.go).
+	if !w.hostsOwnNodes {
+		if err := w.syncNodes(ctx, cl.Hosts); err != nil {
+			// The Nodes are for adding nodes later; the install goes on.
+			w.log.Warn("SIMULATED: the hosts' Nodes could not be written", "err", err)
+		}
 	}
 	version := cv.Status.Desired.Version
 	if version == "" {

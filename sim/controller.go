@@ -71,6 +71,10 @@ type Controller struct {
 	// join, and the installation completes only once the ClusterVersion
 	// is Available.
 	Kube *StatusWriter
+	// Node, when set, registers the host's own Node once it reported
+	// Done: a Cluster API Machine's host (NodeRegistration), whose Node
+	// carries the Machine's providerID and which no node zero writes.
+	Node func(context.Context) error
 	// NeverJoin is a fault for tests: the host verifies its disk and
 	// reports Configuring, but never Joined.
 	NeverJoin bool
@@ -137,6 +141,11 @@ func (c *Controller) Run(ctx context.Context, d *onhost.BootDisk, verify func() 
 		}
 		if st.Settle && !backoff.Sleep(ctx, c.Settle) {
 			return ctx.Err()
+		}
+	}
+	if c.Node != nil {
+		if err := c.Node(ctx); err != nil {
+			return err
 		}
 	}
 	log.Info("host installed")

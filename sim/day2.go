@@ -106,7 +106,13 @@ func runDay2(ctx context.Context, d *onhost.BootDisk, p *Pointer, o Installed) e
 	for _, a := range o.Addresses {
 		addrs = append(addrs, a.Addr())
 	}
-	k := &Kubelet{Client: c, NodeName: name, Addresses: addrs, PKIDir: filepath.Join(o.Root, KubeletPKIDir), Status: o.Status, Log: log}
+	// A Cluster API Machine's host: its Node names its Machine.
+	providerID, err := MachineProviderID(o.Root)
+	if err != nil {
+		logDay2Held(log, o.Status, err)
+		return hold(ctx)
+	}
+	k := &Kubelet{Client: c, NodeName: name, Addresses: addrs, ProviderID: providerID, PKIDir: filepath.Join(o.Root, KubeletPKIDir), Status: o.Status, Log: log}
 	if err := k.Join(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil

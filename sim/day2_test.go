@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/pem"
 	"errors"
 	"log/slog"
@@ -30,10 +31,11 @@ import (
 // installed cluster, with the machine config server stand-in on the same
 // address (the API VIP) and a DNS server that resolves api-int to it.
 type kubeCluster struct {
-	admin *kube.Client
-	mcs   *MCS
-	dns   string
-	addr  netip.Addr
+	admin      *kube.Client
+	kubeconfig []byte // the admin's, for a host's KubeconfigPath
+	mcs        *MCS
+	dns        string
+	addr       netip.Addr
 }
 
 const (
@@ -99,7 +101,11 @@ func startCluster(t *testing.T, ctx context.Context) *kubeCluster {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = m.Close() })
-	return &kubeCluster{admin: admin, mcs: m, dns: startDNS(t, map[string]netip.Addr{testAPIInt: addr}), addr: addr}
+	b64 := base64.StdEncoding.EncodeToString
+	kc := []byte("clusters:\n- cluster:\n    certificate-authority-data: " + b64(lbPEM) + "\n    server: " + api.URL + "\n    tls-server-name: " + testAPIInt +
+		"\n  name: c\ncontexts:\n- context:\n    cluster: c\n    user: admin\n  name: admin\ncurrent-context: admin\nusers:\n- name: admin\n  user:\n    client-certificate-data: " +
+		b64(adminPEM) + "\n    client-key-data: " + b64(adminKeyPEM) + "\n")
+	return &kubeCluster{admin: admin, kubeconfig: kc, mcs: m, dns: startDNS(t, map[string]netip.Addr{testAPIInt: addr}), addr: addr}
 }
 
 // statusLines records a host's status lines and lets a test wait for one.

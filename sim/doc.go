@@ -16,6 +16,10 @@
 //   - The cluster's Nodes (nodes.go): each day-1 host's once it joined,
 //     written by node zero's StatusWriter, so adding nodes finds the
 //     architecture on a control-plane Node.
+//   - A Cluster API Machine's host (machine.go): its config image binds it
+//     to a Machine (onhost.MachineBinding); its Node, registered by the
+//     host itself once it is Done (day 1, hub service) or by its Kubelet
+//     (day 2), carries the Machine's providerID nodezero://<ns>/<name>.
 //   - Day 2 (sandbox add-nodes): the installed cluster's machine config
 //     server (MCS, mcs.go: the worker pool's Ignition with the kubelet's
 //     bootstrap kubeconfig, over TLS), and a day-2 host booted from its

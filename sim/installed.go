@@ -97,11 +97,21 @@ func RunInstalled(ctx context.Context, d *onhost.BootDisk, o Installed) error {
 		return err
 	}
 	c := &Controller{Agent: agent, Cluster: user, NeverJoin: o.NeverJoin, Settle: o.Settle, Status: o.Status, Log: log}
+	if o.AppliedRoot == "" {
+		// A Cluster API Machine's host registers its own Node
+		// (machine.go).
+		if c.Node, err = NodeRegistration(o.Root, d, o.Addresses, log); err != nil {
+			return fmt.Errorf("the host's Node: %w", err)
+		}
+	}
 	if user != nil {
 		// The sandbox's kube API, when it runs one: the operators' and
 		// the cluster version's status go there.
 		if c.Kube, err = LoadStatusWriter(o.Root, log); err != nil {
 			return fmt.Errorf("the installed cluster's kubeconfig: %w", err)
+		}
+		if c.Kube != nil && c.Node != nil {
+			c.Kube.hostsOwnNodes = true
 		}
 	}
 	verify := func() error {

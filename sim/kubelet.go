@@ -57,6 +57,12 @@ type Kubelet struct {
 	// Arch is the Node's architecture, as Kubernetes spells it
 	// (runtime.GOARCH: amd64, arm64…).
 	Arch string
+	// ControlPlane registers a control-plane Node (a day-1 Cluster API
+	// control-plane Machine's host); false, a worker's.
+	ControlPlane bool
+	// ProviderID is the Node's spec.providerID ("": none): a Cluster API
+	// Machine's host registers with its Machine's (ProviderID).
+	ProviderID string
 	// PKIDir keeps the keys and certificates (a host's
 	// /var/lib/kubelet/pki).
 	PKIDir string
@@ -287,7 +293,8 @@ func (k *Kubelet) sign(ctx context.Context, csr *kube.CertificateSigningRequest,
 func (k *Kubelet) register(ctx context.Context) error {
 	log := k.log().With("node", k.NodeName)
 	k.status("Joining the cluster: registering Node " + k.NodeName)
-	want := NewNode(k.NodeName, false, k.Arch, k.Addresses, true)
+	want := NewNode(k.NodeName, k.ControlPlane, k.Arch, k.Addresses, true)
+	want.Spec.ProviderID = k.ProviderID
 	b := k.poll()
 	for {
 		err := k.registerOnce(ctx, want, log)
@@ -320,6 +327,11 @@ func (k *Kubelet) registerOnce(ctx context.Context, want *kube.Node, log *slog.L
 		return err
 	} else {
 		log.Info("SIMULATED kubelet: the Node is there from before (a restart)")
+		if n.Spec.ProviderID != want.Spec.ProviderID {
+			// A kubelet never changes it; whoever wrote the Node
+			// otherwise did it wrong, and no Machine will find it.
+			log.Warn("SIMULATED kubelet: the Node's providerID is not this host's", "has", n.Spec.ProviderID, "want", want.Spec.ProviderID)
+		}
 	}
 	if kube.NodeReady(n) {
 		return nil
