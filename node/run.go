@@ -359,7 +359,17 @@ func (rt *runtime) runInstalled(ctx context.Context, d *onhost.BootDisk) error {
 		// its own root; Root is the factory disk, mounted.
 		in.AppliedRoot = "/"
 	}
-	if wire.HostRole(d.Role) == wire.HostRoleBootstrap {
+	switch {
+	case wire.HostRole(d.Role) != wire.HostRoleBootstrap:
+	case env.InfraEnvID != "":
+		// A hub service's host: the service runs elsewhere; the
+		// bootstrap host completes the install with its agent token, as
+		// the in-cluster controller does.
+		in.Service = func(context.Context) (*wire.Client, <-chan error, error) {
+			c, err := wire.NewClient(strings.TrimSuffix(env.ServiceBaseURL, "/"), wire.WithAgentToken(env.AgentToken), wire.WithCACertFile(env.ServiceCACert))
+			return c, nil, err
+		}
+	default:
 		in.Service = func(ctx context.Context) (*wire.Client, <-chan error, error) { return rt.nz.Serve(ctx, env) }
 	}
 	return sim.RunInstalled(ctx, d, in)
