@@ -246,10 +246,23 @@ func (rt *runtime) install(end context.CancelCauseFunc) InstallOptions {
 
 // runAgent is the agent of every host: it waits for node zero's
 // infra-env, as ABI's start-agent.sh does with the user token, then runs
-// the host agent with the agent token.
+// the host agent with the agent token. A hub service's agent
+// (INFRA_ENV_ID) has its infra-env already and no user token: it
+// registers into that infra-env at once.
 func (rt *runtime) runAgent(ctx context.Context, env boot.Env, install InstallOptions) error {
 	status, log := rt.sd.Status, rt.o.Logger
 	base := strings.TrimSuffix(env.ServiceBaseURL, "/")
+	if env.InfraEnvID != "" {
+		if _, err := url.Parse(base); err != nil {
+			return fmt.Errorf("agent: SERVICE_BASE_URL: %w", err)
+		}
+		status("Agent registering with " + base + " (infra-env " + env.InfraEnvID + ")")
+		a, err := NewAgent(rt.agentConfig(env, base, &wire.InfraEnv{ID: env.InfraEnvID}, install))
+		if err != nil {
+			return err
+		}
+		return a.Run(ctx)
+	}
 	if env.NodeZero && env.OwnService() {
 		// A loopback rendezvous means this host's own service, wherever
 		// it listens (Options.Listen), not what SERVICE_BASE_URL's
