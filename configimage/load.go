@@ -36,6 +36,10 @@ func Load(r io.ReaderAt, size int64, root string, lim Limits) ([]Member, error) 
 	}
 	host, err := os.ReadFile(filepath.Join(root, ClusterImageSetPath))
 	switch {
+	case unpinnedHubImage(members):
+		// A hub service's agent (configimage/machineimage) whose image names
+		// no release: the hub's cluster chooses it, and the install step
+		// names its images; there is nothing here to compare.
 	case err == nil:
 		var img []byte
 		for _, m := range members {
@@ -61,6 +65,22 @@ func Load(r io.ReaderAt, size int64, root string, lim Limits) ([]Member, error) 
 		return nil, err
 	}
 	return members, nil
+}
+
+// unpinnedHubImage reports whether members are a hub agent's image
+// (rendezvous-host.env with INFRA_ENV_ID) without a cluster-image-set.yaml.
+func unpinnedHubImage(members []Member) bool {
+	hub := false
+	for _, m := range members {
+		switch m.Path {
+		case ClusterImageSetPath:
+			return false
+		case onhost.RendezvousEnvPath:
+			rv, err := onhost.ParseRendezvous(m.Path, m.Data)
+			hub = err == nil && rv.Hub()
+		}
+	}
+	return hub
 }
 
 // releaseImage picks spec.releaseImage out of a ClusterImageSet for a

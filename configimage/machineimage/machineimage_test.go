@@ -241,3 +241,31 @@ func TestSpecErrors(t *testing.T) {
 		t.Errorf("token with a newline: %v", err)
 	}
 }
+
+// TestImageUnpinnedRelease: an image without ReleaseImage loads on a
+// factory image with a payload or a cluster-image-set.yaml of its own (the
+// hub's cluster chooses the release).
+func TestImageUnpinnedRelease(t *testing.T) {
+	s := fullSpec()
+	s.ReleaseImage = ""
+	img, err := Image(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, file := range map[string]string{
+		"payload":           filepath.Join(onhost.PayloadDir, onhost.PayloadFile),
+		"cluster image set": configimage.ClusterImageSetPath,
+	} {
+		root := t.TempDir()
+		p := filepath.Join(root, file)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(`{"release_image":"quay.io/x:1"}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := configimage.Load(bytes.NewReader(img), int64(len(img)), root, configimage.Limits{}); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
