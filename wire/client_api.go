@@ -186,6 +186,15 @@ func (c *Client) GetInfraEnv(ctx context.Context, infraEnvID string) (*InfraEnv,
 	return c.infraEnvCall(ctx, "get infra-env", http.MethodGet, p("/infra-envs/%s", infraEnvID), nil)
 }
 
+// DeregisterInfraEnv deletes an infra-env (DeregisterInfraEnv, 204; 409
+// while hosts are registered with it: deregister them first).
+func (c *Client) DeregisterInfraEnv(ctx context.Context, infraEnvID string) error {
+	if err := c.do(ctx, call{method: http.MethodDelete, path: p("/infra-envs/%s", infraEnvID)}); err != nil {
+		return fmt.Errorf("deregister infra-env: %w", err)
+	}
+	return nil
+}
+
 // UpdateInfraEnv patches an infra-env (UpdateInfraEnv, 201).
 func (c *Client) UpdateInfraEnv(ctx context.Context, infraEnvID string, params InfraEnvUpdateParams) (*InfraEnv, error) {
 	return c.infraEnvCall(ctx, "update infra-env", http.MethodPatch, p("/infra-envs/%s", infraEnvID), params)

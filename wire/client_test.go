@@ -348,6 +348,7 @@ func TestEndpoints(t *testing.T) {
 		}, "POST", api + "/infra-envs", nil, true},
 		{"ListInfraEnvs", 200, `[]`, func(c *Client) error { _, err := c.ListInfraEnvs(ctx, ""); return err }, "GET", api + "/infra-envs", nil, false},
 		{"ListInfraEnvs of cluster", 200, `[]`, func(c *Client) error { _, err := c.ListInfraEnvs(ctx, testCluster); return err }, "GET", api + "/infra-envs", url.Values{"cluster_id": {testCluster}}, false},
+		{"DeregisterInfraEnv", 204, ``, func(c *Client) error { return c.DeregisterInfraEnv(ctx, testInfraEnv) }, "DELETE", api + "/infra-envs/" + testInfraEnv, nil, false},
 		{"GetInfraEnv", 200, `{}`, func(c *Client) error { _, err := c.GetInfraEnv(ctx, testInfraEnv); return err }, "GET", api + "/infra-envs/" + testInfraEnv, nil, false},
 		{"UpdateInfraEnv", 201, `{}`, func(c *Client) error {
 			_, err := c.UpdateInfraEnv(ctx, testInfraEnv, InfraEnvUpdateParams{})
