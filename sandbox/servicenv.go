@@ -37,9 +37,3 @@ func hostsEnv(disks string) []string {
 	}
 	return env
 }
-
-// HubServiceEnv is the environment of a hub `nodezero service` whose
-// agents are loopback sandbox hosts with their disk files in disks (the
-// Cluster API end-to-end tests): what a sandbox's node zero is told
-// (hostsEnv), given to the service that plays it.
-func HubServiceEnv(disks string) []string { return hostsEnv(disks) }
