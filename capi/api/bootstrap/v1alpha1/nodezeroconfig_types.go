@@ -18,6 +18,10 @@ const (
 	FormatIgnition Format = "Ignition"
 )
 
+// Finalizer holds a NodezeroConfig until its host and infra-env are gone
+// from the service.
+const Finalizer = "bootstrap.cluster.x-k8s.io/nodezero"
+
 // Condition types and reasons of a NodezeroConfig.
 const (
 	// ReadyCondition is mirrored to the Machine's BootstrapConfigReady.
@@ -46,6 +50,12 @@ const (
 	// SecondHostReason: more than one host claims the Machine; the others
 	// are neither given a role nor counted.
 	SecondHostReason = "SecondHost"
+	// ServiceUnreachableReason: the control plane's nodezero service did
+	// not answer, or its token secret is missing.
+	ServiceUnreachableReason = "ServiceUnreachable"
+	// DataSecretFailedReason: the bootstrap data could not be made from
+	// the spec (a bad networkConfig, a foreign secret of that name).
+	DataSecretFailedReason = "DataSecretFailed"
 )
 
 // DataSecretFormatConfigImage is the data secret's `format` value for a
