@@ -222,8 +222,9 @@ func init() { ctrl.SetLogger(logr.Discard()) }
 // one cluster when told to.
 type statusProxy struct {
 	*httptest.Server
-	mu     sync.Mutex
-	status wire.ClusterStatus
+	mu       sync.Mutex
+	status   wire.ClusterStatus
+	installs int // POSTs of a host's actions/install
 }
 
 func newStatusProxy(t *testing.T, target, clusterID string) *statusProxy {
@@ -233,6 +234,15 @@ func newStatusProxy(t *testing.T, target, clusterID string) *statusProxy {
 	}
 	p := &statusProxy{}
 	rp := httputil.NewSingleHostReverseProxy(u)
+	director := rp.Director
+	rp.Director = func(r *http.Request) {
+		if r.Method == http.MethodPost && strings.Contains(r.URL.Path, "/hosts/") && strings.HasSuffix(r.URL.Path, "/actions/install") {
+			p.mu.Lock()
+			p.installs++
+			p.mu.Unlock()
+		}
+		director(r)
+	}
 	rp.ModifyResponse = func(resp *http.Response) error {
 		p.mu.Lock()
 		st := p.status
@@ -259,6 +269,12 @@ func newStatusProxy(t *testing.T, target, clusterID string) *statusProxy {
 	p.Server = httptest.NewServer(rp)
 	t.Cleanup(p.Close)
 	return p
+}
+
+func (p *statusProxy) hostInstalls() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.installs
 }
 
 func (p *statusProxy) set(st wire.ClusterStatus) {
