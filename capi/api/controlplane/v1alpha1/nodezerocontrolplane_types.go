@@ -46,7 +46,7 @@ const (
 // NodezeroControlPlaneSpec is one OpenShift cluster's control plane.
 //
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.distributionVersion) || self.distributionVersion == oldSelf.distributionVersion",message="distributionVersion is immutable: nodezero installs, it does not upgrade"
-// +kubebuilder:validation:XValidation:rule="!has(self.replicas) || self.replicas != 1 || size(self.cluster.apiVIPs) == 0",message="a single-node control plane (replicas 1) has no VIPs"
+// +kubebuilder:validation:XValidation:rule="!has(self.replicas) || self.replicas != 1 || !has(self.cluster.apiVIPs) || size(self.cluster.apiVIPs) == 0",message="a single-node control plane (replicas 1) has no VIPs"
 type NodezeroControlPlaneSpec struct {
 	// replicas is the number of control-plane Machines: 1 (single node),
 	// or 3 to 5.
@@ -133,7 +133,7 @@ type MachineDeletionSpec struct {
 // not replay them.
 //
 // +kubebuilder:validation:XValidation:rule="self == oldSelf",message="cluster inputs are immutable"
-// +kubebuilder:validation:XValidation:rule="size(self.apiVIPs) == size(self.ingressVIPs)",message="apiVIPs and ingressVIPs must have as many addresses"
+// +kubebuilder:validation:XValidation:rule="(has(self.apiVIPs) ? size(self.apiVIPs) : 0) == (has(self.ingressVIPs) ? size(self.ingressVIPs) : 0)",message="apiVIPs and ingressVIPs must have as many addresses"
 type ClusterInputs struct {
 	// baseDomain is the cluster's base DNS domain.
 	// +required
