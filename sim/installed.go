@@ -165,8 +165,16 @@ func verifyIgnition(d *onhost.BootDisk, root string, ign []byte) error {
 	if err != nil {
 		return fmt.Errorf("the installed disk's Ignition: %w", err)
 	}
-	hostname, _ := os.ReadFile(filepath.Join(root, "etc/hostname"))
-	return checkIdentity(d, strings.TrimSpace(string(hostname)), func(p string) (string, bool) {
+	b, _ := os.ReadFile(filepath.Join(root, "etc/hostname"))
+	hostname := strings.TrimSpace(string(b))
+	if hostname == "" {
+		// A Cluster API Machine's host has no name of its own before
+		// its install: the service gives it its Machine's.
+		if m, err := readMachineBinding(root); err == nil && m != nil {
+			hostname = m.Name
+		}
+	}
+	return checkIdentity(d, hostname, func(p string) (string, bool) {
 		v, ok := files[p]
 		return v, ok
 	}, "the installed disk's Ignition")
