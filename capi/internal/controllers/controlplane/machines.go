@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -101,7 +102,7 @@ func (r *Reconciler) scale(ctx context.Context, s *scope, machines []clusterv1.M
 		if err := r.Client.Delete(ctx, m); err != nil && !apierrors.IsNotFound(err) {
 			return false, fmt.Errorf("nodezerocontrolplane %s/%s: delete Machine %s: %w", s.cp.Namespace, s.cp.Name, m.Name, err)
 		}
-		return true, nil
+		return true, r.waitForCache(ctx, m, false)
 	}
 	return false, nil
 }
@@ -174,7 +175,39 @@ func (r *Reconciler) createMachine(ctx context.Context, s *scope) (retErr error)
 		return fmt.Errorf("nodezerocontrolplane %s/%s: create Machine %s: %w", cp.Namespace, cp.Name, name, err)
 	}
 	ctrl.LoggerFrom(ctx).Info("control-plane Machine created", "machine", name)
-	return nil
+	return r.waitForCache(ctx, m, true)
+}
+
+// cacheTimeout bounds the wait for the manager's cache to show a Machine
+// this reconcile made or deleted.
+const cacheTimeout = 10 * time.Second
+
+// waitForCache returns once the client (the manager's cache) shows m
+// made (made) or gone or going (!made): the next reconcile counts
+// Machines from the cache, and a stale count would make or delete a
+// second Machine in one step.
+func (r *Reconciler) waitForCache(ctx context.Context, m *clusterv1.Machine, made bool) error {
+	ctx, cancel := context.WithTimeout(ctx, cacheTimeout)
+	defer cancel()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		var have clusterv1.Machine
+		err := r.Client.Get(ctx, client.ObjectKeyFromObject(m), &have)
+		switch {
+		case made && err == nil:
+			return nil
+		case !made && (apierrors.IsNotFound(err) || (err == nil && !have.DeletionTimestamp.IsZero())):
+			return nil
+		case err != nil && !apierrors.IsNotFound(err):
+			return fmt.Errorf("machine %s: %w", m.Name, err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("machine %s: the cache did not show the change within %s", m.Name, cacheTimeout)
+		case <-tick.C:
+		}
+	}
 }
 
 func machineDeletion(d cpv1.MachineDeletionSpec) clusterv1.MachineDeletionSpec {

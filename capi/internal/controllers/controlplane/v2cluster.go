@@ -141,7 +141,7 @@ func (r *Reconciler) clusterParams(ctx context.Context, s *scope) (wire.ClusterC
 	for i, cidr := range cluster.Spec.ClusterNetwork.Pods.CIDRBlocks {
 		pfx, err := netip.ParsePrefix(cidr)
 		if err != nil {
-			return p, fmt.Errorf("Cluster %s: spec.clusterNetwork.pods.cidrBlocks[%d]: %q is not a CIDR", cluster.Name, i, cidr)
+			return p, fmt.Errorf("cluster %s: spec.clusterNetwork.pods.cidrBlocks[%d]: %q is not a CIDR", cluster.Name, i, cidr)
 		}
 		hp := int64(23) // openshift-install's default per-node prefix
 		if pfx.Addr().Is6() {
@@ -151,7 +151,7 @@ func (r *Reconciler) clusterParams(ctx context.Context, s *scope) (wire.ClusterC
 	}
 	for i, cidr := range cluster.Spec.ClusterNetwork.Services.CIDRBlocks {
 		if _, err := netip.ParsePrefix(cidr); err != nil {
-			return p, fmt.Errorf("Cluster %s: spec.clusterNetwork.services.cidrBlocks[%d]: %q is not a CIDR", cluster.Name, i, cidr)
+			return p, fmt.Errorf("cluster %s: spec.clusterNetwork.services.cidrBlocks[%d]: %q is not a CIDR", cluster.Name, i, cidr)
 		}
 		p.ServiceNetworks = append(p.ServiceNetworks, &wire.ServiceNetwork{CIDR: wire.Subnet(cidr)})
 	}
@@ -199,7 +199,7 @@ func (r *Reconciler) expectedWorkers(ctx context.Context, s *scope) (int, error)
 	var mds clusterv1.MachineDeploymentList
 	if err := r.Client.List(ctx, &mds, client.InNamespace(s.cluster.Namespace),
 		client.MatchingLabels{clusterv1.ClusterNameLabel: s.cluster.Name}); err != nil {
-		return 0, fmt.Errorf("Cluster %s: list MachineDeployments: %w", s.cluster.Name, err)
+		return 0, fmt.Errorf("cluster %s: list MachineDeployments: %w", s.cluster.Name, err)
 	}
 	n := 0
 	for _, md := range mds.Items {
@@ -220,7 +220,7 @@ func (r *Reconciler) boundHostIDs(ctx context.Context, s *scope) (map[string]str
 	var cfgs bootstrapv1.NodezeroConfigList
 	if err := r.Client.List(ctx, &cfgs, client.InNamespace(s.cluster.Namespace),
 		client.MatchingLabels{clusterv1.ClusterNameLabel: s.cluster.Name}); err != nil {
-		return nil, fmt.Errorf("Cluster %s: list NodezeroConfigs: %w", s.cluster.Name, err)
+		return nil, fmt.Errorf("cluster %s: list NodezeroConfigs: %w", s.cluster.Name, err)
 	}
 	ids := map[string]string{}
 	for _, c := range cfgs.Items {
