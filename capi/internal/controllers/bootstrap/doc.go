@@ -5,11 +5,13 @@
 // over; a worker that arrives while the install runs waits), writes the
 // Machine's bootstrap data secret (a config image built by the main
 // module's configimage/machineimage, or the same files as Ignition),
-// binds the one host that registers into the infra-env (role, hostname;
-// a second host is refused), starts a day-2 host's install, and on
+// binds the one host that registers into the infra-env (role, hostname,
+// the installation disk its root device hints choose; a second host is
+// refused), starts a day-2 host's install, and on
 // deletion removes the host and the infra-env from the service.
 //
 // It imports the capi API packages, capi/internal/service, and the main
-// module's wire, onhost and configimage packages; nothing of the
-// control-plane reconciler.
+// module's wire, onhost, configimage (machineimage, inputs, manifests)
+// and daemon/validation (the hints' disk matching, pure) packages;
+// nothing of the control-plane reconciler.
 package bootstrap

@@ -2,6 +2,7 @@ package bootstrap
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -12,6 +13,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	bootstrapv1 "github.com/nodezero/nodezero/capi/api/bootstrap/v1alpha1"
+	"github.com/nodezero/nodezero/configimage/manifests"
+	"github.com/nodezero/nodezero/daemon/validation"
 	"github.com/nodezero/nodezero/wire"
 )
 
@@ -48,8 +51,8 @@ func pickBound(hosts wire.HostList, recorded string) *wire.Host {
 
 // reconcileHost binds the one host registered into the Machine's
 // infra-env, refuses any other (deregistered, shown as HostBound False
-// SecondHost), gives the bound one its role and hostname, and starts a
-// day-2 host's install once it is known.
+// SecondHost), gives the bound one its role, hostname and installation
+// disk, and starts a day-2 host's install once it is known.
 func (r *Reconciler) reconcileHost(ctx context.Context, s *scope, ie *wire.InfraEnv) (ctrl.Result, error) {
 	cfg, user, log := s.cfg, s.svc.User, ctrl.LoggerFrom(ctx)
 	hosts, err := user.ListHosts(ctx, ie.ID)
@@ -78,6 +81,12 @@ func (r *Reconciler) reconcileHost(ctx context.Context, s *scope, ie *wire.Infra
 		log.Info("refused a second host for the Machine: deregistered", "host", h.ID, "bound", bound.ID, "machine", s.machine.Name)
 		refused = append(refused, hostName(h))
 	}
+	problem := ""
+	if slices.Contains(editable, bound.Status) {
+		if problem, err = r.hostUpdate(ctx, s, ie, bound); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	switch prev := meta.FindStatusCondition(cfg.Status.Conditions, bootstrapv1.HostBoundCondition); {
 	case len(refused) > 0:
 		setCondition(cfg, bootstrapv1.HostBoundCondition, metav1.ConditionFalse, bootstrapv1.SecondHostReason,
@@ -86,17 +95,15 @@ func (r *Reconciler) reconcileHost(ctx context.Context, s *scope, ie *wire.Infra
 		// The refusal stays shown while the same host holds the Machine: the
 		// refused host's agent may register again at any moment.
 	default:
-		setCondition(cfg, bootstrapv1.HostBoundCondition, metav1.ConditionTrue, bootstrapv1.HostBoundReason,
-			fmt.Sprintf("host %s is %s", hostName(bound), bound.Status))
+		msg := fmt.Sprintf("host %s is %s", hostName(bound), bound.Status)
+		if problem != "" {
+			msg += "; " + problem
+		}
+		setCondition(cfg, bootstrapv1.HostBoundCondition, metav1.ConditionTrue, bootstrapv1.HostBoundReason, msg)
 	}
 
 	if slices.Contains(settled, bound.Status) {
 		return ctrl.Result{}, nil
-	}
-	if slices.Contains(editable, bound.Status) {
-		if err := r.roleAndName(ctx, s, ie, bound); err != nil {
-			return ctrl.Result{}, err
-		}
 	}
 	day2 := s.cp.Status.Day2ClusterID != "" && ie.ClusterID == s.cp.Status.Day2ClusterID
 	if day2 && bound.Status == wire.HostStatusKnown {
@@ -108,10 +115,14 @@ func (r *Reconciler) reconcileHost(ctx context.Context, s *scope, ie *wire.Infra
 	return ctrl.Result{RequeueAfter: r.pollInterval()}, nil
 }
 
-// roleAndName gives the bound host the Machine's role (master for a
-// control-plane Machine, else worker) and the Machine's name as its
-// hostname, in one update, when either differs.
-func (r *Reconciler) roleAndName(ctx context.Context, s *scope, ie *wire.InfraEnv, h *wire.Host) error {
+// hostUpdate gives the bound host what the Machine asks of it, in one
+// update when anything differs: its role (master for a control-plane
+// Machine, else worker), the Machine's name as its hostname, and, once
+// its inventory is in, the installation disk its root device hints choose
+// (the current one when they accept it, as agent-installer-client does:
+// the hub service does not read the config image's host configs). It
+// returns what stays wrong for the HostBound message ("" when nothing).
+func (r *Reconciler) hostUpdate(ctx context.Context, s *scope, ie *wire.InfraEnv, h *wire.Host) (string, error) {
 	role, want := wire.HostUpdateParamsHostRoleWorker, wire.HostRoleWorker
 	if s.controlPlaneMachine() {
 		role, want = wire.HostUpdateParamsHostRoleMaster, wire.HostRoleMaster
@@ -124,13 +135,50 @@ func (r *Reconciler) roleAndName(ctx context.Context, s *scope, ie *wire.InfraEn
 		name := s.machine.Name
 		p.HostName = &name
 	}
-	if p.HostRole == nil && p.HostName == nil {
+	problem := ""
+	if hints := manifestHints(s.cfg.Spec.RootDeviceHints); hints != nil && h.Inventory != "" {
+		var inv wire.Inventory
+		if err := json.Unmarshal([]byte(h.Inventory), &inv); err != nil {
+			return "", fmt.Errorf("nodezeroconfig %s/%s: host %s: inventory: %w", s.cfg.Namespace, s.cfg.Name, h.ID, err)
+		}
+		acceptable := validation.AcceptableDisks(inv.Disks, hints)
+		keep := false
+		for _, d := range acceptable {
+			keep = keep || (h.InstallationDiskID != "" && (validation.DiskID(d) == h.InstallationDiskID || d.Path == h.InstallationDiskID))
+		}
+		switch {
+		case len(acceptable) == 0:
+			problem = validation.NoDiskMatchesHints(hints, &inv)
+		case !keep:
+			p.DisksSelectedConfig = []*wire.DiskConfigParams{{ID: validation.DiskID(acceptable[0]), Role: wire.DiskRoleInstall}}
+		}
+	}
+	if p.HostRole == nil && p.HostName == nil && p.DisksSelectedConfig == nil {
+		return problem, nil
+	}
+	if _, err := s.svc.User.UpdateHost(ctx, ie.ID, h.ID, p); err != nil {
+		if wire.IsStatus(err, http.StatusConflict) || wire.IsStatus(err, http.StatusBadRequest) {
+			// The service refused it in the host's present state: say why and
+			// try again next time.
+			return strings.TrimSpace(problem + " update refused: " + err.Error()), nil
+		}
+		return "", fmt.Errorf("nodezeroconfig %s/%s: host %s: set role %s, hostname %s: %w", s.cfg.Namespace, s.cfg.Name, h.ID, want, s.machine.Name, err)
+	}
+	return problem, nil
+}
+
+// manifestHints are the config's hints in the main module's shape; nil
+// when none is given.
+func manifestHints(h *bootstrapv1.RootDeviceHints) *manifests.RootDeviceHints {
+	if h == nil {
 		return nil
 	}
-	if _, err := s.svc.User.UpdateHost(ctx, ie.ID, h.ID, p); err != nil && !wire.IsStatus(err, http.StatusConflict) {
-		return fmt.Errorf("nodezeroconfig %s/%s: host %s: set role %s and hostname %s: %w", s.cfg.Namespace, s.cfg.Name, h.ID, want, s.machine.Name, err)
+	out := &manifests.RootDeviceHints{DeviceName: h.DeviceName, HCTL: h.HCTL, Model: h.Model, Vendor: h.Vendor,
+		SerialNumber: h.SerialNumber, MinSizeGigabytes: int(h.MinSizeGigabytes), WWN: h.WWN, Rotational: h.Rotational}
+	if out.Empty() {
+		return nil
 	}
-	return nil
+	return out
 }
 
 // hostName names a host in messages: its id, and its hostname when known.
