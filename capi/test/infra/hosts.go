@@ -37,6 +37,10 @@ type Config struct {
 	// keeps it at sim.KubeconfigPath under its root, where the simulated
 	// in-cluster part finds it (nil: no workload API).
 	Kubeconfig []byte
+	// Disks is where each host's disk files lie, in a folder per host
+	// (on a tmpfs the disk-speed check passes assisted's 10 ms); "" is the
+	// host's own folder.
+	Disks string
 	// Env is added to each host process's environment.
 	Env []string
 	// CheckInterval is how often hosts repeat their checks (10 s when 0).
@@ -169,6 +173,9 @@ func (hs *Hosts) Ensure(key, class string, iso []byte) (*Host, error) {
 	dir := filepath.Join(hs.cfg.Dir, "hosts", dirName(key))
 	h := &Host{Key: key, Tree: tree, Addr: netip.AddrFrom4(a), Dir: dir, Log: filepath.Join(dir, "run.log"),
 		root: filepath.Join(dir, "root"), disks: filepath.Join(dir, "disks"), iso: filepath.Join(dir, "config.iso"), done: make(chan struct{})}
+	if hs.cfg.Disks != "" {
+		h.disks = filepath.Join(hs.cfg.Disks, dirName(key))
+	}
 	if err := hs.prepare(h, iso); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("infra hosts: %s: %w", key, err)
@@ -204,8 +211,10 @@ func cutKey(key string) (ns, name string, ok bool) {
 // prepare makes the host's folder: its hardware tree, root (with the
 // workload kubeconfig), disks and config image.
 func (hs *Hosts) prepare(h *Host, iso []byte) error {
-	if err := os.RemoveAll(h.Dir); err != nil { // an earlier host of the same name
-		return err
+	for _, d := range []string{h.Dir, h.disks} { // an earlier host of the same name
+		if err := os.RemoveAll(d); err != nil {
+			return err
+		}
 	}
 	for _, d := range []string{h.root, h.disks} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -378,6 +387,9 @@ func (hs *Hosts) Stop(key string) (bool, error) {
 	h.cancel()
 	<-h.done
 	hs.logf("host %s stopped", key)
+	if err := os.RemoveAll(h.disks); err != nil {
+		return true, err
+	}
 	return true, os.RemoveAll(h.Dir)
 }
 
@@ -395,5 +407,8 @@ func (hs *Hosts) Close() {
 	}
 	for _, h := range all {
 		<-h.done
+		if hs.cfg.Disks != "" {
+			os.RemoveAll(h.disks) // memory, on a tmpfs
+		}
 	}
 }
