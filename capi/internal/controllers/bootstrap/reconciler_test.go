@@ -476,3 +476,48 @@ func containsString(ss []string, s string) bool {
 	}
 	return false
 }
+
+// TestServiceKilled: with the service killed (SIGKILL), a reconcile fails
+// and a config without data says ServiceUnreachable; once the service is
+// back on the same address, the configs carry on with the same infra-env
+// and byte-identical data, and nothing is made twice.
+func TestServiceKilled(t *testing.T) {
+	e := newEnv(t)
+	e.machine("w0", false, bootstrapv1.NodezeroConfigSpec{})
+	_, before := e.mustReconcile("w0")
+	value := e.secret("w0").Data[DataSecretValueKey]
+	e.machine("w1", false, bootstrapv1.NodezeroConfigSpec{})
+
+	e.svc.Kill()
+	for _, name := range []string{"w0", "w1"} {
+		if _, err, _ := e.reconcile(name); err == nil {
+			t.Errorf("%s: reconcile without the service: no error", name)
+		}
+	}
+	cfg := &bootstrapv1.NodezeroConfig{}
+	if err := e.c.Get(e.ctx, client.ObjectKey{Namespace: ns, Name: "w1"}, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if c := condition(t, cfg, bootstrapv1.DataSecretAvailableCondition); c.Reason != bootstrapv1.ServiceUnreachableReason {
+		t.Errorf("w1 DataSecretAvailable = %+v, want ServiceUnreachable", c)
+	}
+	if c := condition(t, before, bootstrapv1.DataSecretAvailableCondition); c.Status != metav1.ConditionTrue {
+		t.Errorf("w0 lost its data: %+v", c)
+	}
+
+	e.svc.Restart()
+	_, after := e.mustReconcile("w0")
+	if after.Status.InfraEnvID != before.Status.InfraEnvID || !bytes.Equal(e.secret("w0").Data[DataSecretValueKey], value) {
+		t.Errorf("after the restart: infra-env %s (was %s), data equal %v", after.Status.InfraEnvID, before.Status.InfraEnvID,
+			bytes.Equal(e.secret("w0").Data[DataSecretValueKey], value))
+	}
+	_, w1 := e.mustReconcile("w1")
+	if e.secret("w1") == nil || condition(t, w1, bootstrapv1.ReadyCondition).Status != metav1.ConditionTrue {
+		t.Errorf("w1 after the restart: conditions %+v", w1.Status.Conditions)
+	}
+	for _, name := range []string{"w0", "w1"} {
+		if n := len(e.infraEnvsNamed(ns + "-" + name)); n != 1 {
+			t.Errorf("%d infra-envs for %s, want 1", n, name)
+		}
+	}
+}
