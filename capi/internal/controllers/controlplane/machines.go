@@ -22,6 +22,7 @@ import (
 
 	bootstrapv1 "github.com/nodezero/nodezero/capi/api/bootstrap/v1alpha1"
 	cpv1 "github.com/nodezero/nodezero/capi/api/controlplane/v1alpha1"
+	"github.com/nodezero/nodezero/wire"
 )
 
 // UpToDate reasons of the Machines this reconciler owns.
@@ -83,28 +84,37 @@ func (r *Reconciler) controlPlaneMachines(ctx context.Context, s *scope) ([]clus
 	return out, nil
 }
 
+// ScaleUpRefusedReason: control-plane Machines are not added once the
+// install has started (shown on MachinesReady).
+const ScaleUpRefusedReason = "ScaleUpRefused"
+
 // scale makes or deletes one Machine when their number differs from
 // spec.replicas, and says whether it did. Nothing is done while a Machine
-// is being deleted: each step starts from a settled set.
-func (r *Reconciler) scale(ctx context.Context, s *scope, machines []clusterv1.Machine) (bool, error) {
+// is being deleted: each step starts from a settled set. Once the day-1
+// install has started no control-plane Machine is added (its host would
+// register with a cluster that installs no more hosts): refused says why.
+func (r *Reconciler) scale(ctx context.Context, s *scope, v2 *wire.Cluster, machines []clusterv1.Machine) (scaled bool, refused string, err error) {
 	want := int(replicasOf(s.cp))
 	for _, m := range machines {
 		if !m.DeletionTimestamp.IsZero() {
-			return false, nil
+			return false, "", nil
 		}
 	}
 	switch {
+	case len(machines) < want && startedStatus(v2.Status):
+		return false, fmt.Sprintf("%d of %d control-plane Machines: none is added once the install has started (the cluster is %s)",
+			len(machines), want, v2.Status), nil
 	case len(machines) < want:
-		return true, r.createMachine(ctx, s)
+		return true, "", r.createMachine(ctx, s)
 	case len(machines) > want:
 		m := scaleDownVictim(machines)
 		ctrl.LoggerFrom(ctx).Info("scaling down: deleting a control-plane Machine", "machine", m.Name)
 		if err := r.Client.Delete(ctx, m); err != nil && !apierrors.IsNotFound(err) {
-			return false, fmt.Errorf("nodezerocontrolplane %s/%s: delete Machine %s: %w", s.cp.Namespace, s.cp.Name, m.Name, err)
+			return false, "", fmt.Errorf("nodezerocontrolplane %s/%s: delete Machine %s: %w", s.cp.Namespace, s.cp.Name, m.Name, err)
 		}
-		return true, r.waitForCache(ctx, m, false)
+		return true, "", r.waitForCache(ctx, m, false)
 	}
-	return false, nil
+	return false, "", nil
 }
 
 // scaleDownVictim is the Machine a scale-down removes: one marked with

@@ -243,12 +243,15 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) (ctrl.Result
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	scaled, err := r.scale(ctx, s, machines)
+	scaled, refused, err := r.scale(ctx, s, v2, machines)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := r.updateMachineStatus(ctx, s, machines); err != nil {
 		return ctrl.Result{}, err
+	}
+	if refused != "" {
+		r.setCondition(cp, cpv1.MachinesReadyCondition, metav1.ConditionFalse, ScaleUpRefusedReason, refused)
 	}
 	if scaled {
 		// One Machine per reconcile: the next step starts from what the

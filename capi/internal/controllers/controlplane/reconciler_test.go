@@ -475,3 +475,38 @@ func TestPaused(t *testing.T) {
 		t.Errorf("Paused = %+v, want True", c)
 	}
 }
+
+// Once the install has started a missing control-plane Machine is not
+// made again (its host would join a cluster that installs no more hosts):
+// MachinesReady says so. Before it, it is.
+func TestNoControlPlaneScaleUpAfterInstallStart(t *testing.T) {
+	e := newEnv(t, 3, 0)
+	for range 3 {
+		e.reconcile()
+	}
+	ms := e.machines()
+	if err := e.c.Delete(e.ctx, &ms[0]); err != nil {
+		t.Fatal(err)
+	}
+	s := &scope{cp: e.cp(), cluster: e.cluster}
+	left, err := e.r.controlPlaneMachines(e.ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range []wire.ClusterStatus{wire.ClusterStatusInstalling, wire.ClusterStatusInstalled, wire.ClusterStatusError} {
+		scaled, refused, err := e.r.scale(e.ctx, s, &wire.Cluster{Status: st}, left)
+		if err != nil || scaled || refused == "" {
+			t.Errorf("scale with the cluster %s = scaled %v, refused %q, err %v; want refused", st, scaled, refused, err)
+		}
+	}
+	if n := len(e.machines()); n != 2 {
+		t.Fatalf("%d Machines after refused scale-ups, want 2", n)
+	}
+	scaled, refused, err := e.r.scale(e.ctx, s, &wire.Cluster{Status: wire.ClusterStatusInsufficient}, left)
+	if err != nil || !scaled || refused != "" {
+		t.Errorf("scale before the install = scaled %v, refused %q, err %v; want a Machine made", scaled, refused, err)
+	}
+	if n := len(e.machines()); n != 3 {
+		t.Errorf("%d Machines, want 3", n)
+	}
+}
