@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -34,7 +35,46 @@ func TestMain(m *testing.M) {
 	// have no link layer to arping free addresses on. Their disks are on a
 	// tmpfs, so the default disk-speed threshold holds.
 	os.Setenv("DISABLED_STEPS", "free-network-addresses")
-	os.Exit(m.Run())
+	// One management cluster for the package: each scenario has its own
+	// namespace and world; the infrastructure provider finds a
+	// namespace's hosts in worlds.
+	os.Exit(testenv.Main(m, testenv.Options{Setup: func(ctx context.Context, env *testenv.Env) error {
+		c := env.Manager.GetClient()
+		if err := (&bootstrap.Reconciler{Client: c, WaitInterval: 2 * time.Second, PollInterval: time.Second}).SetupWithManager(ctx, env.Manager); err != nil {
+			return err
+		}
+		if err := (&controlplane.Reconciler{Client: c, WaitInterval: 2 * time.Second, PollInterval: time.Second}).SetupWithManager(ctx, env.Manager); err != nil {
+			return err
+		}
+		if err := (&infra.ClusterReconciler{Client: c}).SetupWithManager(ctx, env.Manager); err != nil {
+			return err
+		}
+		return (&infra.MachineReconciler{Client: c, HostsFor: worlds.hosts}).SetupWithManager(ctx, env.Manager)
+	}}))
+}
+
+// worlds maps each scenario's namespace to its hosts.
+var worlds = &hostsByNamespace{m: map[string]*infra.Hosts{}}
+
+type hostsByNamespace struct {
+	mu sync.Mutex
+	m  map[string]*infra.Hosts
+}
+
+func (w *hostsByNamespace) hosts(ns string) *infra.Hosts {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.m[ns]
+}
+
+func (w *hostsByNamespace) set(ns string, h *infra.Hosts) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if h == nil {
+		delete(w.m, ns)
+		return
+	}
+	w.m[ns] = h
 }
 
 // scenario is one end-to-end run's shape and events.
@@ -59,21 +99,11 @@ func newScenario(t *testing.T, name string) *scenario {
 	s := &scenario{t: t, name: name, start: time.Now()}
 	s.w = newWorld(t, name)
 	s.say("world up: hosts on %s, API VIP %s, service %s", s.w.prefix, s.w.vip, s.w.svc.URL)
-	s.env = testenv.Start(t, testenv.Options{Setup: func(ctx context.Context, env *testenv.Env) error {
-		c := env.Manager.GetClient()
-		if err := (&bootstrap.Reconciler{Client: c, WaitInterval: 2 * time.Second, PollInterval: time.Second}).SetupWithManager(ctx, env.Manager); err != nil {
-			return err
-		}
-		if err := (&controlplane.Reconciler{Client: c, WaitInterval: 2 * time.Second, PollInterval: time.Second}).SetupWithManager(ctx, env.Manager); err != nil {
-			return err
-		}
-		if err := (&infra.ClusterReconciler{Client: c}).SetupWithManager(ctx, env.Manager); err != nil {
-			return err
-		}
-		return (&infra.MachineReconciler{Client: c, Hosts: s.w.hosts}).SetupWithManager(ctx, env.Manager)
-	}})
+	s.env = testenv.Shared(t)
 	s.c = s.env.Client
 	s.ns = s.env.Namespace(t)
+	worlds.set(s.ns, s.w.hosts)
+	t.Cleanup(func() { worlds.set(s.ns, nil) })
 	s.say("management API up in %s", s.env.Started.Round(time.Millisecond))
 	return s
 }
@@ -417,6 +447,7 @@ func TestClusterLifecycle(t *testing.T) {
 	s.create(ctx, 3, 2)
 	s.installed(ctx, 5)
 	s.say("day 1 done; test process RSS %.0f MiB (%.0f MiB before the scenario)", rss(), base)
+	s.latencies(ctx)
 
 	s.scaleWorkers(ctx, 3)
 	s.eventually(ctx, "the third worker Running with its Node (day 2)", 5*time.Minute, func() string { return s.running(ctx, 6) })
@@ -529,4 +560,79 @@ func (s *scenario) day2Added(ctx context.Context) {
 		}
 		return fmt.Sprintf("%d hosts in the day-2 cluster, none added-to-existing-cluster", len(hosts))
 	})
+}
+
+// latencies logs, per Machine, how long after its creation its bootstrap
+// config, its infrastructure and its Node were ready (the conditions'
+// transition times: second resolution), the providers' reconcile
+// latencies as CAPI sees them (they include the waits the design asks
+// for: the v2 cluster, the install).
+func (s *scenario) latencies(ctx context.Context) {
+	s.t.Helper()
+	for _, m := range s.machines(ctx) {
+		at := func(cond string) string {
+			c := meta.FindStatusCondition(m.Status.Conditions, cond)
+			if c == nil || c.Status != metav1.ConditionTrue {
+				return "-"
+			}
+			return fmt.Sprintf("%.0fs", c.LastTransitionTime.Sub(m.CreationTimestamp.Time).Seconds())
+		}
+		s.say("latency: Machine %s: created → bootstrap data %s, infrastructure provisioned %s, Node ready %s", m.Name,
+			at(clusterv1.MachineBootstrapConfigReadyCondition), at(clusterv1.MachineInfrastructureReadyCondition), at(clusterv1.MachineNodeReadyCondition))
+	}
+}
+
+// TestServiceKilledMidInstall: the hub service is killed with SIGKILL while
+// the cluster installs and started again (same folder and port): the
+// install completes with one v2 cluster and one data secret per Machine. A
+// worker added while the install runs is held (WaitingForInstallComplete)
+// and then joins as a day-2 host.
+func TestServiceKilledMidInstall(t *testing.T) {
+	if os.Getenv("NODEZERO_CAPI_E2E_ALL") == "" && os.Getenv("CI") == "true" {
+		t.Skip("the must-show scenario runs in CI; NODEZERO_CAPI_E2E_ALL=1 runs this one too (make capi-e2e)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
+	defer cancel()
+	s := newScenario(t, "kill")
+	approved := s.w.approveCSRs(ctx, t)
+	s.create(ctx, 3, 1)
+	s.eventually(ctx, "the install runs", 10*time.Minute, func() string {
+		cp := s.controlPlane(ctx)
+		if cp == nil {
+			return "no control plane"
+		}
+		switch wire.ClusterStatus(cp.Status.InstallState) {
+		case wire.ClusterStatusPreparingForInstallation, wire.ClusterStatusInstalling:
+			return ""
+		}
+		return "installState " + cp.Status.InstallState
+	})
+	s.scaleWorkers(ctx, 2)
+	s.eventually(ctx, "the worker added mid-install held: WaitingForInstallComplete", 2*time.Minute, func() string {
+		var cfgs bootstrapv1.NodezeroConfigList
+		if err := s.c.List(ctx, &cfgs, client.InNamespace(s.ns)); err != nil {
+			return err.Error()
+		}
+		for _, c := range cfgs.Items {
+			if cond := meta.FindStatusCondition(c.Status.Conditions, bootstrapv1.DataSecretAvailableCondition); cond != nil &&
+				cond.Status == metav1.ConditionFalse && cond.Reason == bootstrapv1.WaitingForInstallCompleteReason {
+				return ""
+			}
+		}
+		return fmt.Sprintf("no config WaitingForInstallComplete among %d", len(cfgs.Items))
+	})
+	state := ""
+	if cp := s.controlPlane(ctx); cp != nil {
+		state = cp.Status.InstallState
+	}
+	s.w.svc.Kill()
+	s.say("service killed (SIGKILL); the control plane last saw the cluster %s", state)
+	s.w.svc.Restart()
+	s.say("service started again at %s", s.w.svc.URL)
+	s.installed(ctx, 5)
+	s.day2Added(ctx)
+	s.latencies(ctx)
+	s.deleteCluster(ctx)
+	cancel()
+	s.say("scenario done: %d CSRs approved", <-approved)
 }

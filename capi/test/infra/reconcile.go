@@ -85,7 +85,12 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 // folder.
 type MachineReconciler struct {
 	Client client.Client
-	Hosts  *Hosts
+	// Hosts runs the hosts; HostsFor, when set, chooses them per
+	// namespace instead (tests sharing one manager, each with its own
+	// world); nil from it: the namespace's machines are not this
+	// provider's.
+	Hosts    *Hosts
+	HostsFor func(namespace string) *Hosts
 	// Started, when set, is called with the machine's key each time a
 	// host is started (the e2e's reconcile latencies).
 	Started func(key string, at time.Time)
@@ -115,8 +120,15 @@ func (r *MachineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	key := req.Namespace + "/" + req.Name
+	hosts := r.Hosts
+	if r.HostsFor != nil {
+		hosts = r.HostsFor(req.Namespace)
+	}
+	if hosts == nil {
+		return ctrl.Result{}, nil
+	}
 	if !m.DeletionTimestamp.IsZero() {
-		if _, err := r.Hosts.Stop(key); err != nil {
+		if _, err := hosts.Stop(key); err != nil {
 			return ctrl.Result{}, fmt.Errorf("nodezerohostmachine %s: remove the host's folder: %w", key, err)
 		}
 		if controllerutil.RemoveFinalizer(m, infrav1.MachineFinalizer) {
@@ -150,7 +162,7 @@ func (r *MachineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 			Reason: ReasonWaitingForBootstrapData, Message: "Machine " + machine.Name + " has no spec.bootstrap.dataSecretName yet", ObservedGeneration: m.Generation})
 		return ctrl.Result{}, nil
 	}
-	host := r.Hosts.Get(key)
+	host := hosts.Get(key)
 	if host == nil {
 		s := &corev1.Secret{}
 		name := *machine.Spec.Bootstrap.DataSecretName
@@ -165,7 +177,7 @@ func (r *MachineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 		if class == "" {
 			class = "master"
 		}
-		if host, err = r.Hosts.Ensure(key, class, iso); err != nil {
+		if host, err = hosts.Ensure(key, class, iso); err != nil {
 			return ctrl.Result{}, err
 		}
 		if r.Started != nil {
