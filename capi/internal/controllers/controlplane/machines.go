@@ -354,7 +354,14 @@ func (r *Reconciler) updateMachineStatus(ctx context.Context, s *scope, machines
 		meta.SetStatusCondition(&m.Status.Conditions, c)
 		// The Machine controller writes the other conditions: the
 		// optimistic lock makes a concurrent write fail, not vanish.
-		if err := r.Client.Status().Patch(ctx, m, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil && !apierrors.IsNotFound(err) {
+		err := r.Client.Status().Patch(ctx, m, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+		switch {
+		case apierrors.IsConflict(err):
+			// The Machine controller wrote first: the next reconcile
+			// (the Machine's update brings one) sets it on the new
+			// version.
+			ctrl.LoggerFrom(ctx).V(1).Info("Machine changed meanwhile; UpToDate set on the next reconcile", "machine", m.Name)
+		case err != nil && !apierrors.IsNotFound(err):
 			return fmt.Errorf("nodezerocontrolplane %s/%s: Machine %s: set UpToDate: %w", cp.Namespace, cp.Name, m.Name, err)
 		}
 	}
