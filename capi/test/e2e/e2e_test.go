@@ -481,9 +481,6 @@ func TestClusterLifecycle(t *testing.T) {
 // TestSingleNode is a single-node cluster (1 control-plane replica, no
 // workers) to installed, then deleted.
 func TestSingleNode(t *testing.T) {
-	if os.Getenv("NODEZERO_CAPI_E2E_ALL") == "" && os.Getenv("CI") == "true" {
-		t.Skip("the must-show scenario runs in CI; NODEZERO_CAPI_E2E_ALL=1 runs this one too (make capi-e2e)")
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	s := newScenario(t, "sno")
@@ -588,9 +585,6 @@ func (s *scenario) latencies(ctx context.Context) {
 // worker added while the install runs is held (WaitingForInstallComplete)
 // and then joins as a day-2 host.
 func TestServiceKilledMidInstall(t *testing.T) {
-	if os.Getenv("NODEZERO_CAPI_E2E_ALL") == "" && os.Getenv("CI") == "true" {
-		t.Skip("the must-show scenario runs in CI; NODEZERO_CAPI_E2E_ALL=1 runs this one too (make capi-e2e)")
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 	defer cancel()
 	s := newScenario(t, "kill")
