@@ -133,13 +133,45 @@ func TestDay1Contract(t *testing.T) {
 		t.Errorf("data secret %s made again holds other bytes (%d, was %d): the config image is not deterministic", sec.Name, len(sec.Data["value"]), len(values[m.Name]))
 	}
 
-	// Deletion: Machines first, the control plane's finalizer last.
+	// Deletion: Machines first, the control plane's finalizer last. One
+	// control-plane Machine is held by a finalizer of the test's: while
+	// it exists the control plane must stay, finalizer and v2 cluster.
 	clusterID := cp.Status.ClusterID
+	held := s.machines(controlPlaneMachines())[0]
+	orig := held.DeepCopy()
+	held.Finalizers = append(held.Finalizers, holdFinalizer)
+	if err := s.c.Patch(s.ctx, &held, client.MergeFrom(orig)); err != nil {
+		t.Fatal(err)
+	}
 	cl := &clusterv1.Cluster{}
 	if err := s.get(cl, clusterName); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.c.Delete(s.ctx, cl); err != nil {
+		t.Fatal(err)
+	}
+	s.poll("held Machine deleted by the control plane and done with by CAPI (only the test's finalizer left)", long, func() (bool, string) {
+		m := &clusterv1.Machine{}
+		if err := s.get(m, held.Name); err != nil {
+			return false, err.Error()
+		}
+		return m.DeletionTimestamp != nil && len(m.Finalizers) == 1 && m.Finalizers[0] == holdFinalizer,
+			fmt.Sprintf("deletionTimestamp %v, finalizers %v", m.DeletionTimestamp, m.Finalizers)
+	})
+	cp = s.cp()
+	if cp.DeletionTimestamp == nil || len(cp.Finalizers) == 0 {
+		t.Errorf("control plane while one of its Machines exists: deletionTimestamp %v, finalizers %v; want deleting, held by its finalizer", cp.DeletionTimestamp, cp.Finalizers)
+	}
+	if _, err := s.svc.Client().GetClusterExcludingHosts(s.ctx, clusterID); err != nil {
+		t.Errorf("v2 cluster %s while a control-plane Machine exists: %v; want it kept until the Machines are gone", clusterID, err)
+	}
+	hm := &clusterv1.Machine{}
+	if err := s.get(hm, held.Name); err != nil {
+		t.Fatal(err)
+	}
+	orig = hm.DeepCopy()
+	hm.Finalizers = nil
+	if err := s.c.Patch(s.ctx, hm, client.MergeFrom(orig)); err != nil {
 		t.Fatal(err)
 	}
 	s.poll("Cluster deleted: Machines, configs, data secrets, infrastructure machines, control plane, Cluster gone", long, func() (bool, string) {
@@ -176,6 +208,9 @@ func TestDay1Contract(t *testing.T) {
 		t.Errorf("secret %s with the cluster-name label left after the Cluster's deletion (owners %v)", sec.Name, sec.OwnerReferences)
 	}
 }
+
+// holdFinalizer is the test's own, holding a Machine.
+const holdFinalizer = "contract.nodezero.test/hold"
 
 // checkControlPlaneMachine: the control-plane contract's Machine.
 func checkControlPlaneMachine(t *testing.T, cp *cpv1.NodezeroControlPlane, m *clusterv1.Machine) {
