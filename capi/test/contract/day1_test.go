@@ -90,6 +90,9 @@ func TestDay1Contract(t *testing.T) {
 		cp = s.cp()
 		return cp.Status.Replicas != nil && *cp.Status.Replicas == 3, fmt.Sprintf("status %+v", cp.Status)
 	})
+	if cp.Status.UpToDateReplicas == nil || *cp.Status.UpToDateReplicas != 3 || cp.Status.ReadyReplicas == nil || *cp.Status.ReadyReplicas != 0 {
+		t.Errorf("status upToDateReplicas %v, readyReplicas %v; want 3 (made from the spec) and 0 (no host, no Node)", cp.Status.UpToDateReplicas, cp.Status.ReadyReplicas)
+	}
 	sel, err := labels.Parse(cp.Status.Selector)
 	if err != nil {
 		t.Fatalf("status.selector %q: %v", cp.Status.Selector, err)

@@ -159,6 +159,9 @@ func TestInstallContract(t *testing.T) {
 		return isTrue(cl.Status.Conditions, clusterv1.ClusterControlPlaneAvailableCondition) && ptrTrue(cl.Status.Initialization.ControlPlaneInitialized),
 			fmt.Sprintf("%s, initialization %+v", condition(cl.Status.Conditions, clusterv1.ClusterControlPlaneAvailableCondition), cl.Status.Initialization)
 	})
+	if cp.Status.Version != cp.Spec.Version {
+		t.Errorf("installed control plane: status.version %q, want spec.version %q", cp.Status.Version, cp.Spec.Version)
+	}
 	checkKubeconfigSecret(t, s, cp, env)
 
 	// Day 2: the imported cluster, the held worker's data bound to it.
