@@ -104,6 +104,9 @@ type Env struct {
 	// Started is how long the start took (apiserver, CRDs, manager
 	// cache sync).
 	Started time.Duration
+	// Keep leaves Dir in place after Stop: set by Start and Main when a
+	// test failed, and by NODEZERO_KEEP_TESTENV=1.
+	Keep bool
 
 	te      *envtest.Environment
 	cancel  context.CancelFunc
@@ -144,6 +147,10 @@ func Start(t testing.TB, opts Options) *Env {
 		skipOrFail(t, err)
 	}
 	t.Cleanup(func() {
+		if t.Failed() {
+			env.Keep = true
+			t.Logf("testenv: the failed test's apiserver, etcd and manager logs are kept in %s", env.Dir)
+		}
 		if err := env.Stop(); err != nil {
 			t.Logf("testenv: stop: %v", err)
 		}
@@ -316,7 +323,7 @@ func (env *Env) startManager(opts Options) error {
 }
 
 // Stop stops the manager, then the apiserver and etcd, and removes Dir
-// (kept when NODEZERO_KEEP_TESTENV is set). The apiserver killed after
+// (unless Keep, or NODEZERO_KEEP_TESTENV is set). The apiserver killed after
 // its stop timeout is reported, not failed on.
 func (env *Env) Stop() error {
 	var errs []error
@@ -349,7 +356,7 @@ func (env *Env) Stop() error {
 	for _, f := range env.outs {
 		f.Close()
 	}
-	if os.Getenv("NODEZERO_KEEP_TESTENV") == "" && env.Dir != "" {
+	if !env.Keep && os.Getenv("NODEZERO_KEEP_TESTENV") == "" && env.Dir != "" {
 		os.RemoveAll(env.Dir)
 	}
 	return errors.Join(errs...)
@@ -454,6 +461,10 @@ func Main(m *testing.M, opts Options) int {
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
 	if shared.env != nil {
+		if code != 0 {
+			shared.env.Keep = true
+			fmt.Fprintf(os.Stderr, "testenv: tests failed: the apiserver, etcd and manager logs are kept in %s\n", shared.env.Dir)
+		}
 		if err := shared.env.Stop(); err != nil {
 			fmt.Fprintf(os.Stderr, "testenv: stop: %v\n", err)
 		}
