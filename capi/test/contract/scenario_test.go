@@ -146,7 +146,14 @@ func (s *scenario) cluster(cp *cpv1.NodezeroControlPlane, endpoint clusterv1.API
 // from a NodezeroConfigTemplate and the Generic workers template.
 func (s *scenario) workers(name string, replicas int32) *clusterv1.MachineDeployment {
 	s.t.Helper()
-	s.create(&bootstrapv1.NodezeroConfigTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: name}})
+	return s.workersWith(name, replicas, bootstrapv1.NodezeroConfigSpec{})
+}
+
+// workersWith is workers whose template has spec.
+func (s *scenario) workersWith(name string, replicas int32, spec bootstrapv1.NodezeroConfigSpec) *clusterv1.MachineDeployment {
+	s.t.Helper()
+	s.create(&bootstrapv1.NodezeroConfigTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: name},
+		Spec: bootstrapv1.NodezeroConfigTemplateSpec{Template: bootstrapv1.NodezeroConfigTemplateResource{Spec: spec}}})
 	md := &clusterv1.MachineDeployment{
 		ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: name},
 		Spec: clusterv1.MachineDeploymentSpec{

@@ -95,9 +95,9 @@ func (s *scenario) say(format string, args ...any) {
 
 // newScenario starts the world and a management cluster running CAPI core,
 // both providers and the test infrastructure provider.
-func newScenario(t *testing.T, name string) *scenario {
+func newScenario(t *testing.T, name string, hostArgs ...string) *scenario {
 	s := &scenario{t: t, name: name, start: time.Now()}
-	s.w = newWorld(t, name)
+	s.w = newWorld(t, name, hostArgs...)
 	s.say("world up: hosts on %s, API VIP %s, service %s", s.w.prefix, s.w.vip, s.w.svc.URL)
 	s.env = testenv.Shared(t)
 	s.c = s.env.Client
@@ -587,7 +587,11 @@ func (s *scenario) latencies(ctx context.Context) {
 func TestServiceKilledMidInstall(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 	defer cancel()
-	s := newScenario(t, "kill")
+	// The hosts stay 3 s in Configuring, in Joined and (the bootstrap
+	// host) in finalizing, as real ones stay minutes: the install runs
+	// long enough for a loaded machine to add the worker and kill the
+	// service inside it.
+	s := newScenario(t, "kill", "--settle", "3s")
 	approved := s.w.approveCSRs(ctx, t)
 	s.create(ctx, 3, 1)
 	s.eventually(ctx, "the install runs", 10*time.Minute, func() string {
@@ -618,6 +622,9 @@ func TestServiceKilledMidInstall(t *testing.T) {
 	state := ""
 	if cp := s.controlPlane(ctx); cp != nil {
 		state = cp.Status.InstallState
+	}
+	if st := wire.ClusterStatus(state); st != wire.ClusterStatusPreparingForInstallation && st != wire.ClusterStatusInstalling && st != wire.ClusterStatusInstallingPendingUserAction && st != wire.ClusterStatusFinalizing {
+		t.Fatalf("the cluster is %s when the service is to be killed: not mid-install", state)
 	}
 	s.w.svc.Kill()
 	s.say("service killed (SIGKILL); the control plane last saw the cluster %s", state)

@@ -56,9 +56,9 @@ type world struct {
 	clusterID string
 }
 
-// newWorld starts a scenario's world for a cluster named name; it stops
-// with the test.
-func newWorld(t *testing.T, name string) *world {
+// newWorld starts a scenario's world for a cluster named name, its hosts
+// run with hostArgs besides their own; it stops with the test.
+func newWorld(t *testing.T, name string, hostArgs ...string) *world {
 	t.Helper()
 	tools, err := localapi.FindTools()
 	if err != nil {
@@ -169,7 +169,7 @@ func newWorld(t *testing.T, name string) *world {
 	w.hosts, err = infra.New(infra.Config{
 		Bin: servicetest.Binary(t), Dir: filepath.Join(dir, "machines"), Prefix: w.prefix,
 		DNS: dns.Addr, NTP: ntp.Addr, Payload: payload, Kubeconfig: kc, Disks: disks,
-		Env:  []string{"SSL_CERT_FILE=" + regCA},
+		Env: []string{"SSL_CERT_FILE=" + regCA}, Args: hostArgs,
 		Logf: func(format string, args ...any) { t.Logf("infra: "+format, args...) },
 	})
 	if err != nil {

@@ -41,6 +41,9 @@ type Config struct {
 	// (on a tmpfs the disk-speed check passes assisted's 10 ms); "" is the
 	// host's own folder.
 	Disks string
+	// Args are added to each host's `nodezero run` command line (e.g.
+	// --settle, to keep an install running long enough to act in it).
+	Args []string
 	// Env is added to each host process's environment.
 	Env []string
 	// CheckInterval is how often hosts repeat their checks (10 s when 0).
@@ -251,9 +254,10 @@ func (hs *Hosts) args(h *Host) []string {
 	if _, port, err := net.SplitHostPort(c.NTP); err == nil {
 		args = append(args, "--ntp-port", port)
 	}
-	return append(args, "--payload", c.Payload, "--disks", h.disks,
+	args = append(args, "--payload", c.Payload, "--disks", h.disks,
 		"--check-interval", c.CheckInterval.String(), "--config-interval", "1s", "--agent-interval", "1s",
 		"--reboot-delay", "1ms", "--log-level", c.LogLevel)
+	return append(args, c.Args...)
 }
 
 // supervise runs the host's process until ctx ends: again after each
