@@ -3,6 +3,7 @@ module github.com/nodezero/nodezero/capi
 go 1.26.8
 
 require (
+	github.com/coreos/ignition/v2 v2.24.0
 	github.com/go-logr/logr v1.4.4
 	github.com/nodezero/nodezero v0.0.0-00010101000000-000000000000
 	k8s.io/api v0.36.3
@@ -30,7 +31,6 @@ require (
 	github.com/coreos/go-json v0.0.0-20230131223807-18775e0fb4fb // indirect
 	github.com/coreos/go-semver v0.3.1 // indirect
 	github.com/coreos/go-systemd/v22 v22.7.0 // indirect
-	github.com/coreos/ignition/v2 v2.24.0 // indirect
 	github.com/coreos/vcontext v0.0.0-20230201181013-d72178a18687 // indirect
 	github.com/davecgh/go-spew v1.1.2-0.20180830191138-d8f796af33cc // indirect
 	github.com/emicklei/go-restful/v3 v3.13.0 // indirect
