@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -196,20 +197,8 @@ func (hs *Hosts) Ensure(key, class string, iso []byte) (*Host, error) {
 	return h, nil
 }
 
-// dirName is key as one folder name.
-func dirName(key string) string {
-	ns, name, _ := cutKey(key)
-	return ns + "." + name
-}
-
-func cutKey(key string) (ns, name string, ok bool) {
-	for i := range len(key) {
-		if key[i] == '/' {
-			return key[:i], key[i+1:], true
-		}
-	}
-	return "", key, false
-}
+// dirName is key (<namespace>/<name>) as one folder name.
+func dirName(key string) string { return strings.Replace(key, "/", ".", 1) }
 
 // prepare makes the host's folder: its hardware tree, root (with the
 // workload kubeconfig), disks and config image.
