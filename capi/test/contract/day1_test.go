@@ -24,7 +24,8 @@ import (
 //   - the control plane makes one v2 cluster, its Machines (control-plane
 //     label, controller reference, a NodezeroConfig and a cloned
 //     infrastructure machine each) and reports replicas and a selector
-//     that selects them; the scale subresource reads and scales it;
+//     that selects them; the scale subresource reads it and scales it
+//     up and down (the Machine scaled away takes its infra-env along);
 //   - every Machine's NodezeroConfig gets its data secret in the
 //     contract's shape (name = status.dataSecretName, type
 //     cluster.x-k8s.io/secret, cluster-name label, controller reference,
@@ -34,8 +35,9 @@ import (
 //     the install is a day-1 host and gets its data too;
 //   - a deleted data secret comes back with the same bytes;
 //   - deleting the Cluster deletes every Machine while the control plane
-//     waits behind its finalizer, then the v2 cluster and infra-envs, then
-//     the control plane and the Cluster.
+//     waits behind its finalizer (a Machine held by the test keeps it and
+//     its v2 cluster), then the v2 cluster and infra-envs, then the
+//     control plane and the Cluster; no secret is left.
 func TestDay1Contract(t *testing.T) {
 	t.Parallel()
 	s := newScenario(t)
@@ -116,6 +118,26 @@ func TestDay1Contract(t *testing.T) {
 		n := len(s.machines(controlPlaneMachines()))
 		return n == 4 && cp.Status.Replicas != nil && *cp.Status.Replicas == 4 && *cp.Spec.Replicas == 4,
 			fmt.Sprintf("%d Machines, spec.replicas %v, status.replicas %v", n, *cp.Spec.Replicas, cp.Status.Replicas)
+	})
+
+	// Scale down through the subresource: one Machine goes, with its
+	// config's infra-env in the service.
+	if err := s.c.SubResource("scale").Get(s.ctx, cp, scale); err != nil {
+		t.Fatal(err)
+	}
+	scale.Spec.Replicas = 3
+	if err := s.c.SubResource("scale").Update(s.ctx, cp, client.WithSubResourceBody(scale)); err != nil {
+		t.Fatalf("scale to 3: %v", err)
+	}
+	s.poll("scaled down to 3: a Machine and its infra-env gone", long, func() (bool, string) {
+		cp = s.cp()
+		n := len(s.machines(controlPlaneMachines()))
+		ies, err := s.svc.Client().ListInfraEnvs(s.ctx, "")
+		if err != nil {
+			return false, err.Error()
+		}
+		return n == 3 && cp.Status.Replicas != nil && *cp.Status.Replicas == 3 && len(ies) == 4,
+			fmt.Sprintf("%d Machines, status.replicas %v, %d infra-envs in the service (want 3 control plane + 1 worker)", n, cp.Status.Replicas, len(ies))
 	})
 
 	// A data secret deleted is made again, byte for byte.
