@@ -2,8 +2,10 @@ package testenv
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -113,5 +115,20 @@ func TestCompleteMachineDeployment(t *testing.T) {
 	}
 	if md.Spec.Replicas == nil || *md.Spec.Replicas != 1 {
 		t.Errorf("replicas = %v, want 1", md.Spec.Replicas)
+	}
+}
+
+// TestMissingToolsIsErrNoTools: without kube-apiserver New fails with
+// ErrNoTools (which Start and Shared turn into a skip, or a failure when
+// CI=true), before starting anything.
+func TestMissingToolsIsErrNoTools(t *testing.T) {
+	t.Setenv("NODEZERO_KUBE_APISERVER", filepath.Join(t.TempDir(), "no-such-kube-apiserver"))
+	env, err := New(Options{})
+	if err == nil {
+		env.Stop()
+		t.Fatal("New started without a kube-apiserver")
+	}
+	if !errors.Is(err, ErrNoTools) {
+		t.Errorf("New = %v, want an ErrNoTools", err)
 	}
 }

@@ -46,7 +46,7 @@ import (
 //     through it; Available, mirrored by CAPI to the Cluster's
 //     ControlPlaneAvailable;
 //   - the day-2 cluster imported; the held worker gets its data, bound to
-//     it;
+//     it; scaled away, its host is deregistered and its infra-env deleted;
 //   - deleting the Cluster leaves nothing, in the apiserver or the
 //     service.
 func TestInstallContract(t *testing.T) {
@@ -201,6 +201,38 @@ func TestInstallContract(t *testing.T) {
 	if len(list) != 2 {
 		t.Errorf("the service holds %d clusters, want 2 (day 1, day 2)", len(list))
 	}
+
+	// Scale the workers down: the worker's host is deregistered and its
+	// infra-env deleted. (A host registered straight through the API: no
+	// agent runs for it.)
+	workerHost := newUUID(t)
+	if _, err := s.svc.AgentClient().RegisterHost(s.ctx, wcfg.Status.InfraEnvID, wire.HostCreateParams{HostID: workerHost}); err != nil {
+		t.Fatal(err)
+	}
+	s.poll("day-2 worker host bound", short, func() (bool, string) {
+		cfg, err := s.config(w)
+		if err != nil {
+			return false, err.Error()
+		}
+		return cfg.Status.HostID == workerHost, fmt.Sprintf("hostID %q, %s", cfg.Status.HostID, condition(cfg.Status.Conditions, bootstrapv1.HostBoundCondition))
+	})
+	md := &clusterv1.MachineDeployment{}
+	if err := s.get(md, "workers"); err != nil {
+		t.Fatal(err)
+	}
+	origMD := md.DeepCopy()
+	zero := int32(0)
+	md.Spec.Replicas = &zero
+	if err := s.c.Patch(s.ctx, md, client.MergeFrom(origMD)); err != nil {
+		t.Fatal(err)
+	}
+	s.poll("workers scaled to 0: the Machine gone, its host deregistered, its infra-env deleted", long, func() (bool, string) {
+		n := len(s.machines(workerMachines()))
+		_, herr := s.svc.Client().GetHost(s.ctx, wcfg.Status.InfraEnvID, workerHost)
+		_, ierr := s.svc.Client().GetInfraEnv(s.ctx, wcfg.Status.InfraEnvID)
+		return n == 0 && wire.IsStatus(herr, 404) && wire.IsStatus(ierr, 404),
+			fmt.Sprintf("%d worker Machines; host: %v; infra-env: %v", n, herr, ierr)
+	})
 
 	// Deletion leaves nothing.
 	cl := &clusterv1.Cluster{}
