@@ -353,7 +353,7 @@ func (f *fakeWorkload) Ready(_ context.Context, kubeconfig []byte) error {
 	return nil
 }
 
-func (f *fakeWorkload) ClusterInfo(context.Context, []byte) (*kube.ClusterInfo, error) {
+func (f *fakeWorkload) ClusterInfo(context.Context, []byte, string) (*kube.ClusterInfo, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.info == nil {

@@ -36,8 +36,9 @@ const readyTimeout = 10 * time.Second
 type WorkloadAPI interface {
 	// Ready returns nil once GET /readyz answers ok.
 	Ready(ctx context.Context, kubeconfig []byte) error
-	// ClusterInfo reads what a day-2 import needs (kube.ReadClusterInfo).
-	ClusterInfo(ctx context.Context, kubeconfig []byte) (*kube.ClusterInfo, error)
+	// ClusterInfo reads what a day-2 import needs (kube.ReadClusterInfo);
+	// arch stands in when no control-plane Node gives the architecture.
+	ClusterInfo(ctx context.Context, kubeconfig []byte, arch string) (*kube.ClusterInfo, error)
 }
 
 // KubeAPI is the WorkloadAPI of the main module's kube package.
@@ -64,13 +65,13 @@ func (KubeAPI) Ready(ctx context.Context, kubeconfig []byte) error {
 }
 
 // ClusterInfo implements WorkloadAPI.
-func (KubeAPI) ClusterInfo(ctx context.Context, kubeconfig []byte) (*kube.ClusterInfo, error) {
+func (KubeAPI) ClusterInfo(ctx context.Context, kubeconfig []byte, arch string) (*kube.ClusterInfo, error) {
 	c, err := kubeClient(kubeconfig)
 	if err != nil {
 		return nil, err
 	}
 	defer c.Close()
-	return kube.ReadClusterInfo(ctx, c, "")
+	return kube.ReadClusterInfo(ctx, c, arch)
 }
 
 // KubeconfigSecretName is the contract's <cluster>-kubeconfig.
@@ -207,7 +208,13 @@ func (r *Reconciler) ensureDay2Cluster(ctx context.Context, s *scope) error {
 	if err != nil {
 		return err
 	}
-	ci, err := r.workload().ClusterInfo(ctx, sec)
+	// The day-1 cluster's architecture stands in for a control-plane
+	// Node's, which a cluster whose Nodes have not registered yet lacks.
+	var arch string
+	if day1, err := c.GetClusterExcludingHosts(ctx, cp.Status.ClusterID); err == nil {
+		arch = string(day1.CPUArchitecture)
+	}
+	ci, err := r.workload().ClusterInfo(ctx, sec, arch)
 	if err != nil {
 		return fmt.Errorf("nodezerocontrolplane %s/%s: day-2 import: %w", cp.Namespace, cp.Name, err)
 	}
