@@ -6,7 +6,7 @@ BIN         := bin/nodezero
 FUZZTIME    ?= 5s
 VERSION     ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: all build test unit lint deps bench bench-console fuzz fuzz-long faults vm-e2e run sandbox generate clean
+.PHONY: all build test unit capi lint deps bench bench-console fuzz fuzz-long faults vm-e2e run sandbox generate clean
 
 all: build
 
@@ -20,8 +20,21 @@ deps:
 	@./.ci/deps
 	$(GO) mod download
 
-## test: deps, lint, the static build, every test with -race, short fuzz runs
-test: deps lint build unit fuzz
+## test: deps, lint, the static build, every test with -race, the Cluster API providers, short fuzz runs
+test: deps lint build unit capi fuzz
+
+## capi: the Cluster API providers' module (capi/, a module of its own so that nothing of
+## Kubernetes reaches the nodezero binary): tidy, generated files current, vet, and its tests —
+## unit (a real nodezero service), contract and end to end (a real kube-apiserver + etcd, CAPI's
+## own controllers in-process). No -race: the k8s test binaries are large and the tiers are
+## processes talking over loopback.
+CAPI_TIMEOUT ?= 40m
+capi: build
+	cd capi && $(GO) mod tidy -diff
+	cd capi/tools/controller-gen && $(GO) mod tidy -diff
+	$(MAKE) -C capi generate-check
+	cd capi && $(GO) vet ./...
+	cd capi && NODEZERO_BIN=$(abspath $(BIN)) $(GO) test -count=1 -timeout $(CAPI_TIMEOUT) ./...
 
 unit:
 	CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 40m $(PKGS)
