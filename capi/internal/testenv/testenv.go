@@ -19,8 +19,8 @@
 // A test needing the binaries fails when CI=true and they are missing, and
 // skips with the reason elsewhere.
 //
-// What envtest is not (each one was hit once; capi-provider-design.md
-// §1.4, §2.2): there is no kube-controller-manager, so no garbage collector
+// What envtest is not (each one was hit once; docs/capi.md, "What envtest
+// is and is not"): there is no kube-controller-manager, so no garbage collector
 // (ownerReferences never cascade) and no namespace finalizer (namespaces
 // are never deleted here); there are no CAPI webhooks, so CAPI objects must
 // be complete (a MachineDeployment needs spec.rollout.strategy and
@@ -241,8 +241,8 @@ func New(opts Options) (_ *Env, err error) {
 		ErrorIfCRDPathMissing:    true,
 		ControlPlaneStartTimeout: 2 * time.Minute,
 		// The apiserver often outlives SIGTERM by more than 20 s under
-		// envtest (not root-caused; capi-provider-design.md §1.4): it is
-		// throwaway, so it is killed after 5 s.
+		// envtest (not root-caused; docs/capi.md, "What envtest is and
+		// is not"): it is throwaway, so it is killed after 5 s.
 		ControlPlaneStopTimeout: 5 * time.Second,
 	}
 	env.Config, err = env.te.Start()

@@ -7,7 +7,7 @@ import (
 )
 
 // gate is where a Machine's infra-env is bound, decided from the day-1 v2
-// cluster's status (design §5): a control-plane Machine always joins the
+// cluster's status (docs/capi.md §5): a control-plane Machine always joins the
 // day-1 cluster; a worker does too before the install starts; while the
 // install runs (or failed, or was cancelled) it gets nothing; once the
 // cluster is installed it joins the day-2 cluster, when the control plane

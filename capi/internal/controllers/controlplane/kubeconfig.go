@@ -187,7 +187,7 @@ func (r *Reconciler) writeKubeconfigSecret(ctx context.Context, s *scope, value 
 }
 
 // ensureDay2Cluster imports the installed cluster as the day-2 cluster
-// later Machines join through (design §6): its facts read through the
+// later Machines join through (docs/capi.md §6): its facts read through the
 // kubeconfig as the node-joiner reads them, an AddHostsCluster with its
 // openshift_cluster_id found or imported, its worker ignition endpoint
 // set.

@@ -103,7 +103,7 @@ func hasTag(tags, tag string) bool {
 	return false
 }
 
-// clusterParams is the registration of the object's cluster: design §1.
+// clusterParams is the registration of the object's cluster: docs/capi.md §1.
 func (r *Reconciler) clusterParams(ctx context.Context, s *scope) (wire.ClusterCreateParams, error) {
 	cp, cluster := s.cp, s.cluster
 	in := cp.Spec.Cluster
@@ -194,7 +194,7 @@ func installedStatus(s wire.ClusterStatus) bool {
 }
 
 // expectedWorkers sums the replicas of the MachineDeployments labelled
-// with the cluster (design §4; MachinePools are not counted).
+// with the cluster (docs/capi.md §4; MachinePools are not counted).
 func (r *Reconciler) expectedWorkers(ctx context.Context, s *scope) (int, error) {
 	var mds clusterv1.MachineDeploymentList
 	if err := r.Client.List(ctx, &mds, client.InNamespace(s.cluster.Namespace),
@@ -232,7 +232,7 @@ func (r *Reconciler) boundHostIDs(ctx context.Context, s *scope) (map[string]str
 }
 
 // startInstall posts the install once every expected Machine has a bound
-// host and StartDecision, given the bound hosts, says yes (design §4).
+// host and StartDecision, given the bound hosts, says yes (docs/capi.md §4).
 // The returned cluster is the freshest the service gave.
 func (r *Reconciler) startInstall(ctx context.Context, s *scope, v2 *wire.Cluster, machines []clusterv1.Machine) (*wire.Cluster, error) {
 	cp := s.cp
