@@ -160,20 +160,20 @@ func (e *testEnv) config(name string, spec bootstrapv1.NodezeroConfigSpec) *boot
 
 // reconcile runs one reconcile of the config and returns it re-read (nil
 // once it is gone).
-func (e *testEnv) reconcile(name string) (ctrl.Result, error, *bootstrapv1.NodezeroConfig) {
+func (e *testEnv) reconcile(name string) (ctrl.Result, *bootstrapv1.NodezeroConfig, error) {
 	e.t.Helper()
 	res, err := e.r.Reconcile(e.ctx, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}})
 	cfg := &bootstrapv1.NodezeroConfig{}
 	if gerr := e.c.Get(e.ctx, client.ObjectKey{Namespace: ns, Name: name}, cfg); gerr != nil {
-		return res, err, nil
+		return res, nil, err
 	}
-	return res, err, cfg
+	return res, cfg, err
 }
 
 // mustReconcile fails the test on a reconcile error.
 func (e *testEnv) mustReconcile(name string) (ctrl.Result, *bootstrapv1.NodezeroConfig) {
 	e.t.Helper()
-	res, err, cfg := e.reconcile(name)
+	res, cfg, err := e.reconcile(name)
 	if err != nil {
 		e.t.Fatalf("reconcile %s: %v", name, err)
 	}
@@ -233,16 +233,15 @@ func newStatusProxy(t *testing.T, target, clusterID string) *statusProxy {
 		t.Fatal(err)
 	}
 	p := &statusProxy{}
-	rp := httputil.NewSingleHostReverseProxy(u)
-	director := rp.Director
-	rp.Director = func(r *http.Request) {
+	rp := &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) {
+		r := pr.In
 		if r.Method == http.MethodPost && strings.Contains(r.URL.Path, "/hosts/") && strings.HasSuffix(r.URL.Path, "/actions/install") {
 			p.mu.Lock()
 			p.installs++
 			p.mu.Unlock()
 		}
-		director(r)
-	}
+		pr.SetURL(u)
+	}}
 	rp.ModifyResponse = func(resp *http.Response) error {
 		p.mu.Lock()
 		st := p.status

@@ -358,7 +358,7 @@ func TestWaits(t *testing.T) {
 func TestVanishedMachine(t *testing.T) {
 	e := newEnv(t)
 	e.config("orphan", bootstrapv1.NodezeroConfigSpec{})
-	res, err, cfg := e.reconcile("orphan")
+	res, cfg, err := e.reconcile("orphan")
 	if err != nil || res.RequeueAfter != 0 {
 		t.Errorf("reconcile = %+v, %v; want nothing to do", res, err)
 	}
@@ -375,7 +375,7 @@ func TestVanishedMachine(t *testing.T) {
 	if err := e.c.Delete(e.ctx, m); err != nil {
 		t.Fatal(err)
 	}
-	res, err, after := e.reconcile("w0")
+	res, after, err := e.reconcile("w0")
 	if err != nil || res.RequeueAfter != 0 {
 		t.Errorf("reconcile after the Machine went = %+v, %v", res, err)
 	}
@@ -450,7 +450,7 @@ func TestDelete(t *testing.T) {
 	if err := e.c.Delete(e.ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
-	_, err, gone := e.reconcile("w0")
+	_, gone, err := e.reconcile("w0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -490,7 +490,7 @@ func TestServiceKilled(t *testing.T) {
 
 	e.svc.Kill()
 	for _, name := range []string{"w0", "w1"} {
-		if _, err, _ := e.reconcile(name); err == nil {
+		if _, _, err := e.reconcile(name); err == nil {
 			t.Errorf("%s: reconcile without the service: no error", name)
 		}
 	}
