@@ -80,6 +80,20 @@ func Open(ctx context.Context, c client.Reader, namespace string, ref cpv1.Servi
 	return s, nil
 }
 
+// SecretValue returns key of secret namespace/name; a missing secret, or a
+// missing or empty key, is an error naming it. The providers read every
+// secret they are given (tokens, the pull secret, the kubeconfig) this way.
+func SecretValue(ctx context.Context, c client.Reader, namespace, name, key string) ([]byte, error) {
+	data, err := secretData(ctx, c, namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	if v := data[key]; len(v) > 0 {
+		return v, nil
+	}
+	return nil, fmt.Errorf("secret %s/%s: key %s is missing", namespace, name, key)
+}
+
 func secretData(ctx context.Context, c client.Reader, namespace, name string) (map[string][]byte, error) {
 	var sec corev1.Secret
 	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &sec); err != nil {

@@ -27,14 +27,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/nodezero/nodezero/capi/internal/service"
 	"github.com/nodezero/nodezero/loadtest"
 	"github.com/nodezero/nodezero/wire"
-)
-
-// Keys of the token secret (capi/internal/service reads the same).
-const (
-	UserTokenKey  = "user.token"
-	AgentTokenKey = "agent.token"
 )
 
 // Service is one running `nodezero service`.
@@ -147,7 +142,7 @@ func (s *Service) AgentClient() *wire.Client {
 func (s *Service) TokenSecret(namespace, name string) *corev1.Secret {
 	return &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
-		Data:       map[string][]byte{UserTokenKey: []byte(s.UserToken), AgentTokenKey: []byte(s.AgentToken)},
+		Data:       map[string][]byte{service.UserTokenKey: []byte(s.UserToken), service.AgentTokenKey: []byte(s.AgentToken)},
 	}
 }
 

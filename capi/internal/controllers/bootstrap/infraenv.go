@@ -8,7 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bootstrapv1 "github.com/nodezero/nodezero/capi/api/bootstrap/v1alpha1"
 	"github.com/nodezero/nodezero/capi/internal/service"
@@ -126,13 +125,9 @@ func (r *Reconciler) infraEnv(ctx context.Context, s *scope) (ie *wire.InfraEnv,
 // .dockerconfigjson.
 func (r *Reconciler) pullSecret(ctx context.Context, s *scope) (string, error) {
 	name := s.cp.Spec.Cluster.PullSecretRef.Name
-	var sec corev1.Secret
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: s.cp.Namespace, Name: name}, &sec); err != nil {
-		return "", fmt.Errorf("nodezerocontrolplane %s/%s: spec.cluster.pullSecretRef %s: %w", s.cp.Namespace, s.cp.Name, name, err)
-	}
-	b := sec.Data[corev1.DockerConfigJsonKey]
-	if len(b) == 0 {
-		return "", fmt.Errorf("nodezerocontrolplane %s/%s: spec.cluster.pullSecretRef %s: no %s key", s.cp.Namespace, s.cp.Name, name, corev1.DockerConfigJsonKey)
+	b, err := service.SecretValue(ctx, r.Client, s.cp.Namespace, name, corev1.DockerConfigJsonKey)
+	if err != nil {
+		return "", fmt.Errorf("nodezerocontrolplane %s/%s: spec.cluster.pullSecretRef: %w", s.cp.Namespace, s.cp.Name, err)
 	}
 	return string(b), nil
 }

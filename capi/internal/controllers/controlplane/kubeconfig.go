@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cpv1 "github.com/nodezero/nodezero/capi/api/controlplane/v1alpha1"
+	"github.com/nodezero/nodezero/capi/internal/service"
 	"github.com/nodezero/nodezero/kube"
 	"github.com/nodezero/nodezero/wire"
 )
@@ -204,7 +205,7 @@ func (r *Reconciler) ensureDay2Cluster(ctx context.Context, s *scope) error {
 		}
 		cp.Status.Day2ClusterID = ""
 	}
-	sec, err := secretValue(ctx, r.Client, cp.Namespace, KubeconfigSecretName(s.cluster), KubeconfigKey)
+	sec, err := service.SecretValue(ctx, r.Client, cp.Namespace, KubeconfigSecretName(s.cluster), KubeconfigKey)
 	if err != nil {
 		return err
 	}

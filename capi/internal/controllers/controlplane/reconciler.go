@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -279,17 +278,4 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) (ctrl.Result
 		return ctrl.Result{RequeueAfter: 4 * r.pollInterval()}, nil // steady: keep looking at the API now and then
 	}
 	return ctrl.Result{RequeueAfter: r.pollInterval()}, nil
-}
-
-// secretValue reads one key of a secret in the object's namespace.
-func secretValue(ctx context.Context, c client.Reader, namespace, name, key string) ([]byte, error) {
-	var sec corev1.Secret
-	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &sec); err != nil {
-		return nil, fmt.Errorf("secret %s/%s: %w", namespace, name, err)
-	}
-	v, ok := sec.Data[key]
-	if !ok || len(v) == 0 {
-		return nil, fmt.Errorf("secret %s/%s: key %s is missing", namespace, name, key)
-	}
-	return v, nil
 }

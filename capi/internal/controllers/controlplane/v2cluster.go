@@ -14,6 +14,7 @@ import (
 
 	bootstrapv1 "github.com/nodezero/nodezero/capi/api/bootstrap/v1alpha1"
 	cpv1 "github.com/nodezero/nodezero/capi/api/controlplane/v1alpha1"
+	"github.com/nodezero/nodezero/capi/internal/service"
 	"github.com/nodezero/nodezero/daemon/register"
 	"github.com/nodezero/nodezero/wire"
 )
@@ -107,7 +108,7 @@ func hasTag(tags, tag string) bool {
 func (r *Reconciler) clusterParams(ctx context.Context, s *scope) (wire.ClusterCreateParams, error) {
 	cp, cluster := s.cp, s.cluster
 	in := cp.Spec.Cluster
-	ps, err := secretValue(ctx, r.Client, cp.Namespace, in.PullSecretRef.Name, PullSecretKey)
+	ps, err := service.SecretValue(ctx, r.Client, cp.Namespace, in.PullSecretRef.Name, PullSecretKey)
 	if err != nil {
 		return wire.ClusterCreateParams{}, fmt.Errorf("spec.cluster.pullSecretRef: %w", err)
 	}
