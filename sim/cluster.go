@@ -96,15 +96,22 @@ func NewStatusWriter(c *kube.Client, log *slog.Logger) *StatusWriter {
 	return &StatusWriter{c: c, log: log, lastAvail: -1}
 }
 
-// LoadStatusWriter reads the kubeconfig the sandbox left under the host's
-// root (KubeconfigPath); it returns nil when there is none (no kube API).
-func LoadStatusWriter(root string, log *slog.Logger) (*StatusWriter, error) {
+// hostKubeconfig reads the installed cluster's kubeconfig the sandbox or a
+// test left under a host's root (KubeconfigPath); nil when there is none
+// (no kube API to write to).
+func hostKubeconfig(root string) (*kube.Config, error) {
 	p := filepath.Join(root, KubeconfigPath)
 	if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
-	cfg, err := kube.LoadKubeconfig(p)
-	if err != nil {
+	return kube.LoadKubeconfig(p)
+}
+
+// LoadStatusWriter reads the kubeconfig the sandbox left under the host's
+// root (KubeconfigPath); it returns nil when there is none (no kube API).
+func LoadStatusWriter(root string, log *slog.Logger) (*StatusWriter, error) {
+	cfg, err := hostKubeconfig(root)
+	if cfg == nil || err != nil {
 		return nil, err
 	}
 	c, err := kube.NewClient(cfg, kube.WithTimeout(10*time.Second))

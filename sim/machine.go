@@ -64,12 +64,8 @@ func NodeRegistration(root string, d *onhost.BootDisk, addrs []netip.Prefix, log
 	if err != nil || m == nil {
 		return nil, err
 	}
-	p := filepath.Join(root, KubeconfigPath)
-	if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	cfg, err := kube.LoadKubeconfig(p)
-	if err != nil {
+	cfg, err := hostKubeconfig(root)
+	if cfg == nil || err != nil {
 		return nil, err
 	}
 	var ips []netip.Addr
